@@ -1,0 +1,459 @@
+//! Configuration: defaults, then a TOML file, then `ENGRAM_*` environment
+//! variables, then command-line flags, each overriding the one before.
+//!
+//! Every setting has a dotted key (`pipeline.batch_size`) and an environment
+//! variable made from it (`ENGRAM_PIPELINE_BATCH_SIZE`). The set of keys is
+//! derived from the defaults, so a variable for a key that does not exist is
+//! never silently half-applied, and a file with an unknown key is an error.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
+use sha2::{Digest, Sha256};
+use thiserror::Error;
+
+use crate::clock::ClockMode;
+use crate::event::Limits;
+use crate::salience::SalienceParams;
+
+pub const ENV_PREFIX: &str = "ENGRAM_";
+const MASK: &str = "********";
+
+#[derive(Debug, Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}: {reason}")]
+    Read { path: String, reason: String },
+    #[error("invalid config{origin}: {reason}")]
+    Invalid { origin: String, reason: String },
+    #[error("{source_name}: `{key}` expects {expected}, got `{value}`")]
+    BadOverride {
+        source_name: String,
+        key: String,
+        expected: &'static str,
+        value: String,
+    },
+    #[error("unknown setting `{0}`")]
+    UnknownKey(String),
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    pub input: InputConfig,
+    pub output: OutputConfig,
+    pub state: StateConfig,
+    pub pipeline: PipelineConfig,
+    pub limits: Limits,
+    pub salience: SalienceParams,
+    pub consolidation: ConsolidationConfig,
+    pub kafka: KafkaConfig,
+    pub scylla: ScyllaConfig,
+    pub log: LogConfig,
+}
+
+/// Embedded-mode input (used when no broker is configured).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct InputConfig {
+    /// File of events (JSON lines), or `-` for stdin.
+    pub path: String,
+    /// Names the input stream for replay de-duplication (offsets are line
+    /// numbers within it). Empty: derived from the file's absolute path.
+    pub source_id: String,
+}
+
+impl Default for InputConfig {
+    fn default() -> Self {
+        Self {
+            path: "-".to_owned(),
+            source_id: String::new(),
+        }
+    }
+}
+
+/// Embedded-mode output.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OutputConfig {
+    /// File for output events (JSON lines), or `-` for stdout.
+    pub path: String,
+    /// Separate file for dead letters; empty: they go with the other outputs.
+    pub dlq_path: String,
+}
+
+impl Default for OutputConfig {
+    fn default() -> Self {
+        Self {
+            path: "-".to_owned(),
+            dlq_path: String::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StateConfig {
+    /// Directory of the embedded store.
+    pub dir: PathBuf,
+}
+
+impl Default for StateConfig {
+    fn default() -> Self {
+        Self {
+            dir: PathBuf::from("./engram-data"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PipelineConfig {
+    /// Events applied per store transaction.
+    pub batch_size: usize,
+    pub clock: ClockMode,
+}
+
+impl Default for PipelineConfig {
+    fn default() -> Self {
+        Self {
+            batch_size: 1000,
+            clock: ClockMode::Auto,
+        }
+    }
+}
+
+/// Consolidation settings; they are hashed into every run report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ConsolidationConfig {
+    /// New memories since the last cycle that trigger one.
+    pub trigger_new_memories: u64,
+    pub duplicate_threshold: f64,
+    pub archive_threshold: f64,
+    pub lookback_days: u64,
+    pub max_age_days: u64,
+    /// Per-user budget in estimated tokens (characters / 4).
+    pub token_budget: u64,
+}
+
+impl Default for ConsolidationConfig {
+    fn default() -> Self {
+        Self {
+            trigger_new_memories: 20,
+            duplicate_threshold: 0.95,
+            archive_threshold: 0.1,
+            lookback_days: 7,
+            max_age_days: 30,
+            token_budget: 200_000,
+        }
+    }
+}
+
+impl ConsolidationConfig {
+    /// Short hash of the settings, recorded in reports so a plan can be tied
+    /// to the configuration that produced it.
+    pub fn hash(&self, salience: &SalienceParams) -> String {
+        let canonical = serde_json::json!({ "consolidation": self, "salience": salience });
+        let digest = Sha256::digest(canonical.to_string().as_bytes());
+        digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct KafkaConfig {
+    /// Bootstrap servers; empty means embedded mode (file/stdin input).
+    pub brokers: String,
+    pub group_id: String,
+    pub security_protocol: String,
+    pub sasl_mechanism: String,
+    pub sasl_username: String,
+    pub sasl_password: String,
+}
+
+impl Default for KafkaConfig {
+    fn default() -> Self {
+        Self {
+            brokers: String::new(),
+            group_id: "engram".to_owned(),
+            security_protocol: "plaintext".to_owned(),
+            sasl_mechanism: String::new(),
+            sasl_username: String::new(),
+            sasl_password: String::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ScyllaConfig {
+    /// Comma-separated contact points; empty means the embedded store.
+    pub nodes: String,
+    pub keyspace: String,
+    pub username: String,
+    pub password: String,
+}
+
+impl Default for ScyllaConfig {
+    fn default() -> Self {
+        Self {
+            nodes: String::new(),
+            keyspace: "engram".to_owned(),
+            username: String::new(),
+            password: String::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LogConfig {
+    /// `tracing` filter, e.g. `info` or `engram=debug`.
+    pub level: String,
+    /// `auto` (human on a terminal, JSON otherwise), `human` or `json`.
+    pub format: String,
+}
+
+impl Default for LogConfig {
+    fn default() -> Self {
+        Self {
+            level: "info".to_owned(),
+            format: "auto".to_owned(),
+        }
+    }
+}
+
+/// Where a setting came from, for error messages.
+#[derive(Debug, Clone)]
+pub struct Override {
+    pub key: String,
+    pub value: String,
+    pub origin: String,
+}
+
+impl Config {
+    /// Builds the effective configuration: defaults < `file` < `env` < `flags`.
+    pub fn load(
+        file: Option<&Path>,
+        env: impl IntoIterator<Item = (String, String)>,
+        flags: Vec<Override>,
+    ) -> Result<Self, ConfigError> {
+        let mut merged = serde_json::to_value(Config::default()).unwrap_or(Json::Null);
+        let defaults = merged.clone();
+        if let Some(path) = file {
+            let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Read {
+                path: path.display().to_string(),
+                reason: e.to_string(),
+            })?;
+            // Deserialising the file on its own first gives errors with line numbers.
+            let from_file: Config = toml::from_str(&text).map_err(|e| ConfigError::Invalid {
+                origin: format!(" in {}", path.display()),
+                reason: e.to_string(),
+            })?;
+            merged = serde_json::to_value(from_file).unwrap_or(Json::Null);
+        }
+        let keys = leaf_keys(&defaults);
+        let env_overrides = env.into_iter().filter_map(|(name, value)| {
+            let key = keys
+                .iter()
+                .find(|key| env_name(key) == name)?
+                .clone();
+            Some(Override {
+                key,
+                value,
+                origin: format!("environment variable {name}"),
+            })
+        });
+        for item in env_overrides.collect::<Vec<_>>().into_iter().chain(flags) {
+            apply_override(&mut merged, &defaults, &item)?;
+        }
+        serde_json::from_value(merged).map_err(|e| ConfigError::Invalid {
+            origin: String::new(),
+            reason: e.to_string(),
+        })
+    }
+
+    /// Whether a broker is configured (service mode) or not (embedded mode).
+    pub fn uses_broker(&self) -> bool {
+        !self.kafka.brokers.trim().is_empty()
+    }
+
+    /// The configuration as TOML with every secret masked.
+    pub fn to_masked_toml(&self) -> String {
+        let mut json = serde_json::to_value(self).unwrap_or(Json::Null);
+        mask_secrets(&mut json);
+        let value: toml::Value = serde_json::from_value(json).unwrap_or(toml::Value::Boolean(false));
+        toml::to_string_pretty(&value).unwrap_or_default()
+    }
+
+    /// Every setting key, e.g. `pipeline.batch_size`.
+    pub fn keys() -> Vec<String> {
+        leaf_keys(&serde_json::to_value(Config::default()).unwrap_or(Json::Null))
+    }
+
+    /// Environment variable name for a setting key.
+    pub fn env_var(key: &str) -> String {
+        env_name(key)
+    }
+}
+
+fn env_name(key: &str) -> String {
+    format!("{ENV_PREFIX}{}", key.replace('.', "_").to_uppercase())
+}
+
+fn leaf_keys(value: &Json) -> Vec<String> {
+    let mut keys = Vec::new();
+    if let Json::Object(sections) = value {
+        for (section, fields) in sections {
+            if let Json::Object(fields) = fields {
+                keys.extend(fields.keys().map(|field| format!("{section}.{field}")));
+            }
+        }
+    }
+    keys
+}
+
+fn is_secret(key: &str) -> bool {
+    ["password", "secret", "token"]
+        .iter()
+        .any(|word| key.contains(word))
+}
+
+fn mask_secrets(value: &mut Json) {
+    if let Json::Object(map) = value {
+        for (key, inner) in map.iter_mut() {
+            match inner {
+                Json::String(text) if is_secret(key) && !text.is_empty() => {
+                    *text = MASK.to_owned();
+                }
+                _ => mask_secrets(inner),
+            }
+        }
+    }
+}
+
+/// Sets one dotted key, parsing the text as the type its default has.
+fn apply_override(merged: &mut Json, defaults: &Json, item: &Override) -> Result<(), ConfigError> {
+    let (section, field) = item
+        .key
+        .split_once('.')
+        .ok_or_else(|| ConfigError::UnknownKey(item.key.clone()))?;
+    let default = defaults
+        .get(section)
+        .and_then(|s| s.get(field))
+        .ok_or_else(|| ConfigError::UnknownKey(item.key.clone()))?;
+    let bad = |expected| ConfigError::BadOverride {
+        source_name: item.origin.clone(),
+        key: item.key.clone(),
+        expected,
+        value: item.value.clone(),
+    };
+    let text = item.value.trim();
+    let parsed = match default {
+        Json::Bool(_) => Json::Bool(text.parse().map_err(|_| bad("true or false"))?),
+        Json::Number(n) if n.is_u64() || n.is_i64() => {
+            Json::from(text.parse::<i64>().map_err(|_| bad("an integer"))?)
+        }
+        Json::Number(_) => {
+            let number: f64 = text.parse().map_err(|_| bad("a number"))?;
+            serde_json::Number::from_f64(number)
+                .map(Json::Number)
+                .ok_or_else(|| bad("a finite number"))?
+        }
+        _ => Json::String(item.value.clone()),
+    };
+    if let Some(section) = merged.get_mut(section).and_then(Json::as_object_mut) {
+        section.insert(field.to_owned(), parsed);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flag(key: &str, value: &str) -> Override {
+        Override {
+            key: key.to_owned(),
+            value: value.to_owned(),
+            origin: "flag".to_owned(),
+        }
+    }
+
+    #[test]
+    fn defaults_load_without_sources() {
+        let config = Config::load(None, vec![], vec![]).unwrap();
+        assert_eq!(config, Config::default());
+        assert_eq!(config.limits.max_content_bytes, 32 * 1024);
+    }
+
+    #[test]
+    fn precedence_is_file_then_env_then_flags() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("engram.toml");
+        std::fs::write(
+            &file,
+            "[pipeline]\nbatch_size = 10\n[state]\ndir = \"/from/file\"\n[limits]\nmax_tags = 5\n",
+        )
+        .unwrap();
+        let env = vec![
+            ("ENGRAM_PIPELINE_BATCH_SIZE".to_owned(), "20".to_owned()),
+            ("ENGRAM_STATE_DIR".to_owned(), "/from/env".to_owned()),
+            ("UNRELATED".to_owned(), "x".to_owned()),
+        ];
+        let config =
+            Config::load(Some(&file), env, vec![flag("state.dir", "/from/flag")]).unwrap();
+        assert_eq!(config.limits.max_tags, 5, "file beats defaults");
+        assert_eq!(config.pipeline.batch_size, 20, "env beats file");
+        assert_eq!(config.state.dir, PathBuf::from("/from/flag"), "flag beats env");
+    }
+
+    #[test]
+    fn unknown_file_key_is_an_error_with_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("engram.toml");
+        std::fs::write(&file, "[pipeline]\nbatch_size = 10\nbatch_sise = 3\n").unwrap();
+        let error = Config::load(Some(&file), vec![], vec![]).unwrap_err().to_string();
+        assert!(error.contains("batch_sise") && error.contains("line 3"), "{error}");
+    }
+
+    #[test]
+    fn badly_typed_env_names_the_variable() {
+        let env = vec![("ENGRAM_PIPELINE_BATCH_SIZE".to_owned(), "many".to_owned())];
+        let error = Config::load(None, env, vec![]).unwrap_err().to_string();
+        assert!(error.contains("ENGRAM_PIPELINE_BATCH_SIZE") && error.contains("integer"), "{error}");
+    }
+
+    #[test]
+    fn secrets_are_masked() {
+        let env = vec![
+            ("ENGRAM_KAFKA_SASL_PASSWORD".to_owned(), "hunter2".to_owned()),
+            ("ENGRAM_SCYLLA_PASSWORD".to_owned(), "s3cret".to_owned()),
+        ];
+        let config = Config::load(None, env, vec![]).unwrap();
+        assert_eq!(config.kafka.sasl_password, "hunter2");
+        let shown = config.to_masked_toml();
+        assert!(!shown.contains("hunter2") && !shown.contains("s3cret"), "{shown}");
+        assert!(shown.contains("sasl_password = \"********\""), "{shown}");
+    }
+
+    #[test]
+    fn every_key_has_an_env_var() {
+        let keys = Config::keys();
+        assert!(keys.contains(&"limits.max_content_bytes".to_owned()));
+        assert_eq!(Config::env_var("limits.max_content_bytes"), "ENGRAM_LIMITS_MAX_CONTENT_BYTES");
+    }
+
+    #[test]
+    fn config_hash_changes_with_settings() {
+        let params = SalienceParams::default();
+        let base = ConsolidationConfig::default();
+        let changed = ConsolidationConfig {
+            duplicate_threshold: 0.9,
+            ..base.clone()
+        };
+        assert_eq!(base.hash(&params), base.hash(&params));
+        assert_ne!(base.hash(&params), changed.hash(&params));
+    }
+}

@@ -1,0 +1,313 @@
+//! Decoding and encoding events: JSON lines and Avro single-object encoding.
+
+use std::sync::Arc;
+
+use apache_avro::reader::datum::GenericDatumReader;
+use apache_avro::writer::datum::GenericDatumWriter;
+use chrono::SubsecRound;
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
+
+use super::avro_json::{avro_to_json, json_to_avro};
+use super::error::DecodeError;
+use super::schema::{SchemaError, Schemas};
+use super::types::{Event, EventType};
+
+/// Avro single-object encoding marker (spec: `C3 01`, then the schema's
+/// 8-byte little-endian CRC-64-AVRO fingerprint, then the binary datum).
+const SINGLE_OBJECT_MAGIC: [u8; 2] = [0xC3, 0x01];
+const HEADER_LEN: usize = 10;
+
+/// How events are written on a stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WireFormat {
+    /// One JSON object per message/line with a `type` field.
+    #[default]
+    Json,
+    /// Avro single-object encoding.
+    Avro,
+}
+
+/// Input limits enforced while decoding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Limits {
+    /// Largest accepted encoded event, in bytes.
+    pub max_event_bytes: usize,
+    /// Largest accepted memory content, in bytes of UTF-8.
+    pub max_content_bytes: usize,
+    /// Most tags accepted on one memory.
+    pub max_tags: usize,
+    /// Longest accepted identifier (user, memory, event ids), in bytes.
+    pub max_id_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_event_bytes: 1024 * 1024,
+            max_content_bytes: 32 * 1024,
+            max_tags: 64,
+            max_id_bytes: 256,
+        }
+    }
+}
+
+/// Decodes and encodes events against the shipped schemas.
+#[derive(Debug, Clone)]
+pub struct EventCodec {
+    schemas: Arc<Schemas>,
+    limits: Limits,
+}
+
+impl EventCodec {
+    pub fn new(limits: Limits) -> Result<Self, SchemaError> {
+        Ok(Self {
+            schemas: Arc::new(Schemas::load()?),
+            limits,
+        })
+    }
+
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    pub fn schemas(&self) -> &Schemas {
+        &self.schemas
+    }
+
+    /// Decodes one input event in the given format.
+    pub fn decode(&self, bytes: &[u8], format: WireFormat) -> Result<Event, DecodeError> {
+        match format {
+            WireFormat::Json => self.decode_json(bytes),
+            WireFormat::Avro => self.decode_avro(bytes),
+        }
+    }
+
+    /// Decodes one JSON event (one line, without its newline).
+    pub fn decode_json(&self, bytes: &[u8]) -> Result<Event, DecodeError> {
+        self.check_size(bytes)?;
+        let text = std::str::from_utf8(bytes)
+            .map_err(|e| DecodeError::Undecodable(format!("invalid UTF-8: {e}")))?;
+        let mut json: Json = serde_json::from_str(text)
+            .map_err(|e| DecodeError::Undecodable(format!("invalid JSON: {e}")))?;
+        let object = json.as_object_mut().ok_or_else(|| {
+            DecodeError::Undecodable("an event must be a JSON object".to_owned())
+        })?;
+        let type_name = match object.remove("type") {
+            Some(Json::String(name)) => name,
+            Some(other) => {
+                return Err(DecodeError::WrongType {
+                    field: "type".to_owned(),
+                    expected: "string".to_owned(),
+                    found: other.to_string(),
+                });
+            }
+            None => return Err(DecodeError::MissingField("type".to_owned())),
+        };
+        let event_type = self.input_type(&type_name)?;
+        let schema = self.schema(event_type)?;
+        // Checks presence and types of every field with the Avro schema, so JSON
+        // and Avro inputs fail with the same errors.
+        json_to_avro(&json, schema, "")?;
+        self.typed(event_type, json)
+    }
+
+    /// Decodes one Avro single-object-encoded input event.
+    pub fn decode_avro(&self, bytes: &[u8]) -> Result<Event, DecodeError> {
+        self.check_size(bytes)?;
+        let (event_type, value) = self.read_single_object(bytes)?;
+        if !event_type.is_input() {
+            return Err(DecodeError::NotAnInput(event_type.name().to_owned()));
+        }
+        self.typed(event_type, avro_to_json(&value, "")?)
+    }
+
+    /// Encodes any event as one JSON line (without the newline).
+    pub fn encode_json(&self, event: &Event) -> Vec<u8> {
+        // Serialising these plain data types to a Vec cannot fail.
+        serde_json::to_vec(event).unwrap_or_default()
+    }
+
+    /// Encodes any event in Avro single-object encoding.
+    pub fn encode_avro(&self, event: &Event) -> Result<Vec<u8>, DecodeError> {
+        let event_type = event.event_type();
+        let schema = self.schema(event_type)?;
+        let mut json = serde_json::to_value(event)
+            .map_err(|e| DecodeError::Undecodable(format!("cannot serialise event: {e}")))?;
+        if let Some(object) = json.as_object_mut() {
+            object.remove("type");
+        }
+        let value = json_to_avro(&json, schema, "")?;
+        let datum = GenericDatumWriter::builder(schema)
+            .build()
+            .and_then(|writer| writer.write_value_to_vec(value))
+            .map_err(|e| DecodeError::Undecodable(format!("Avro encoding failed: {e}")))?;
+        let mut out = Vec::with_capacity(HEADER_LEN + datum.len());
+        out.extend_from_slice(&SINGLE_OBJECT_MAGIC);
+        out.extend_from_slice(&self.schemas.fingerprint(event_type).unwrap_or_default());
+        out.extend_from_slice(&datum);
+        Ok(out)
+    }
+
+    /// Decodes any event, output events included (for tests, tools and
+    /// downstream readers).
+    pub fn decode_any_avro(&self, bytes: &[u8]) -> Result<Event, DecodeError> {
+        let (event_type, value) = self.read_single_object(bytes)?;
+        self.typed(event_type, avro_to_json(&value, "")?)
+    }
+
+    /// Decodes an output event from JSON (for tests, tools and downstream readers).
+    pub fn decode_any_json(&self, bytes: &[u8]) -> Result<Event, DecodeError> {
+        serde_json::from_slice(bytes).map_err(|e| DecodeError::Undecodable(e.to_string()))
+    }
+
+    /// Reads the single-object header and the datum it announces.
+    fn read_single_object(
+        &self,
+        bytes: &[u8],
+    ) -> Result<(EventType, apache_avro::types::Value), DecodeError> {
+        if bytes.len() < HEADER_LEN || bytes[..2] != SINGLE_OBJECT_MAGIC {
+            return Err(DecodeError::Undecodable(
+                "not Avro single-object encoding (missing C3 01 header)".to_owned(),
+            ));
+        }
+        let mut fingerprint = [0u8; 8];
+        fingerprint.copy_from_slice(&bytes[2..HEADER_LEN]);
+        let event_type = self
+            .schemas
+            .event_for_fingerprint(&fingerprint)
+            .ok_or_else(|| {
+                let hex: String = fingerprint.iter().map(|b| format!("{b:02x}")).collect();
+                DecodeError::UnknownType(format!("Avro schema fingerprint {hex}"))
+            })?;
+        let schema = self.schema(event_type)?;
+        let mut datum = &bytes[HEADER_LEN..];
+        let value = GenericDatumReader::builder(schema)
+            .build()
+            .and_then(|reader| reader.read_value(&mut datum))
+            .map_err(|e| DecodeError::Undecodable(format!("invalid Avro datum: {e}")))?;
+        if !datum.is_empty() {
+            return Err(DecodeError::Undecodable(format!(
+                "{} trailing bytes after the Avro datum",
+                datum.len()
+            )));
+        }
+        Ok((event_type, value))
+    }
+
+    fn input_type(&self, name: &str) -> Result<EventType, DecodeError> {
+        let event_type =
+            EventType::from_name(name).ok_or_else(|| DecodeError::UnknownType(name.to_owned()))?;
+        if event_type.is_input() {
+            Ok(event_type)
+        } else {
+            Err(DecodeError::NotAnInput(name.to_owned()))
+        }
+    }
+
+    fn schema(&self, event_type: EventType) -> Result<&apache_avro::Schema, DecodeError> {
+        self.schemas
+            .schema(event_type)
+            .ok_or_else(|| DecodeError::UnknownType(event_type.name().to_owned()))
+    }
+
+    fn check_size(&self, bytes: &[u8]) -> Result<(), DecodeError> {
+        if bytes.len() > self.limits.max_event_bytes {
+            return Err(DecodeError::EventTooLarge {
+                size: bytes.len(),
+                limit: self.limits.max_event_bytes,
+            });
+        }
+        Ok(())
+    }
+
+    /// Builds the typed event from its checked JSON form and validates it.
+    fn typed(&self, event_type: EventType, mut json: Json) -> Result<Event, DecodeError> {
+        if let Some(object) = json.as_object_mut() {
+            object.insert("type".to_owned(), Json::String(event_type.name().to_owned()));
+        }
+        let event: Event = serde_json::from_value(json)
+            .map_err(|e| DecodeError::Undecodable(format!("{}: {e}", event_type.name())))?;
+        self.validate(event)
+    }
+
+    /// Semantic checks the schema cannot express. Times are truncated to
+    /// milliseconds, the precision of the Avro form.
+    fn validate(&self, mut event: Event) -> Result<Event, DecodeError> {
+        let limits = &self.limits;
+        match &mut event {
+            Event::MemoryCreated(e) => {
+                check_id("event_id", &e.event_id, limits)?;
+                check_id("user_id", &e.user_id, limits)?;
+                check_id("memory_id", &e.memory_id, limits)?;
+                if e.content.trim().is_empty() {
+                    return Err(DecodeError::EmptyField("content".to_owned()));
+                }
+                if e.content.len() > limits.max_content_bytes {
+                    return Err(DecodeError::ContentTooLarge {
+                        size: e.content.len(),
+                        limit: limits.max_content_bytes,
+                    });
+                }
+                if let Some(importance) = e.importance
+                    && !(0.0..=1.0).contains(&importance)
+                {
+                    return Err(DecodeError::ImportanceOutOfRange(importance));
+                }
+                if let Some(tags) = &e.tags
+                    && tags.len() > limits.max_tags
+                {
+                    return Err(DecodeError::InvalidValue {
+                        field: "tags".to_owned(),
+                        reason: format!("{} tags exceed the limit of {}", tags.len(), limits.max_tags),
+                    });
+                }
+                if let Some(embedding) = &e.embedding
+                    && embedding.iter().any(|x| !x.is_finite())
+                {
+                    return Err(DecodeError::InvalidValue {
+                        field: "embedding".to_owned(),
+                        reason: "contains a non-finite number".to_owned(),
+                    });
+                }
+                e.created_at = e.created_at.trunc_subsecs(3);
+            }
+            Event::MemoryAccessed(e) => {
+                check_id("event_id", &e.event_id, limits)?;
+                check_id("user_id", &e.user_id, limits)?;
+                check_id("memory_id", &e.memory_id, limits)?;
+                e.accessed_at = e.accessed_at.trunc_subsecs(3);
+            }
+            Event::ConsolidationRequested(e) => {
+                check_id("event_id", &e.event_id, limits)?;
+                check_id("user_id", &e.user_id, limits)?;
+                e.requested_at = e.requested_at.trunc_subsecs(3);
+            }
+            _ => {}
+        }
+        Ok(event)
+    }
+}
+
+/// Identifiers must be non-empty, bounded and free of control characters:
+/// they end up in keys, logs and file names of reports.
+fn check_id(field: &str, value: &str, limits: &Limits) -> Result<(), DecodeError> {
+    if value.trim().is_empty() {
+        return Err(DecodeError::EmptyField(field.to_owned()));
+    }
+    if value.len() > limits.max_id_bytes {
+        return Err(DecodeError::InvalidValue {
+            field: field.to_owned(),
+            reason: format!("{} bytes exceed the limit of {}", value.len(), limits.max_id_bytes),
+        });
+    }
+    if value.chars().any(char::is_control) {
+        return Err(DecodeError::InvalidValue {
+            field: field.to_owned(),
+            reason: "contains control characters".to_owned(),
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,13 @@
+//! The event contract (DESIGN.md §8): typed events, their Avro schemas, and
+//! decoding/encoding in JSON lines and Avro single-object encoding.
+
+mod avro_json;
+mod codec;
+mod error;
+mod schema;
+mod types;
+
+pub use codec::{EventCodec, Limits, WireFormat};
+pub use error::DecodeError;
+pub use schema::{SchemaError, Schemas};
+pub use types::*;

@@ -1,0 +1,18 @@
+//! engram: deterministic, streaming consolidation of AI agents' long-term memory.
+//!
+//! The modules follow the pipeline: [`source`] → [`event`] (decode) →
+//! [`state`] (apply to the [`store`], with [`salience`]) → [`cycle`]
+//! (consolidation) → [`emit`]. [`pipeline`] wires them for embedded mode.
+
+pub mod clock;
+pub mod config;
+pub mod cycle;
+pub mod emit;
+pub mod event;
+pub mod model;
+pub mod pipeline;
+pub mod salience;
+pub mod source;
+pub mod state;
+pub mod store;
+pub mod text;

@@ -1,0 +1,198 @@
+//! The data model of DESIGN.md §2: memories, links, per-user state and run reports.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::salience::SalienceState;
+
+/// Milliseconds since the Unix epoch, UTC. Stored and compared as integers so
+/// that state is exact and ordering is total.
+pub type Millis = i64;
+
+/// The four kinds of memory an agent platform distinguishes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemoryKind {
+    Working,
+    Episodic,
+    Semantic,
+    Procedural,
+}
+
+impl MemoryKind {
+    pub const ALL: [MemoryKind; 4] = [
+        MemoryKind::Working,
+        MemoryKind::Episodic,
+        MemoryKind::Semantic,
+        MemoryKind::Procedural,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MemoryKind::Working => "working",
+            MemoryKind::Episodic => "episodic",
+            MemoryKind::Semantic => "semantic",
+            MemoryKind::Procedural => "procedural",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|kind| kind.as_str() == text)
+    }
+}
+
+/// Lifecycle status. Consolidation never hard-deletes: it archives or supersedes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemoryStatus {
+    Active,
+    Archived,
+    Superseded,
+}
+
+impl MemoryStatus {
+    pub const ALL: [MemoryStatus; 3] = [
+        MemoryStatus::Active,
+        MemoryStatus::Archived,
+        MemoryStatus::Superseded,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MemoryStatus::Active => "active",
+            MemoryStatus::Archived => "archived",
+            MemoryStatus::Superseded => "superseded",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|status| status.as_str() == text)
+    }
+}
+
+/// One memory of one user, with the salience inputs that travel with it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Memory {
+    pub user_id: String,
+    pub id: String,
+    pub kind: MemoryKind,
+    pub category: Option<String>,
+    /// Lowercase, sorted, de-duplicated.
+    pub tags: Vec<String>,
+    pub content: String,
+    pub importance: f64,
+    pub source: Option<String>,
+    /// Hash of the normalised text (see [`crate::text::content_hash`]).
+    pub content_hash: String,
+    /// L2-normalised embedding; `None` until the embedder has run.
+    pub embedding: Option<Vec<f32>>,
+    pub status: MemoryStatus,
+    pub salience: SalienceState,
+    pub merged_from: Vec<String>,
+    pub derived_from: Vec<String>,
+    /// The consolidation run that last changed this memory.
+    pub last_run_id: Option<String>,
+}
+
+impl Memory {
+    pub fn created_at(&self) -> Millis {
+        self.salience.created_at()
+    }
+}
+
+/// Typed relation between two memories of the same user.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LinkType {
+    Supersedes,
+    Contradicts,
+    Consolidates,
+    InstanceOf,
+    SplitFrom,
+    Related,
+}
+
+impl LinkType {
+    pub const ALL: [LinkType; 6] = [
+        LinkType::Supersedes,
+        LinkType::Contradicts,
+        LinkType::Consolidates,
+        LinkType::InstanceOf,
+        LinkType::SplitFrom,
+        LinkType::Related,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LinkType::Supersedes => "supersedes",
+            LinkType::Contradicts => "contradicts",
+            LinkType::Consolidates => "consolidates",
+            LinkType::InstanceOf => "instance_of",
+            LinkType::SplitFrom => "split_from",
+            LinkType::Related => "related",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|link| link.as_str() == text)
+    }
+}
+
+/// A directed, typed link. Stores keep it reachable from both ends.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Link {
+    pub user_id: String,
+    pub from_id: String,
+    pub to_id: String,
+    pub link_type: LinkType,
+    pub confidence: f64,
+    pub reason: String,
+    pub created_at: Millis,
+    pub run_id: Option<String>,
+}
+
+/// Per-user bookkeeping kept with the user's memories.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct UserState {
+    pub user_id: String,
+    /// Highest applied input offset per source stream (`topic/partition`, or
+    /// the embedded source id). Events at or below it are replays and skipped.
+    pub applied_offsets: BTreeMap<String, i64>,
+    /// Memories created since the user's last consolidation cycle.
+    pub new_since_cycle: u64,
+    pub last_cycle_at: Option<Millis>,
+    pub last_run_id: Option<String>,
+}
+
+impl UserState {
+    pub fn new(user_id: &str) -> Self {
+        Self {
+            user_id: user_id.to_owned(),
+            ..Self::default()
+        }
+    }
+
+    /// Whether the event at `offset` of `source` was already applied.
+    pub fn already_applied(&self, source: &str, offset: i64) -> bool {
+        self.applied_offsets
+            .get(source)
+            .is_some_and(|&applied| offset <= applied)
+    }
+
+    pub fn mark_applied(&mut self, source: &str, offset: i64) {
+        let entry = self.applied_offsets.entry(source.to_owned()).or_insert(offset);
+        *entry = (*entry).max(offset);
+    }
+}
+
+/// The stored record of one consolidation run: what the report said, kept for
+/// `report`, `undo` and the HTTP API.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunReport {
+    pub user_id: String,
+    pub run_id: String,
+    pub started_at: Millis,
+    /// The full report as JSON (the `consolidation.completed` payload and more).
+    pub report: serde_json::Value,
+}

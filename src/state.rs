@@ -1,0 +1,299 @@
+//! Applying decoded events to per-user state.
+//!
+//! A [`StateBatch`] collects the effects of a run of events (created memories,
+//! accesses, consolidation requests) on top of what the store holds, then
+//! commits them in one atomic write together with each user's applied-offset
+//! watermark. Replays are harmless: an event at or below its user's watermark
+//! for its stream is skipped, and memories are upserted by id.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::cycle::{CycleRequest, CycleSettings, derived_id, run_cycle};
+use crate::event::{
+    ConsolidationRequested, Event, EventType, MemoryAccessed, MemoryCreated, RunMode,
+    TriggerReason,
+};
+use crate::model::{Memory, MemoryStatus, Millis, UserState};
+use crate::salience::SalienceState;
+use crate::store::{Store, StoreError, Write, WriteBatch};
+use crate::text::{content_hash, normalise_tags};
+
+/// Dimension of all-MiniLM-L6-v2 embeddings; other platform-supplied vectors
+/// are ignored (and computed locally instead).
+pub const EMBEDDING_DIM: usize = 384;
+
+/// Where an event came from: its stream and position in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Position {
+    pub stream: String,
+    pub offset: i64,
+}
+
+/// What happened to one event.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Disposition {
+    Applied(EventType),
+    /// At or below the user's watermark: already applied by an earlier run.
+    Replayed,
+    /// Valid but not applicable (e.g. an access to an unknown memory).
+    Rejected { kind: &'static str, reason: String },
+}
+
+type MemoryKey = (String, String);
+
+/// Pending effects of a batch of events.
+pub struct StateBatch<'a> {
+    store: &'a dyn Store,
+    settings: &'a CycleSettings,
+    users: BTreeMap<String, UserState>,
+    /// Users with stored state or a memory created in this batch.
+    known_users: BTreeSet<String>,
+    memories: BTreeMap<MemoryKey, Memory>,
+    dirty_users: BTreeSet<String>,
+    full_writes: BTreeSet<MemoryKey>,
+    salience_writes: BTreeSet<MemoryKey>,
+    other_writes: Vec<Write>,
+    outputs: Vec<Event>,
+    events: usize,
+}
+
+impl<'a> StateBatch<'a> {
+    pub fn new(store: &'a dyn Store, settings: &'a CycleSettings) -> Self {
+        Self {
+            store,
+            settings,
+            users: BTreeMap::new(),
+            known_users: BTreeSet::new(),
+            memories: BTreeMap::new(),
+            dirty_users: BTreeSet::new(),
+            full_writes: BTreeSet::new(),
+            salience_writes: BTreeSet::new(),
+            other_writes: Vec::new(),
+            outputs: Vec::new(),
+            events: 0,
+        }
+    }
+
+    /// Events seen by this batch (applied, replayed or rejected).
+    pub fn len(&self) -> usize {
+        self.events
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.events == 0
+    }
+
+    /// Applies one input event. `now` is the pipeline clock's time.
+    pub fn apply(&mut self, position: &Position, event: &Event, now: Millis) -> Result<Disposition, StoreError> {
+        self.events += 1;
+        let Some(user_id) = event.user_id() else {
+            return Ok(Disposition::Rejected {
+                kind: "not_an_input",
+                reason: "dead letters are not input".to_owned(),
+            });
+        };
+        self.load_user(user_id)?;
+        if self.users[user_id].already_applied(&position.stream, position.offset) {
+            return Ok(Disposition::Replayed);
+        }
+        let disposition = match event {
+            Event::MemoryCreated(created) => self.create(created)?,
+            Event::MemoryAccessed(accessed) => self.access(accessed)?,
+            Event::ConsolidationRequested(requested) => self.request(requested, now)?,
+            other => Disposition::Rejected {
+                kind: "not_an_input",
+                reason: format!("`{}` is an output event", other.event_type().name()),
+            },
+        };
+        if let Some(user) = self.users.get_mut(user_id) {
+            user.mark_applied(&position.stream, position.offset);
+        }
+        self.dirty_users.insert(user_id.to_owned());
+        Ok(disposition)
+    }
+
+    /// Commits every effect atomically and returns the output events, which
+    /// must only be emitted after this returns.
+    pub fn commit(self) -> Result<Vec<Event>, StoreError> {
+        let mut batch = WriteBatch::default();
+        for key in &self.full_writes {
+            if let Some(memory) = self.memories.get(key) {
+                batch.push(Write::PutMemory(memory.clone()));
+            }
+        }
+        for key in self.salience_writes.difference(&self.full_writes) {
+            if let Some(memory) = self.memories.get(key) {
+                batch.push(Write::PutSalience {
+                    user_id: memory.user_id.clone(),
+                    memory_id: memory.id.clone(),
+                    salience: memory.salience.clone(),
+                });
+            }
+        }
+        batch.writes.extend(self.other_writes);
+        for user_id in &self.dirty_users {
+            if let Some(user) = self.users.get(user_id) {
+                batch.push(Write::PutUserState(user.clone()));
+            }
+        }
+        self.store.commit(&batch)?;
+        Ok(self.outputs)
+    }
+
+    /// Loads a user's state once per batch.
+    fn load_user(&mut self, user_id: &str) -> Result<(), StoreError> {
+        if self.users.contains_key(user_id) {
+            return Ok(());
+        }
+        let state = match self.store.user_state(user_id)? {
+            Some(state) => {
+                self.known_users.insert(user_id.to_owned());
+                state
+            }
+            None => UserState::new(user_id),
+        };
+        self.users.insert(user_id.to_owned(), state);
+        Ok(())
+    }
+
+    fn memory(&mut self, user_id: &str, memory_id: &str) -> Result<Option<&mut Memory>, StoreError> {
+        let key = (user_id.to_owned(), memory_id.to_owned());
+        if !self.memories.contains_key(&key) {
+            match self.store.memory(user_id, memory_id)? {
+                Some(memory) => {
+                    self.memories.insert(key.clone(), memory);
+                }
+                None => return Ok(None),
+            }
+        }
+        Ok(self.memories.get_mut(&key))
+    }
+
+    fn create(&mut self, event: &MemoryCreated) -> Result<Disposition, StoreError> {
+        let key = (event.user_id.clone(), event.memory_id.clone());
+        let tags = normalise_tags(event.tags.iter().flatten());
+        let embedding = event.embedding.as_deref().and_then(unit_embedding);
+        let importance = event.importance_or_default();
+        let hash = content_hash(&event.content);
+        let changed = match self.memory(&event.user_id, &event.memory_id)? {
+            // An upsert keeps everything engram derived (salience, status,
+            // provenance) and takes the platform's latest content.
+            Some(existing) => {
+                let before = existing.clone();
+                existing.kind = event.kind;
+                existing.category.clone_from(&event.category);
+                existing.tags = tags;
+                existing.content.clone_from(&event.content);
+                existing.importance = importance;
+                existing.source.clone_from(&event.source);
+                if existing.content_hash != hash || embedding.is_some() {
+                    existing.embedding = embedding;
+                }
+                existing.content_hash = hash;
+                *existing != before
+            }
+            None => {
+                let memory = Memory {
+                    user_id: event.user_id.clone(),
+                    id: event.memory_id.clone(),
+                    kind: event.kind,
+                    category: event.category.clone(),
+                    tags,
+                    content: event.content.clone(),
+                    importance,
+                    source: event.source.clone(),
+                    content_hash: hash,
+                    embedding,
+                    status: MemoryStatus::Active,
+                    salience: SalienceState::new(event.created_at.timestamp_millis()),
+                    merged_from: Vec::new(),
+                    derived_from: Vec::new(),
+                    last_run_id: None,
+                };
+                self.memories.insert(key.clone(), memory);
+                self.known_users.insert(event.user_id.clone());
+                if let Some(user) = self.users.get_mut(&event.user_id) {
+                    user.new_since_cycle += 1;
+                }
+                true
+            }
+        };
+        if changed {
+            self.full_writes.insert(key);
+        }
+        Ok(Disposition::Applied(EventType::MemoryCreated))
+    }
+
+    fn access(&mut self, event: &MemoryAccessed) -> Result<Disposition, StoreError> {
+        let at = event.accessed_at.timestamp_millis();
+        let user_known = self.known_users.contains(&event.user_id);
+        let Some(memory) = self.memory(&event.user_id, &event.memory_id)? else {
+            let (kind, reason) = if user_known {
+                ("unknown_memory", format!("memory {} does not exist for this user", event.memory_id))
+            } else {
+                ("unknown_user", format!("user {} has no memories", event.user_id))
+            };
+            return Ok(Disposition::Rejected { kind, reason });
+        };
+        memory.salience.record_access(at);
+        self.salience_writes
+            .insert((event.user_id.clone(), event.memory_id.clone()));
+        Ok(Disposition::Applied(EventType::MemoryAccessed))
+    }
+
+    fn request(&mut self, event: &ConsolidationRequested, now: Millis) -> Result<Disposition, StoreError> {
+        let memories = self.user_memories(&event.user_id)?;
+        let mode = if event.execute.unwrap_or(false) {
+            RunMode::Execute
+        } else {
+            RunMode::DryRun
+        };
+        let request = CycleRequest {
+            user_id: event.user_id.clone(),
+            run_id: derived_id(&[&event.user_id, &event.event_id]),
+            trigger: TriggerReason::Manual,
+            mode,
+            now: now.max(event.requested_at.timestamp_millis()),
+        };
+        let output = run_cycle(&request, &memories, self.settings);
+        if mode == RunMode::Execute
+            && let Some(user) = self.users.get_mut(&event.user_id)
+        {
+            user.new_since_cycle = 0;
+            user.last_cycle_at = Some(request.now);
+            user.last_run_id = Some(request.run_id.clone());
+        }
+        self.other_writes.push(Write::PutRunReport(output.report));
+        self.outputs.extend(output.events);
+        Ok(Disposition::Applied(EventType::ConsolidationRequested))
+    }
+
+    /// The user's memories as they stand in this batch: stored values
+    /// overlaid with this batch's changes, ordered by `(created_at, id)`.
+    fn user_memories(&self, user_id: &str) -> Result<Vec<Memory>, StoreError> {
+        let mut by_id: BTreeMap<String, Memory> = self
+            .store
+            .memories(user_id)?
+            .into_iter()
+            .map(|m| (m.id.clone(), m))
+            .collect();
+        for ((owner, id), memory) in &self.memories {
+            if owner == user_id {
+                by_id.insert(id.clone(), memory.clone());
+            }
+        }
+        let mut memories: Vec<Memory> = by_id.into_values().collect();
+        memories.sort_by(|a, b| (a.created_at(), &a.id).cmp(&(b.created_at(), &b.id)));
+        Ok(memories)
+    }
+}
+
+/// A platform-supplied embedding, L2-normalised, if it has the right
+/// dimension and is not all zeros.
+fn unit_embedding(values: &[f32]) -> Option<Vec<f32>> {
+    if values.len() != EMBEDDING_DIM {
+        return None;
+    }
+    let norm = values.iter().map(|x| f64::from(*x) * f64::from(*x)).sum::<f64>().sqrt();
+    (norm > 1e-12 && norm.is_finite()).then(|| values.iter().map(|x| (f64::from(*x) / norm) as f32).collect())
+}

@@ -1,0 +1,475 @@
+//! The embedded store: SQLite in WAL mode in a local directory.
+//!
+//! One connection behind a mutex: engram has a single writer per user and
+//! batches its writes, so a connection pool would add nothing but contention.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
+
+use super::{Store, StoreError, Write, WriteBatch};
+use crate::model::{Link, LinkType, Memory, MemoryKind, MemoryStatus, RunReport, UserState};
+use crate::salience::SalienceState;
+
+const DB_FILE: &str = "engram.sqlite";
+/// Bumped with every change to [`MIGRATIONS`].
+const SCHEMA_VERSION: i64 = 1;
+const MIGRATIONS: &str = "
+CREATE TABLE IF NOT EXISTS memories (
+    user_id TEXT NOT NULL,
+    id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    category TEXT,
+    tags TEXT NOT NULL,
+    content TEXT NOT NULL,
+    importance REAL NOT NULL,
+    source TEXT,
+    content_hash TEXT NOT NULL,
+    embedding BLOB,
+    status TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    recent_accesses TEXT NOT NULL,
+    presentations INTEGER NOT NULL,
+    merged_from TEXT NOT NULL,
+    derived_from TEXT NOT NULL,
+    last_run_id TEXT,
+    PRIMARY KEY (user_id, id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS memories_by_time ON memories (user_id, created_at, id);
+CREATE TABLE IF NOT EXISTS links (
+    user_id TEXT NOT NULL,
+    from_id TEXT NOT NULL,
+    to_id TEXT NOT NULL,
+    link_type TEXT NOT NULL,
+    confidence REAL NOT NULL,
+    reason TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    run_id TEXT,
+    PRIMARY KEY (user_id, from_id, to_id, link_type)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS links_by_target ON links (user_id, to_id);
+CREATE TABLE IF NOT EXISTS user_state (
+    user_id TEXT PRIMARY KEY,
+    new_since_cycle INTEGER NOT NULL,
+    last_cycle_at INTEGER,
+    last_run_id TEXT
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS applied_offsets (
+    user_id TEXT NOT NULL,
+    source TEXT NOT NULL,
+    applied_offset INTEGER NOT NULL,
+    PRIMARY KEY (user_id, source)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS run_reports (
+    user_id TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    started_at INTEGER NOT NULL,
+    report TEXT NOT NULL,
+    PRIMARY KEY (user_id, run_id)
+) WITHOUT ROWID;
+";
+
+const MEMORY_COLUMNS: &str = "user_id, id, kind, category, tags, content, importance, source, \
+     content_hash, embedding, status, created_at, recent_accesses, presentations, merged_from, \
+     derived_from, last_run_id";
+const LINK_COLUMNS: &str = "user_id, from_id, to_id, link_type, confidence, reason, created_at, run_id";
+
+/// SQLite-backed [`Store`] in a directory of its own.
+pub struct EmbeddedStore {
+    path: PathBuf,
+    connection: Mutex<Connection>,
+}
+
+impl EmbeddedStore {
+    /// Opens (creating if needed) the store in `dir`.
+    pub fn open(dir: &Path) -> Result<Self, StoreError> {
+        let open_error = |reason: String| StoreError::Open {
+            path: dir.display().to_string(),
+            reason,
+        };
+        std::fs::create_dir_all(dir).map_err(|e| open_error(e.to_string()))?;
+        let path = dir.join(DB_FILE);
+        let connection = Connection::open(&path).map_err(|e| open_error(e.to_string()))?;
+        // WAL lets readers run beside the writer; FULL sync makes a returned
+        // commit survive power loss, which is what lets offsets be committed
+        // upstream after it.
+        connection
+            .execute_batch(
+                "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;",
+            )
+            .map_err(|e| open_error(e.to_string()))?;
+        let version: i64 = connection
+            .query_row("PRAGMA user_version", [], |row| row.get(0))
+            .map_err(|e| open_error(e.to_string()))?;
+        if version > SCHEMA_VERSION {
+            return Err(open_error(format!(
+                "schema version {version} is newer than this engram ({SCHEMA_VERSION})"
+            )));
+        }
+        connection
+            .execute_batch(MIGRATIONS)
+            .and_then(|()| connection.pragma_update(None, "user_version", SCHEMA_VERSION))
+            .map_err(|e| open_error(e.to_string()))?;
+        Ok(Self {
+            path,
+            connection: Mutex::new(connection),
+        })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn connection(&self) -> MutexGuard<'_, Connection> {
+        // A panic while holding the lock cannot leave SQLite inconsistent (its
+        // transaction rolls back), so a poisoned lock is safe to reuse.
+        self.connection
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+fn backend(error: rusqlite::Error) -> StoreError {
+    StoreError::Backend(error.to_string())
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_else(|_| "[]".to_owned())
+}
+
+fn embedding_blob(embedding: &Option<Vec<f32>>) -> Option<Vec<u8>> {
+    embedding
+        .as_ref()
+        .map(|values| values.iter().flat_map(|x| x.to_le_bytes()).collect())
+}
+
+fn apply(tx: &Transaction<'_>, write: &Write) -> Result<(), StoreError> {
+    match write {
+        Write::PutMemory(m) => {
+            tx.execute(
+                &format!(
+                    "INSERT OR REPLACE INTO memories ({MEMORY_COLUMNS}) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"
+                ),
+                params![
+                    m.user_id,
+                    m.id,
+                    m.kind.as_str(),
+                    m.category,
+                    to_json(&m.tags),
+                    m.content,
+                    m.importance,
+                    m.source,
+                    m.content_hash,
+                    embedding_blob(&m.embedding),
+                    m.status.as_str(),
+                    m.salience.created_at(),
+                    to_json(&m.salience.recent()),
+                    m.salience.presentations() as i64,
+                    to_json(&m.merged_from),
+                    to_json(&m.derived_from),
+                    m.last_run_id,
+                ],
+            )
+            .map_err(backend)?;
+        }
+        Write::PutSalience {
+            user_id,
+            memory_id,
+            salience,
+        } => {
+            let changed = tx
+                .execute(
+                    "UPDATE memories SET recent_accesses = ?3, presentations = ?4 \
+                     WHERE user_id = ?1 AND id = ?2",
+                    params![
+                        user_id,
+                        memory_id,
+                        to_json(&salience.recent()),
+                        salience.presentations() as i64
+                    ],
+                )
+                .map_err(backend)?;
+            if changed == 0 {
+                return Err(StoreError::MissingMemory {
+                    user_id: user_id.clone(),
+                    memory_id: memory_id.clone(),
+                });
+            }
+        }
+        Write::PutLink(l) => {
+            tx.execute(
+                &format!(
+                    "INSERT OR REPLACE INTO links ({LINK_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+                ),
+                params![
+                    l.user_id,
+                    l.from_id,
+                    l.to_id,
+                    l.link_type.as_str(),
+                    l.confidence,
+                    l.reason,
+                    l.created_at,
+                    l.run_id
+                ],
+            )
+            .map_err(backend)?;
+        }
+        Write::DeleteLink {
+            user_id,
+            from_id,
+            to_id,
+            link_type,
+        } => {
+            tx.execute(
+                "DELETE FROM links WHERE user_id = ?1 AND from_id = ?2 AND to_id = ?3 AND link_type = ?4",
+                params![user_id, from_id, to_id, link_type.as_str()],
+            )
+            .map_err(backend)?;
+        }
+        Write::PutUserState(s) => {
+            tx.execute(
+                "INSERT OR REPLACE INTO user_state (user_id, new_since_cycle, last_cycle_at, last_run_id) \
+                 VALUES (?1, ?2, ?3, ?4)",
+                params![s.user_id, s.new_since_cycle as i64, s.last_cycle_at, s.last_run_id],
+            )
+            .map_err(backend)?;
+            tx.execute(
+                "DELETE FROM applied_offsets WHERE user_id = ?1",
+                params![s.user_id],
+            )
+            .map_err(backend)?;
+            for (source, offset) in &s.applied_offsets {
+                tx.execute(
+                    "INSERT INTO applied_offsets (user_id, source, applied_offset) VALUES (?1, ?2, ?3)",
+                    params![s.user_id, source, offset],
+                )
+                .map_err(backend)?;
+            }
+        }
+        Write::PutRunReport(r) => {
+            tx.execute(
+                "INSERT OR REPLACE INTO run_reports (user_id, run_id, started_at, report) \
+                 VALUES (?1, ?2, ?3, ?4)",
+                params![r.user_id, r.run_id, r.started_at, r.report.to_string()],
+            )
+            .map_err(backend)?;
+        }
+    }
+    Ok(())
+}
+
+/// Reads a JSON text column, reporting which column was corrupt.
+fn json_column<T: serde::de::DeserializeOwned>(row: &Row<'_>, index: usize, what: &str) -> rusqlite::Result<T> {
+    let text: String = row.get(index)?;
+    serde_json::from_str(&text).map_err(|e| corrupt(index, what, &e.to_string()))
+}
+
+fn corrupt(index: usize, what: &str, reason: &str) -> rusqlite::Error {
+    rusqlite::Error::FromSqlConversionFailure(
+        index,
+        rusqlite::types::Type::Text,
+        format!("{what}: {reason}").into(),
+    )
+}
+
+fn memory_from_row(row: &Row<'_>) -> rusqlite::Result<Memory> {
+    let kind: String = row.get(2)?;
+    let status: String = row.get(10)?;
+    let embedding: Option<Vec<u8>> = row.get(9)?;
+    let embedding = match embedding {
+        Some(bytes) if bytes.len() % 4 != 0 => {
+            return Err(corrupt(9, "embedding", "length is not a multiple of 4"));
+        }
+        Some(bytes) => Some(
+            bytes
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect(),
+        ),
+        None => None,
+    };
+    let created_at: i64 = row.get(11)?;
+    let recent: Vec<i64> = json_column(row, 12, "recent_accesses")?;
+    let presentations: i64 = row.get(13)?;
+    Ok(Memory {
+        user_id: row.get(0)?,
+        id: row.get(1)?,
+        kind: MemoryKind::parse(&kind).ok_or_else(|| corrupt(2, "kind", &kind))?,
+        category: row.get(3)?,
+        tags: json_column(row, 4, "tags")?,
+        content: row.get(5)?,
+        importance: row.get(6)?,
+        source: row.get(7)?,
+        content_hash: row.get(8)?,
+        embedding,
+        status: MemoryStatus::parse(&status).ok_or_else(|| corrupt(10, "status", &status))?,
+        salience: SalienceState::from_parts(created_at, recent, presentations.max(1) as u64),
+        merged_from: json_column(row, 14, "merged_from")?,
+        derived_from: json_column(row, 15, "derived_from")?,
+        last_run_id: row.get(16)?,
+    })
+}
+
+fn link_from_row(row: &Row<'_>) -> rusqlite::Result<Link> {
+    let link_type: String = row.get(3)?;
+    Ok(Link {
+        user_id: row.get(0)?,
+        from_id: row.get(1)?,
+        to_id: row.get(2)?,
+        link_type: LinkType::parse(&link_type).ok_or_else(|| corrupt(3, "link_type", &link_type))?,
+        confidence: row.get(4)?,
+        reason: row.get(5)?,
+        created_at: row.get(6)?,
+        run_id: row.get(7)?,
+    })
+}
+
+fn report_from_row(row: &Row<'_>) -> rusqlite::Result<RunReport> {
+    Ok(RunReport {
+        user_id: row.get(0)?,
+        run_id: row.get(1)?,
+        started_at: row.get(2)?,
+        report: json_column(row, 3, "report")?,
+    })
+}
+
+impl Store for EmbeddedStore {
+    fn commit(&self, batch: &WriteBatch) -> Result<(), StoreError> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let mut connection = self.connection();
+        let tx = connection.transaction().map_err(backend)?;
+        for write in &batch.writes {
+            // Dropping `tx` on error rolls the whole batch back.
+            apply(&tx, write)?;
+        }
+        tx.commit().map_err(backend)
+    }
+
+    fn memory(&self, user_id: &str, memory_id: &str) -> Result<Option<Memory>, StoreError> {
+        self.connection()
+            .query_row(
+                &format!("SELECT {MEMORY_COLUMNS} FROM memories WHERE user_id = ?1 AND id = ?2"),
+                params![user_id, memory_id],
+                memory_from_row,
+            )
+            .optional()
+            .map_err(backend)
+    }
+
+    fn memories(&self, user_id: &str) -> Result<Vec<Memory>, StoreError> {
+        let connection = self.connection();
+        let mut statement = connection
+            .prepare_cached(&format!(
+                "SELECT {MEMORY_COLUMNS} FROM memories WHERE user_id = ?1 ORDER BY created_at, id"
+            ))
+            .map_err(backend)?;
+        let rows = statement
+            .query_map(params![user_id], memory_from_row)
+            .map_err(backend)?;
+        rows.collect::<Result<_, _>>().map_err(backend)
+    }
+
+    fn links_of(&self, user_id: &str, memory_id: &str) -> Result<Vec<Link>, StoreError> {
+        let connection = self.connection();
+        let mut statement = connection
+            .prepare_cached(&format!(
+                "SELECT {LINK_COLUMNS} FROM links WHERE user_id = ?1 AND from_id = ?2 \
+                 UNION SELECT {LINK_COLUMNS} FROM links WHERE user_id = ?1 AND to_id = ?2 \
+                 ORDER BY from_id, to_id, link_type"
+            ))
+            .map_err(backend)?;
+        let rows = statement
+            .query_map(params![user_id, memory_id], link_from_row)
+            .map_err(backend)?;
+        rows.collect::<Result<_, _>>().map_err(backend)
+    }
+
+    fn links(&self, user_id: &str) -> Result<Vec<Link>, StoreError> {
+        let connection = self.connection();
+        let mut statement = connection
+            .prepare_cached(&format!(
+                "SELECT {LINK_COLUMNS} FROM links WHERE user_id = ?1 ORDER BY from_id, to_id, link_type"
+            ))
+            .map_err(backend)?;
+        let rows = statement
+            .query_map(params![user_id], link_from_row)
+            .map_err(backend)?;
+        rows.collect::<Result<_, _>>().map_err(backend)
+    }
+
+    fn user_state(&self, user_id: &str) -> Result<Option<UserState>, StoreError> {
+        let connection = self.connection();
+        let state = connection
+            .query_row(
+                "SELECT user_id, new_since_cycle, last_cycle_at, last_run_id FROM user_state WHERE user_id = ?1",
+                params![user_id],
+                |row| {
+                    let new_since_cycle: i64 = row.get(1)?;
+                    Ok(UserState {
+                        user_id: row.get(0)?,
+                        applied_offsets: Default::default(),
+                        new_since_cycle: new_since_cycle.max(0) as u64,
+                        last_cycle_at: row.get(2)?,
+                        last_run_id: row.get(3)?,
+                    })
+                },
+            )
+            .optional()
+            .map_err(backend)?;
+        let Some(mut state) = state else {
+            return Ok(None);
+        };
+        let mut statement = connection
+            .prepare_cached("SELECT source, applied_offset FROM applied_offsets WHERE user_id = ?1")
+            .map_err(backend)?;
+        let offsets = statement
+            .query_map(params![user_id], |row| Ok((row.get(0)?, row.get(1)?)))
+            .map_err(backend)?;
+        for offset in offsets {
+            let (source, offset): (String, i64) = offset.map_err(backend)?;
+            state.applied_offsets.insert(source, offset);
+        }
+        Ok(Some(state))
+    }
+
+    fn users(&self) -> Result<Vec<String>, StoreError> {
+        let connection = self.connection();
+        let mut statement = connection
+            .prepare_cached(
+                "SELECT user_id FROM user_state UNION SELECT DISTINCT user_id FROM memories ORDER BY 1",
+            )
+            .map_err(backend)?;
+        let rows = statement.query_map([], |row| row.get(0)).map_err(backend)?;
+        rows.collect::<Result<_, _>>().map_err(backend)
+    }
+
+    fn run_report(&self, user_id: &str, run_id: &str) -> Result<Option<RunReport>, StoreError> {
+        self.connection()
+            .query_row(
+                "SELECT user_id, run_id, started_at, report FROM run_reports WHERE user_id = ?1 AND run_id = ?2",
+                params![user_id, run_id],
+                report_from_row,
+            )
+            .optional()
+            .map_err(backend)
+    }
+
+    fn run_reports(&self, user_id: &str) -> Result<Vec<RunReport>, StoreError> {
+        let connection = self.connection();
+        let mut statement = connection
+            .prepare_cached(
+                "SELECT user_id, run_id, started_at, report FROM run_reports WHERE user_id = ?1 \
+                 ORDER BY started_at, run_id",
+            )
+            .map_err(backend)?;
+        let rows = statement
+            .query_map(params![user_id], report_from_row)
+            .map_err(backend)?;
+        rows.collect::<Result<_, _>>().map_err(backend)
+    }
+}

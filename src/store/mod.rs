@@ -1,0 +1,114 @@
+//! Where state lives: a small trait over memories, salience state, links,
+//! per-user state and run reports, with an embedded implementation.
+//!
+//! Writes go through [`WriteBatch`]: a batch is applied atomically, so the
+//! effects of a batch of events and the offsets that mark them applied become
+//! durable together (DESIGN.md §6).
+
+mod embedded;
+
+use serde_json::json;
+use thiserror::Error;
+
+pub use embedded::EmbeddedStore;
+
+use crate::model::{Link, LinkType, Memory, RunReport, UserState};
+use crate::salience::SalienceState;
+
+#[derive(Debug, Error)]
+pub enum StoreError {
+    #[error("cannot open the store at {path}: {reason}")]
+    Open { path: String, reason: String },
+    #[error("store I/O failed: {0}")]
+    Backend(String),
+    #[error("stored data is corrupt ({what}): {reason}")]
+    Corrupt { what: String, reason: String },
+    #[error("memory {memory_id} of user {user_id} does not exist")]
+    MissingMemory { user_id: String, memory_id: String },
+}
+
+/// One write. Puts are upserts by key, so applying a write twice is harmless.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Write {
+    PutMemory(Memory),
+    /// Updates only the salience state of an existing memory (the cheap write
+    /// an access event needs).
+    PutSalience {
+        user_id: String,
+        memory_id: String,
+        salience: SalienceState,
+    },
+    PutLink(Link),
+    DeleteLink {
+        user_id: String,
+        from_id: String,
+        to_id: String,
+        link_type: LinkType,
+    },
+    PutUserState(UserState),
+    PutRunReport(RunReport),
+}
+
+/// Writes applied all together or not at all.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WriteBatch {
+    pub writes: Vec<Write>,
+}
+
+impl WriteBatch {
+    pub fn push(&mut self, write: Write) {
+        self.writes.push(write);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.writes.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.writes.len()
+    }
+}
+
+/// The state store. Implementations must make [`Store::commit`] atomic and
+/// durable when it returns, and must return memories ordered by
+/// `(created_at, id)` and links ordered by `(from_id, to_id, link_type)`.
+pub trait Store: Send + Sync {
+    fn commit(&self, batch: &WriteBatch) -> Result<(), StoreError>;
+
+    fn memory(&self, user_id: &str, memory_id: &str) -> Result<Option<Memory>, StoreError>;
+
+    /// Every memory of a user, whatever its status.
+    fn memories(&self, user_id: &str) -> Result<Vec<Memory>, StoreError>;
+
+    /// Links from or to a memory.
+    fn links_of(&self, user_id: &str, memory_id: &str) -> Result<Vec<Link>, StoreError>;
+
+    /// Every link of a user.
+    fn links(&self, user_id: &str) -> Result<Vec<Link>, StoreError>;
+
+    fn user_state(&self, user_id: &str) -> Result<Option<UserState>, StoreError>;
+
+    /// Every user with stored state, sorted.
+    fn users(&self) -> Result<Vec<String>, StoreError>;
+
+    fn run_report(&self, user_id: &str, run_id: &str) -> Result<Option<RunReport>, StoreError>;
+
+    /// A user's run reports, oldest first.
+    fn run_reports(&self, user_id: &str) -> Result<Vec<RunReport>, StoreError>;
+}
+
+/// A deterministic dump of everything stored, user by user: two stores with
+/// the same content dump to the same JSON.
+pub fn dump(store: &dyn Store) -> Result<serde_json::Value, StoreError> {
+    let mut users = Vec::new();
+    for user_id in store.users()? {
+        users.push(json!({
+            "user_id": user_id,
+            "state": store.user_state(&user_id)?,
+            "memories": store.memories(&user_id)?,
+            "links": store.links(&user_id)?,
+            "runs": store.run_reports(&user_id)?,
+        }));
+    }
+    Ok(json!({ "users": users }))
+}
