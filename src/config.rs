@@ -255,10 +255,7 @@ impl Config {
         }
         let keys = leaf_keys(&defaults);
         let env_overrides = env.into_iter().filter_map(|(name, value)| {
-            let key = keys
-                .iter()
-                .find(|key| env_name(key) == name)?
-                .clone();
+            let key = keys.iter().find(|key| env_name(key) == name)?.clone();
             Some(Override {
                 key,
                 value,
@@ -283,7 +280,8 @@ impl Config {
     pub fn to_masked_toml(&self) -> String {
         let mut json = serde_json::to_value(self).unwrap_or(Json::Null);
         mask_secrets(&mut json);
-        let value: toml::Value = serde_json::from_value(json).unwrap_or(toml::Value::Boolean(false));
+        let value: toml::Value =
+            serde_json::from_value(json).unwrap_or(toml::Value::Boolean(false));
         toml::to_string_pretty(&value).unwrap_or_default()
     }
 
@@ -402,11 +400,14 @@ mod tests {
             ("ENGRAM_STATE_DIR".to_owned(), "/from/env".to_owned()),
             ("UNRELATED".to_owned(), "x".to_owned()),
         ];
-        let config =
-            Config::load(Some(&file), env, vec![flag("state.dir", "/from/flag")]).unwrap();
+        let config = Config::load(Some(&file), env, vec![flag("state.dir", "/from/flag")]).unwrap();
         assert_eq!(config.limits.max_tags, 5, "file beats defaults");
         assert_eq!(config.pipeline.batch_size, 20, "env beats file");
-        assert_eq!(config.state.dir, PathBuf::from("/from/flag"), "flag beats env");
+        assert_eq!(
+            config.state.dir,
+            PathBuf::from("/from/flag"),
+            "flag beats env"
+        );
     }
 
     #[test]
@@ -414,27 +415,41 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("engram.toml");
         std::fs::write(&file, "[pipeline]\nbatch_size = 10\nbatch_sise = 3\n").unwrap();
-        let error = Config::load(Some(&file), vec![], vec![]).unwrap_err().to_string();
-        assert!(error.contains("batch_sise") && error.contains("line 3"), "{error}");
+        let error = Config::load(Some(&file), vec![], vec![])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("batch_sise") && error.contains("line 3"),
+            "{error}"
+        );
     }
 
     #[test]
     fn badly_typed_env_names_the_variable() {
         let env = vec![("ENGRAM_PIPELINE_BATCH_SIZE".to_owned(), "many".to_owned())];
         let error = Config::load(None, env, vec![]).unwrap_err().to_string();
-        assert!(error.contains("ENGRAM_PIPELINE_BATCH_SIZE") && error.contains("integer"), "{error}");
+        assert!(
+            error.contains("ENGRAM_PIPELINE_BATCH_SIZE") && error.contains("integer"),
+            "{error}"
+        );
     }
 
     #[test]
     fn secrets_are_masked() {
         let env = vec![
-            ("ENGRAM_KAFKA_SASL_PASSWORD".to_owned(), "hunter2".to_owned()),
+            (
+                "ENGRAM_KAFKA_SASL_PASSWORD".to_owned(),
+                "hunter2".to_owned(),
+            ),
             ("ENGRAM_SCYLLA_PASSWORD".to_owned(), "s3cret".to_owned()),
         ];
         let config = Config::load(None, env, vec![]).unwrap();
         assert_eq!(config.kafka.sasl_password, "hunter2");
         let shown = config.to_masked_toml();
-        assert!(!shown.contains("hunter2") && !shown.contains("s3cret"), "{shown}");
+        assert!(
+            !shown.contains("hunter2") && !shown.contains("s3cret"),
+            "{shown}"
+        );
         assert!(shown.contains("sasl_password = \"********\""), "{shown}");
     }
 
@@ -442,7 +457,10 @@ mod tests {
     fn every_key_has_an_env_var() {
         let keys = Config::keys();
         assert!(keys.contains(&"limits.max_content_bytes".to_owned()));
-        assert_eq!(Config::env_var("limits.max_content_bytes"), "ENGRAM_LIMITS_MAX_CONTENT_BYTES");
+        assert_eq!(
+            Config::env_var("limits.max_content_bytes"),
+            "ENGRAM_LIMITS_MAX_CONTENT_BYTES"
+        );
     }
 
     #[test]

@@ -56,7 +56,11 @@ pub struct CycleOutput {
 }
 
 /// Runs one cycle over a user's memories.
-pub fn run_cycle(request: &CycleRequest, memories: &[Memory], settings: &CycleSettings) -> CycleOutput {
+pub fn run_cycle(
+    request: &CycleRequest,
+    memories: &[Memory],
+    settings: &CycleSettings,
+) -> CycleOutput {
     let started = std::time::Instant::now();
     let now = timestamp(request.now);
     let active: Vec<&Memory> = memories

@@ -18,7 +18,11 @@ use engram::source::LineSource;
 use engram::store::{self, EmbeddedStore, Store};
 
 #[derive(Parser)]
-#[command(name = "engram", version, about = "Consolidates the long-term memory of AI agents")]
+#[command(
+    name = "engram",
+    version,
+    about = "Consolidates the long-term memory of AI agents"
+)]
 struct Cli {
     /// TOML configuration file (overridden by ENGRAM_* variables and flags).
     #[arg(long, global = true, env = "ENGRAM_CONFIG")]
@@ -91,7 +95,10 @@ fn run() -> Result<()> {
         flag("output.path", args.output.clone());
         flag("output.dlq_path", args.dlq.clone());
         flag("input.source_id", args.source_id.clone());
-        flag("pipeline.batch_size", args.batch_size.map(|n| n.to_string()));
+        flag(
+            "pipeline.batch_size",
+            args.batch_size.map(|n| n.to_string()),
+        );
         flag("pipeline.clock", args.clock.clone());
     }
     let config = Config::load(cli.config.as_deref(), std::env::vars(), flags)?;
@@ -128,7 +135,9 @@ fn init_logging(log: &LogConfig) -> Result<()> {
 
 fn open_store(config: &Config) -> Result<EmbeddedStore> {
     if !config.scylla.nodes.trim().is_empty() {
-        bail!("the ScyllaDB store is not available in this build; unset scylla.nodes to use the embedded store");
+        bail!(
+            "the ScyllaDB store is not available in this build; unset scylla.nodes to use the embedded store"
+        );
     }
     Ok(EmbeddedStore::open(&config.state.dir)?)
 }
@@ -136,7 +145,9 @@ fn open_store(config: &Config) -> Result<EmbeddedStore> {
 fn dump(config: &Config, user: Option<&str>) -> Result<()> {
     let store = open_store(config)?;
     let mut dumped = store::dump(&store)?;
-    if let (Some(user), Some(users)) = (user, dumped.get_mut("users").and_then(|u| u.as_array_mut())) {
+    if let (Some(user), Some(users)) =
+        (user, dumped.get_mut("users").and_then(|u| u.as_array_mut()))
+    {
         users.retain(|entry| entry.get("user_id").and_then(|id| id.as_str()) == Some(user));
     }
     let mut out = io::stdout().lock();
@@ -147,7 +158,9 @@ fn dump(config: &Config, user: Option<&str>) -> Result<()> {
 
 fn run_embedded(config: &Config) -> Result<()> {
     if config.uses_broker() {
-        bail!("the Kafka processor is not available in this build; unset kafka.brokers to run on a file or stdin");
+        bail!(
+            "the Kafka processor is not available in this build; unset kafka.brokers to run on a file or stdin"
+        );
     }
     let codec = EventCodec::new(config.limits)?;
     let store = open_store(config)?;
@@ -155,11 +168,15 @@ fn run_embedded(config: &Config) -> Result<()> {
     let (reader, default_stream): (Box<dyn io::BufRead>, String) = if input_path == "-" {
         (Box::new(io::stdin().lock()), "stdin".to_owned())
     } else {
-        let file = File::open(input_path).with_context(|| format!("cannot open input {input_path}"))?;
+        let file =
+            File::open(input_path).with_context(|| format!("cannot open input {input_path}"))?;
         let absolute = Path::new(input_path)
             .canonicalize()
             .with_context(|| format!("cannot resolve input {input_path}"))?;
-        (Box::new(BufReader::new(file)), format!("file:{}", absolute.display()))
+        (
+            Box::new(BufReader::new(file)),
+            format!("file:{}", absolute.display()),
+        )
     };
     let stream = if config.input.source_id.is_empty() {
         default_stream
@@ -185,7 +202,13 @@ fn run_embedded(config: &Config) -> Result<()> {
         "engram run started"
     );
     let started = std::time::Instant::now();
-    let mut pipeline = EmbeddedPipeline::new(&codec, &store as &dyn Store, settings, config.pipeline.batch_size, clock);
+    let mut pipeline = EmbeddedPipeline::new(
+        &codec,
+        &store as &dyn Store,
+        settings,
+        config.pipeline.batch_size,
+        clock,
+    );
     let summary = pipeline.run(&mut source, &mut sink)?;
     let elapsed = started.elapsed();
     info!(

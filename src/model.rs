@@ -181,7 +181,10 @@ impl UserState {
     }
 
     pub fn mark_applied(&mut self, source: &str, offset: i64) {
-        let entry = self.applied_offsets.entry(source.to_owned()).or_insert(offset);
+        let entry = self
+            .applied_offsets
+            .entry(source.to_owned())
+            .or_insert(offset);
         *entry = (*entry).max(offset);
     }
 }

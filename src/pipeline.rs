@@ -62,8 +62,16 @@ impl fmt::Display for RunSummary {
         for (event_type, count) in &self.applied {
             writeln!(f, "    {event_type:<26}{count:>6}")?;
         }
-        writeln!(f, "  already applied   {:>8}  (replayed input, skipped)", self.replayed)?;
-        writeln!(f, "  rejected          {:>8}  (sent to the dead-letter output)", self.rejected_total())?;
+        writeln!(
+            f,
+            "  already applied   {:>8}  (replayed input, skipped)",
+            self.replayed
+        )?;
+        writeln!(
+            f,
+            "  rejected          {:>8}  (sent to the dead-letter output)",
+            self.rejected_total()
+        )?;
         for (kind, count) in &self.rejected {
             writeln!(f, "    {kind:<26}{count:>6}")?;
         }
@@ -143,7 +151,12 @@ impl<'a> EmbeddedPipeline<'a> {
                 Ok(event) => event,
                 Err(error) => {
                     *summary.rejected.entry(error.kind().to_owned()).or_default() += 1;
-                    dead_letters.push(dead_letter(&record, error.kind(), &error.to_string(), self.clock.now()));
+                    dead_letters.push(dead_letter(
+                        &record,
+                        error.kind(),
+                        &error.to_string(),
+                        self.clock.now(),
+                    ));
                     continue;
                 }
             };
@@ -154,7 +167,10 @@ impl<'a> EmbeddedPipeline<'a> {
             };
             match batch.apply(&position, &event, self.clock.now())? {
                 Disposition::Applied(event_type) => {
-                    *summary.applied.entry(event_type.name().to_owned()).or_default() += 1;
+                    *summary
+                        .applied
+                        .entry(event_type.name().to_owned())
+                        .or_default() += 1;
                 }
                 Disposition::Replayed => summary.replayed += 1,
                 Disposition::Rejected { kind, reason } => {
@@ -195,7 +211,12 @@ fn merge(total: &mut RunSummary, part: RunSummary) {
 pub fn dead_letter(record: &SourceRecord, kind: &str, reason: &str, now: Millis) -> Event {
     let partition = record.partition.map(|p| p.to_string()).unwrap_or_default();
     Event::DeadLetter(DeadLetter {
-        event_id: derived_id(&["dlq", &record.stream, &partition, &record.offset.to_string()]),
+        event_id: derived_id(&[
+            "dlq",
+            &record.stream,
+            &partition,
+            &record.offset.to_string(),
+        ]),
         source_topic: record.stream.clone(),
         partition: record.partition,
         offset: record.offset,

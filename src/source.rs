@@ -111,7 +111,10 @@ mod tests {
     fn lines_keep_their_line_numbers_and_skip_blanks() {
         let out = records("a\n\n  \nb\r\nc", 100);
         let lines: Vec<_> = out.iter().map(|r| (r.offset, r.payload.clone())).collect();
-        assert_eq!(lines, vec![(0, b"a".to_vec()), (3, b"b".to_vec()), (4, b"c".to_vec())]);
+        assert_eq!(
+            lines,
+            vec![(0, b"a".to_vec()), (3, b"b".to_vec()), (4, b"c".to_vec())]
+        );
     }
 
     #[test]

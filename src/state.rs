@@ -10,8 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::cycle::{CycleRequest, CycleSettings, derived_id, run_cycle};
 use crate::event::{
-    ConsolidationRequested, Event, EventType, MemoryAccessed, MemoryCreated, RunMode,
-    TriggerReason,
+    ConsolidationRequested, Event, EventType, MemoryAccessed, MemoryCreated, RunMode, TriggerReason,
 };
 use crate::model::{Memory, MemoryStatus, Millis, UserState};
 use crate::salience::SalienceState;
@@ -36,7 +35,10 @@ pub enum Disposition {
     /// At or below the user's watermark: already applied by an earlier run.
     Replayed,
     /// Valid but not applicable (e.g. an access to an unknown memory).
-    Rejected { kind: &'static str, reason: String },
+    Rejected {
+        kind: &'static str,
+        reason: String,
+    },
 }
 
 type MemoryKey = (String, String);
@@ -84,7 +86,12 @@ impl<'a> StateBatch<'a> {
     }
 
     /// Applies one input event. `now` is the pipeline clock's time.
-    pub fn apply(&mut self, position: &Position, event: &Event, now: Millis) -> Result<Disposition, StoreError> {
+    pub fn apply(
+        &mut self,
+        position: &Position,
+        event: &Event,
+        now: Millis,
+    ) -> Result<Disposition, StoreError> {
         self.events += 1;
         let Some(user_id) = event.user_id() else {
             return Ok(Disposition::Rejected {
@@ -156,7 +163,11 @@ impl<'a> StateBatch<'a> {
         Ok(())
     }
 
-    fn memory(&mut self, user_id: &str, memory_id: &str) -> Result<Option<&mut Memory>, StoreError> {
+    fn memory(
+        &mut self,
+        user_id: &str,
+        memory_id: &str,
+    ) -> Result<Option<&mut Memory>, StoreError> {
         let key = (user_id.to_owned(), memory_id.to_owned());
         if !self.memories.contains_key(&key) {
             match self.store.memory(user_id, memory_id)? {
@@ -229,9 +240,15 @@ impl<'a> StateBatch<'a> {
         let user_known = self.known_users.contains(&event.user_id);
         let Some(memory) = self.memory(&event.user_id, &event.memory_id)? else {
             let (kind, reason) = if user_known {
-                ("unknown_memory", format!("memory {} does not exist for this user", event.memory_id))
+                (
+                    "unknown_memory",
+                    format!("memory {} does not exist for this user", event.memory_id),
+                )
             } else {
-                ("unknown_user", format!("user {} has no memories", event.user_id))
+                (
+                    "unknown_user",
+                    format!("user {} has no memories", event.user_id),
+                )
             };
             return Ok(Disposition::Rejected { kind, reason });
         };
@@ -241,7 +258,11 @@ impl<'a> StateBatch<'a> {
         Ok(Disposition::Applied(EventType::MemoryAccessed))
     }
 
-    fn request(&mut self, event: &ConsolidationRequested, now: Millis) -> Result<Disposition, StoreError> {
+    fn request(
+        &mut self,
+        event: &ConsolidationRequested,
+        now: Millis,
+    ) -> Result<Disposition, StoreError> {
         let memories = self.user_memories(&event.user_id)?;
         let mode = if event.execute.unwrap_or(false) {
             RunMode::Execute
@@ -294,6 +315,15 @@ fn unit_embedding(values: &[f32]) -> Option<Vec<f32>> {
     if values.len() != EMBEDDING_DIM {
         return None;
     }
-    let norm = values.iter().map(|x| f64::from(*x) * f64::from(*x)).sum::<f64>().sqrt();
-    (norm > 1e-12 && norm.is_finite()).then(|| values.iter().map(|x| (f64::from(*x) / norm) as f32).collect())
+    let norm = values
+        .iter()
+        .map(|x| f64::from(*x) * f64::from(*x))
+        .sum::<f64>()
+        .sqrt();
+    (norm > 1e-12 && norm.is_finite()).then(|| {
+        values
+            .iter()
+            .map(|x| (f64::from(*x) / norm) as f32)
+            .collect()
+    })
 }

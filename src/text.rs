@@ -51,7 +51,10 @@ mod tests {
 
     #[test]
     fn content_hash_equal_for_equivalent_text() {
-        assert_eq!(content_hash("Uses Postgres."), content_hash("uses   postgres"));
+        assert_eq!(
+            content_hash("Uses Postgres."),
+            content_hash("uses   postgres")
+        );
         assert_ne!(content_hash("Uses Postgres"), content_hash("Uses MySQL"));
         assert_eq!(content_hash("x").len(), 64);
     }

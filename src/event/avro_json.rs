@@ -22,18 +22,27 @@ pub fn json_to_avro(json: &Json, schema: &Schema, path: &str) -> Result<Avro, De
             Json::Null => Ok(Avro::Null),
             _ => Err(wrong("null")),
         },
-        Schema::Boolean => json.as_bool().map(Avro::Boolean).ok_or_else(|| wrong("boolean")),
+        Schema::Boolean => json
+            .as_bool()
+            .map(Avro::Boolean)
+            .ok_or_else(|| wrong("boolean")),
         Schema::Int => json
             .as_i64()
             .and_then(|n| i32::try_from(n).ok())
             .map(Avro::Int)
             .ok_or_else(|| wrong("32-bit integer")),
-        Schema::Long => json.as_i64().map(Avro::Long).ok_or_else(|| wrong("integer")),
+        Schema::Long => json
+            .as_i64()
+            .map(Avro::Long)
+            .ok_or_else(|| wrong("integer")),
         Schema::Float => json
             .as_f64()
             .map(|n| Avro::Float(n as f32))
             .ok_or_else(|| wrong("number")),
-        Schema::Double => json.as_f64().map(Avro::Double).ok_or_else(|| wrong("number")),
+        Schema::Double => json
+            .as_f64()
+            .map(Avro::Double)
+            .ok_or_else(|| wrong("number")),
         Schema::String => json
             .as_str()
             .map(|s| Avro::String(s.to_owned()))
@@ -48,7 +57,9 @@ pub fn json_to_avro(json: &Json, schema: &Schema, path: &str) -> Result<Avro, De
                 })
         }
         Schema::TimestampMillis => {
-            let text = json.as_str().ok_or_else(|| wrong("RFC 3339 timestamp string"))?;
+            let text = json
+                .as_str()
+                .ok_or_else(|| wrong("RFC 3339 timestamp string"))?;
             DateTime::parse_from_rfc3339(text)
                 .map(|time| Avro::TimestampMillis(time.timestamp_millis()))
                 .map_err(|_| DecodeError::BadTimestamp {
@@ -111,7 +122,9 @@ pub fn json_to_avro(json: &Json, schema: &Schema, path: &str) -> Result<Avro, De
                 };
                 let value = match object.get(&field.name) {
                     Some(value) => json_to_avro(value, &field.schema, &field_path)?,
-                    None if is_nullable(&field.schema) => json_to_avro(&Json::Null, &field.schema, &field_path)?,
+                    None if is_nullable(&field.schema) => {
+                        json_to_avro(&Json::Null, &field.schema, &field_path)?
+                    }
                     None => return Err(DecodeError::MissingField(field_path)),
                 };
                 fields.push((field.name.clone(), value));

@@ -92,9 +92,9 @@ impl EventCodec {
             .map_err(|e| DecodeError::Undecodable(format!("invalid UTF-8: {e}")))?;
         let mut json: Json = serde_json::from_str(text)
             .map_err(|e| DecodeError::Undecodable(format!("invalid JSON: {e}")))?;
-        let object = json.as_object_mut().ok_or_else(|| {
-            DecodeError::Undecodable("an event must be a JSON object".to_owned())
-        })?;
+        let object = json
+            .as_object_mut()
+            .ok_or_else(|| DecodeError::Undecodable("an event must be a JSON object".to_owned()))?;
         let type_name = match object.remove("type") {
             Some(Json::String(name)) => name,
             Some(other) => {
@@ -226,7 +226,10 @@ impl EventCodec {
     /// Builds the typed event from its checked JSON form and validates it.
     fn typed(&self, event_type: EventType, mut json: Json) -> Result<Event, DecodeError> {
         if let Some(object) = json.as_object_mut() {
-            object.insert("type".to_owned(), Json::String(event_type.name().to_owned()));
+            object.insert(
+                "type".to_owned(),
+                Json::String(event_type.name().to_owned()),
+            );
         }
         let event: Event = serde_json::from_value(json)
             .map_err(|e| DecodeError::Undecodable(format!("{}: {e}", event_type.name())))?;
@@ -261,7 +264,11 @@ impl EventCodec {
                 {
                     return Err(DecodeError::InvalidValue {
                         field: "tags".to_owned(),
-                        reason: format!("{} tags exceed the limit of {}", tags.len(), limits.max_tags),
+                        reason: format!(
+                            "{} tags exceed the limit of {}",
+                            tags.len(),
+                            limits.max_tags
+                        ),
                     });
                 }
                 if let Some(embedding) = &e.embedding
@@ -300,7 +307,11 @@ fn check_id(field: &str, value: &str, limits: &Limits) -> Result<(), DecodeError
     if value.len() > limits.max_id_bytes {
         return Err(DecodeError::InvalidValue {
             field: field.to_owned(),
-            reason: format!("{} bytes exceed the limit of {}", value.len(), limits.max_id_bytes),
+            reason: format!(
+                "{} bytes exceed the limit of {}",
+                value.len(),
+                limits.max_id_bytes
+            ),
         });
     }
     if value.chars().any(char::is_control) {

@@ -73,7 +73,9 @@ impl Schemas {
     }
 
     pub fn fingerprint(&self, event: EventType) -> Option<[u8; 8]> {
-        self.by_type.get(&event).map(|(_, fingerprint)| *fingerprint)
+        self.by_type
+            .get(&event)
+            .map(|(_, fingerprint)| *fingerprint)
     }
 
     pub fn event_for_fingerprint(&self, fingerprint: &[u8; 8]) -> Option<EventType> {

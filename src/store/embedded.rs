@@ -30,7 +30,8 @@ CREATE TABLE IF NOT EXISTS memories (
     status TEXT NOT NULL,
     created_at INTEGER NOT NULL,
     recent_accesses TEXT NOT NULL,
-    presentations INTEGER NOT NULL,
+    reads INTEGER NOT NULL,
+    read_offset_sum INTEGER NOT NULL,
     merged_from TEXT NOT NULL,
     derived_from TEXT NOT NULL,
     last_run_id TEXT,
@@ -71,9 +72,10 @@ CREATE TABLE IF NOT EXISTS run_reports (
 ";
 
 const MEMORY_COLUMNS: &str = "user_id, id, kind, category, tags, content, importance, source, \
-     content_hash, embedding, status, created_at, recent_accesses, presentations, merged_from, \
-     derived_from, last_run_id";
-const LINK_COLUMNS: &str = "user_id, from_id, to_id, link_type, confidence, reason, created_at, run_id";
+     content_hash, embedding, status, created_at, recent_accesses, reads, read_offset_sum, \
+     merged_from, derived_from, last_run_id";
+const LINK_COLUMNS: &str =
+    "user_id, from_id, to_id, link_type, confidence, reason, created_at, run_id";
 
 /// SQLite-backed [`Store`] in a directory of its own.
 pub struct EmbeddedStore {
@@ -151,7 +153,7 @@ fn apply(tx: &Transaction<'_>, write: &Write) -> Result<(), StoreError> {
             tx.execute(
                 &format!(
                     "INSERT OR REPLACE INTO memories ({MEMORY_COLUMNS}) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)"
                 ),
                 params![
                     m.user_id,
@@ -167,7 +169,8 @@ fn apply(tx: &Transaction<'_>, write: &Write) -> Result<(), StoreError> {
                     m.status.as_str(),
                     m.salience.created_at(),
                     to_json(&m.salience.recent()),
-                    m.salience.presentations() as i64,
+                    m.salience.access_count() as i64,
+                    m.salience.read_offset_sum(),
                     to_json(&m.merged_from),
                     to_json(&m.derived_from),
                     m.last_run_id,
@@ -182,13 +185,14 @@ fn apply(tx: &Transaction<'_>, write: &Write) -> Result<(), StoreError> {
         } => {
             let changed = tx
                 .execute(
-                    "UPDATE memories SET recent_accesses = ?3, presentations = ?4 \
+                    "UPDATE memories SET recent_accesses = ?3, reads = ?4, read_offset_sum = ?5 \
                      WHERE user_id = ?1 AND id = ?2",
                     params![
                         user_id,
                         memory_id,
                         to_json(&salience.recent()),
-                        salience.presentations() as i64
+                        salience.access_count() as i64,
+                        salience.read_offset_sum(),
                     ],
                 )
                 .map_err(backend)?;
@@ -262,7 +266,11 @@ fn apply(tx: &Transaction<'_>, write: &Write) -> Result<(), StoreError> {
 }
 
 /// Reads a JSON text column, reporting which column was corrupt.
-fn json_column<T: serde::de::DeserializeOwned>(row: &Row<'_>, index: usize, what: &str) -> rusqlite::Result<T> {
+fn json_column<T: serde::de::DeserializeOwned>(
+    row: &Row<'_>,
+    index: usize,
+    what: &str,
+) -> rusqlite::Result<T> {
     let text: String = row.get(index)?;
     serde_json::from_str(&text).map_err(|e| corrupt(index, what, &e.to_string()))
 }
@@ -293,7 +301,8 @@ fn memory_from_row(row: &Row<'_>) -> rusqlite::Result<Memory> {
     };
     let created_at: i64 = row.get(11)?;
     let recent: Vec<i64> = json_column(row, 12, "recent_accesses")?;
-    let presentations: i64 = row.get(13)?;
+    let reads: i64 = row.get(13)?;
+    let read_offset_sum: i64 = row.get(14)?;
     Ok(Memory {
         user_id: row.get(0)?,
         id: row.get(1)?,
@@ -306,10 +315,15 @@ fn memory_from_row(row: &Row<'_>) -> rusqlite::Result<Memory> {
         content_hash: row.get(8)?,
         embedding,
         status: MemoryStatus::parse(&status).ok_or_else(|| corrupt(10, "status", &status))?,
-        salience: SalienceState::from_parts(created_at, recent, presentations.max(1) as u64),
-        merged_from: json_column(row, 14, "merged_from")?,
-        derived_from: json_column(row, 15, "derived_from")?,
-        last_run_id: row.get(16)?,
+        salience: SalienceState::from_parts(
+            created_at,
+            recent,
+            reads.max(0) as u64,
+            read_offset_sum,
+        ),
+        merged_from: json_column(row, 15, "merged_from")?,
+        derived_from: json_column(row, 16, "derived_from")?,
+        last_run_id: row.get(17)?,
     })
 }
 
@@ -319,7 +333,8 @@ fn link_from_row(row: &Row<'_>) -> rusqlite::Result<Link> {
         user_id: row.get(0)?,
         from_id: row.get(1)?,
         to_id: row.get(2)?,
-        link_type: LinkType::parse(&link_type).ok_or_else(|| corrupt(3, "link_type", &link_type))?,
+        link_type: LinkType::parse(&link_type)
+            .ok_or_else(|| corrupt(3, "link_type", &link_type))?,
         confidence: row.get(4)?,
         reason: row.get(5)?,
         created_at: row.get(6)?,

@@ -1,0 +1,145 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use chrono::{DateTime, TimeZone, Utc};
+use engram::event::*;
+use engram::model::MemoryKind;
+
+pub fn at(seconds: i64) -> DateTime<Utc> {
+    Utc.timestamp_opt(1_788_000_000 + seconds, 0).unwrap()
+}
+
+pub fn created(user: &str, memory: &str, content: &str, seconds: i64) -> MemoryCreated {
+    MemoryCreated {
+        event_id: format!("c-{user}-{memory}"),
+        user_id: user.to_owned(),
+        memory_id: memory.to_owned(),
+        kind: MemoryKind::Semantic,
+        content: content.to_owned(),
+        created_at: at(seconds),
+        category: None,
+        tags: None,
+        importance: None,
+        source: None,
+        embedding: None,
+    }
+}
+
+pub fn accessed(user: &str, memory: &str, seconds: i64) -> MemoryAccessed {
+    MemoryAccessed {
+        event_id: format!("a-{user}-{memory}-{seconds}"),
+        user_id: user.to_owned(),
+        memory_id: memory.to_owned(),
+        accessed_at: at(seconds),
+        context: None,
+    }
+}
+
+/// One or more instances of every event type, with optional fields both set and unset.
+pub fn sample_events() -> Vec<Event> {
+    let mut full = created("alice", "m1", "Project atlas uses PostgreSQL.", 0);
+    full.category = Some("fact".into());
+    full.tags = Some(vec!["db".into(), "atlas".into()]);
+    full.importance = Some(0.75);
+    full.source = Some("chat".into());
+    full.embedding = Some((0..384).map(|i| (i as f32 / 384.0) - 0.5).collect());
+    full.kind = MemoryKind::Procedural;
+    let mut access = accessed("alice", "m1", 60);
+    access.context = Some("retrieval".into());
+    vec![
+        Event::MemoryCreated(full),
+        Event::MemoryCreated(created("bob", "m2", "Ünïcode text ✓ and \"quotes\"", 5)),
+        Event::MemoryAccessed(access),
+        Event::MemoryAccessed(accessed("bob", "m2", 7)),
+        Event::ConsolidationRequested(ConsolidationRequested {
+            event_id: "r1".into(),
+            user_id: "alice".into(),
+            requested_at: at(100),
+            execute: Some(true),
+            reason: Some("nightly".into()),
+        }),
+        Event::ConsolidationRequested(ConsolidationRequested {
+            event_id: "r2".into(),
+            user_id: "alice".into(),
+            requested_at: at(100),
+            execute: None,
+            reason: None,
+        }),
+        Event::ConsolidationTriggered(ConsolidationTriggered {
+            event_id: "t1".into(),
+            user_id: "alice".into(),
+            run_id: "run-1".into(),
+            reason: TriggerReason::Threshold,
+            triggered_at: at(101),
+        }),
+        Event::PatternExtracted(PatternExtracted {
+            event_id: "p1".into(),
+            user_id: "alice".into(),
+            run_id: "run-1".into(),
+            pattern_memory_id: "m9".into(),
+            content: "Runs the tests before committing.".into(),
+            source_memory_ids: vec!["m3".into(), "m4".into(), "m5".into()],
+            extracted_at: at(102),
+        }),
+        Event::ContradictionDetected(ContradictionDetected {
+            event_id: "x1".into(),
+            user_id: "alice".into(),
+            run_id: "run-1".into(),
+            first_memory_id: "m1".into(),
+            second_memory_id: "m6".into(),
+            confidence: 0.82,
+            signals: vec!["differing_value:postgresql/mysql".into()],
+            explanation: "same sentence, one differing named value".into(),
+            resolution: ContradictionResolution::Superseded,
+            detected_at: at(103),
+        }),
+        Event::ConsolidationCompleted(ConsolidationCompleted {
+            event_id: "done1".into(),
+            user_id: "alice".into(),
+            run_id: "run-1".into(),
+            mode: RunMode::Execute,
+            config_hash: "abc123".into(),
+            started_at: at(101),
+            duration_ms: 42,
+            counts: RunCounts {
+                memories_processed: 10,
+                duplicates_merged: 2,
+                links_created: 3,
+                ..RunCounts::default()
+            },
+            actions: vec![
+                RunAction {
+                    action_id: "run-1/0".into(),
+                    action_type: "merge".into(),
+                    target_ids: vec!["m1".into(), "m2".into()],
+                    canonical_id: Some("m1".into()),
+                    new_memory_id: None,
+                    rule_id: "merge-near-duplicates".into(),
+                    score: 0.97,
+                    reasons: vec!["cosine 0.97 >= 0.95".into()],
+                },
+                RunAction {
+                    action_id: "run-1/1".into(),
+                    action_type: "noop".into(),
+                    target_ids: vec![],
+                    canonical_id: None,
+                    new_memory_id: Some("m10".into()),
+                    rule_id: "r".into(),
+                    score: 0.0,
+                    reasons: vec![],
+                },
+            ],
+            warnings: vec!["a warning".into()],
+        }),
+        Event::DeadLetter(DeadLetter {
+            event_id: "d1".into(),
+            source_topic: "memory.created".into(),
+            partition: Some(3),
+            offset: 1234,
+            error_kind: "undecodable".into(),
+            reason: "invalid JSON".into(),
+            original: vec![0, 159, 146, 150, b'{'],
+            rejected_at: at(104),
+        }),
+    ]
+}

@@ -1,0 +1,252 @@
+//! The embedded pipeline end to end: idempotent replays, dead letters, stream
+//! time and the consolidation request path.
+
+mod common;
+
+use std::io::Cursor;
+
+use base64::Engine as _;
+use common::*;
+use engram::clock::{Clock, ClockMode};
+use engram::cycle::{CycleSettings, NO_DETECTORS_WARNING};
+use engram::emit::JsonLinesSink;
+use engram::event::*;
+use engram::pipeline::{EmbeddedPipeline, RunSummary};
+use engram::source::LineSource;
+use engram::store::{EmbeddedStore, Store, dump};
+use serde_json::Value;
+
+const SAMPLE: &str = include_str!("../examples/events.jsonl");
+
+struct Run {
+    summary: RunSummary,
+    outputs: Vec<Value>,
+}
+
+fn run(store: &dyn Store, input: &str, batch_size: usize) -> Run {
+    let codec = EventCodec::new(Limits::default()).unwrap();
+    let mut out = Vec::new();
+    let summary = {
+        let mut sink = JsonLinesSink::new(&codec, Box::new(&mut out), None);
+        let mut source = LineSource::new(Cursor::new(input.as_bytes()), "test-input", 1 << 20);
+        let clock = Clock::new(ClockMode::Stream, true);
+        let mut pipeline =
+            EmbeddedPipeline::new(&codec, store, CycleSettings::default(), batch_size, clock);
+        pipeline.run(&mut source, &mut sink).unwrap()
+    };
+    let outputs = String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    Run { summary, outputs }
+}
+
+fn lines(events: &[Event]) -> String {
+    let codec = EventCodec::new(Limits::default()).unwrap();
+    events
+        .iter()
+        .map(|e| String::from_utf8(codec.encode_json(e)).unwrap() + "\n")
+        .collect()
+}
+
+fn store() -> (tempfile::TempDir, EmbeddedStore) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = EmbeddedStore::open(dir.path()).unwrap();
+    (dir, store)
+}
+
+#[test]
+fn replaying_the_sample_changes_nothing() {
+    let (_dir, store) = store();
+    let first = run(&store, SAMPLE, 500);
+    let after_first = dump(&store).unwrap();
+    assert!(first.summary.applied_total() > 4000, "{}", first.summary);
+    let second = run(&store, SAMPLE, 500);
+    assert_eq!(
+        dump(&store).unwrap(),
+        after_first,
+        "identical state after a replay"
+    );
+    assert_eq!(second.summary.applied_total(), 0, "{}", second.summary);
+    assert_eq!(
+        second.summary.replayed,
+        first.summary.applied_total() + first.summary.rejected["unknown_memory"],
+        "every applied or applied-and-rejected event is recognised as a replay"
+    );
+}
+
+#[test]
+fn crash_and_restart_gives_the_same_state_as_one_run() {
+    let (_dir, uninterrupted) = store();
+    run(&uninterrupted, SAMPLE, 250);
+    // A "crash" after an arbitrary prefix (mid-batch, so part of the input was
+    // committed and part not), then a restart from the beginning.
+    for cut in [1, 777, 2500] {
+        let (_dir, restarted) = store();
+        let prefix: String = SAMPLE.lines().take(cut).map(|l| format!("{l}\n")).collect();
+        run(&restarted, &prefix, 250);
+        run(&restarted, SAMPLE, 250);
+        assert_eq!(
+            dump(&restarted).unwrap(),
+            dump(&uninterrupted).unwrap(),
+            "cut at {cut}"
+        );
+    }
+}
+
+#[test]
+fn batch_size_does_not_change_the_result() {
+    let (_a, one) = store();
+    let (_b, many) = store();
+    run(&one, SAMPLE, 1);
+    run(&many, SAMPLE, 10_000);
+    assert_eq!(dump(&one).unwrap(), dump(&many).unwrap());
+}
+
+#[test]
+fn bad_lines_go_to_the_dead_letter_output_and_the_run_goes_on() {
+    let (_dir, store) = store();
+    let input = format!(
+        "{}not json\n{}{{\"type\":\"memory.created\",\"user_id\":\"u\"}}\n{}",
+        lines(&[Event::MemoryCreated(created("u", "m1", "first", 0))]),
+        lines(&[Event::MemoryAccessed(accessed("u", "ghost", 5))]),
+        lines(&[Event::MemoryAccessed(accessed("u", "m1", 10))]),
+    );
+    let result = run(&store, &input, 100);
+    assert_eq!(result.summary.applied_total(), 2);
+    assert_eq!(result.summary.rejected_total(), 3);
+    let dlq: Vec<&Value> = result
+        .outputs
+        .iter()
+        .filter(|o| o["type"] == "engram.dlq")
+        .collect();
+    let kinds: Vec<&str> = dlq
+        .iter()
+        .map(|d| d["error_kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["undecodable", "unknown_memory", "missing_field"]);
+    assert_eq!(dlq[0]["offset"], 1);
+    assert_eq!(dlq[0]["source_topic"], "test-input");
+    let original = base64::engine::general_purpose::STANDARD
+        .decode(dlq[0]["original"].as_str().unwrap())
+        .unwrap();
+    assert_eq!(original, b"not json", "original bytes are kept");
+    assert!(dlq[2]["reason"].as_str().unwrap().contains("event_id"));
+    let memory = store.memory("u", "m1").unwrap().unwrap();
+    assert_eq!(
+        memory.salience.access_count(),
+        1,
+        "the run went on after the bad lines"
+    );
+}
+
+#[test]
+fn access_to_an_unknown_user_is_rejected_as_such() {
+    let (_dir, store) = store();
+    let result = run(
+        &store,
+        &lines(&[Event::MemoryAccessed(accessed("nobody", "m", 1))]),
+        10,
+    );
+    assert_eq!(result.summary.rejected.get("unknown_user"), Some(&1));
+}
+
+#[test]
+fn re_created_memory_keeps_its_salience_and_takes_new_content() {
+    let (_dir, store) = store();
+    let mut again = created("u", "m1", "Uses MySQL.", 0);
+    again.event_id = "second".into();
+    again.content = "Uses PostgreSQL.".into();
+    let input = lines(&[
+        Event::MemoryCreated(created("u", "m1", "Uses MySQL.", 0)),
+        Event::MemoryAccessed(accessed("u", "m1", 10)),
+        Event::MemoryCreated(again),
+    ]);
+    run(&store, &input, 2);
+    let memory = store.memory("u", "m1").unwrap().unwrap();
+    assert_eq!(memory.content, "Uses PostgreSQL.");
+    assert_eq!(memory.salience.access_count(), 1);
+    assert_eq!(
+        memory.content_hash,
+        engram::text::content_hash("uses postgresql")
+    );
+    assert_eq!(
+        store.user_state("u").unwrap().unwrap().new_since_cycle,
+        1,
+        "an update is not a new memory"
+    );
+}
+
+#[test]
+fn platform_embeddings_of_the_right_dimension_are_kept_normalised() {
+    let (_dir, store) = store();
+    let mut right = created("u", "m1", "a", 0);
+    right.embedding = Some(vec![3.0; 384]);
+    let mut wrong = created("u", "m2", "b", 0);
+    wrong.embedding = Some(vec![1.0; 12]);
+    run(
+        &store,
+        &lines(&[Event::MemoryCreated(right), Event::MemoryCreated(wrong)]),
+        10,
+    );
+    let kept = store.memory("u", "m1").unwrap().unwrap().embedding.unwrap();
+    let norm: f32 = kept.iter().map(|x| x * x).sum::<f32>().sqrt();
+    assert!((norm - 1.0).abs() < 1e-5);
+    assert_eq!(store.memory("u", "m2").unwrap().unwrap().embedding, None);
+}
+
+#[test]
+fn consolidation_request_reports_honestly_at_stream_time() {
+    let (_dir, store) = store();
+    let request = |id: &str, execute| {
+        Event::ConsolidationRequested(ConsolidationRequested {
+            event_id: id.into(),
+            user_id: "u".into(),
+            requested_at: at(50),
+            execute: Some(execute),
+            reason: None,
+        })
+    };
+    let input = lines(&[
+        Event::MemoryCreated(created("u", "m1", "one", 0)),
+        Event::MemoryCreated(created("u", "m2", "two", 10)),
+        Event::MemoryAccessed(accessed("u", "m1", 80)),
+        request("dry", false),
+        request("real", true),
+    ]);
+    let result = run(&store, &input, 100);
+    let types: Vec<&str> = result
+        .outputs
+        .iter()
+        .map(|o| o["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "consolidation.triggered",
+            "consolidation.completed",
+            "consolidation.triggered",
+            "consolidation.completed"
+        ]
+    );
+    let completed = &result.outputs[1];
+    assert_eq!(completed["mode"], "dry_run");
+    assert_eq!(completed["counts"]["memories_processed"], 2);
+    assert_eq!(completed["actions"].as_array().unwrap().len(), 0);
+    assert_eq!(completed["warnings"][0], NO_DETECTORS_WARNING);
+    // Stream time: the latest event time seen (the access at +80 s), not the wall clock.
+    assert_eq!(
+        completed["started_at"].as_str().unwrap(),
+        "2026-08-29T10:41:20Z"
+    );
+    assert_eq!(result.outputs[3]["mode"], "execute");
+    let run_id = result.outputs[3]["run_id"].as_str().unwrap();
+    let state = store.user_state("u").unwrap().unwrap();
+    assert_eq!(state.last_run_id.as_deref(), Some(run_id));
+    assert_eq!(state.new_since_cycle, 0);
+    assert_eq!(store.run_reports("u").unwrap().len(), 2);
+    // Replaying the same requests produces nothing new.
+    let replay = run(&store, &input, 100);
+    assert!(replay.outputs.is_empty());
+}

@@ -1,0 +1,356 @@
+//! One conformance suite for every `Store` implementation. The embedded store
+//! always runs it; other stores add a factory and one `store_suite!` line.
+
+use std::any::Any;
+
+use engram::model::*;
+use engram::salience::SalienceState;
+use engram::store::{EmbeddedStore, Store, StoreError, Write, WriteBatch};
+
+/// A store under test plus whatever must live as long as it (e.g. a temp dir).
+pub struct Handle {
+    pub store: Box<dyn Store>,
+    _guard: Box<dyn Any>,
+}
+
+fn embedded() -> Handle {
+    let dir = tempfile::tempdir().unwrap();
+    let store = EmbeddedStore::open(dir.path()).unwrap();
+    Handle {
+        store: Box::new(store),
+        _guard: Box::new(dir),
+    }
+}
+
+fn memory(user: &str, id: &str, created_at: Millis) -> Memory {
+    Memory {
+        user_id: user.into(),
+        id: id.into(),
+        kind: MemoryKind::Episodic,
+        category: Some("fact".into()),
+        tags: vec!["a".into(), "b".into()],
+        content: format!("memory {id} of {user}"),
+        importance: 0.25,
+        source: Some("chat".into()),
+        content_hash: engram::text::content_hash(id),
+        embedding: Some(vec![0.5, -0.25, 1.0e-7, f32::MIN_POSITIVE]),
+        status: MemoryStatus::Active,
+        salience: SalienceState::new(created_at),
+        merged_from: vec!["x".into()],
+        derived_from: vec![],
+        last_run_id: Some("run".into()),
+    }
+}
+
+fn link(user: &str, from: &str, to: &str, link_type: LinkType) -> Link {
+    Link {
+        user_id: user.into(),
+        from_id: from.into(),
+        to_id: to.into(),
+        link_type,
+        confidence: 0.9,
+        reason: "because".into(),
+        created_at: 5,
+        run_id: Some("run".into()),
+    }
+}
+
+fn commit(store: &dyn Store, writes: Vec<Write>) -> Result<(), StoreError> {
+    store.commit(&WriteBatch { writes })
+}
+
+pub fn memories_round_trip_every_field(store: &dyn Store) {
+    let mut m = memory("u1", "m1", 1_000);
+    m.salience.record_access(2_000);
+    m.salience.record_access(3_000);
+    m.salience.record_access(4_000);
+    m.status = MemoryStatus::Superseded;
+    m.kind = MemoryKind::Procedural;
+    commit(store, vec![Write::PutMemory(m.clone())]).unwrap();
+    assert_eq!(store.memory("u1", "m1").unwrap(), Some(m.clone()));
+    assert_eq!(store.memory("u1", "missing").unwrap(), None);
+    assert_eq!(store.memory("u2", "m1").unwrap(), None, "ids are per user");
+    let mut no_embedding = memory("u1", "m2", 1_000);
+    no_embedding.embedding = None;
+    no_embedding.category = None;
+    commit(store, vec![Write::PutMemory(no_embedding.clone())]).unwrap();
+    assert_eq!(store.memory("u1", "m2").unwrap(), Some(no_embedding));
+}
+
+pub fn memories_are_ordered_by_creation_then_id(store: &dyn Store) {
+    let writes = [("c", 5), ("a", 9), ("b", 5), ("d", 1)]
+        .into_iter()
+        .map(|(id, t)| Write::PutMemory(memory("u1", id, t)))
+        .collect();
+    commit(store, writes).unwrap();
+    commit(store, vec![Write::PutMemory(memory("u2", "z", 0))]).unwrap();
+    let ids: Vec<_> = store
+        .memories("u1")
+        .unwrap()
+        .into_iter()
+        .map(|m| m.id)
+        .collect();
+    assert_eq!(ids, ["d", "b", "c", "a"]);
+    assert_eq!(store.users().unwrap(), ["u1", "u2"]);
+}
+
+pub fn put_memory_is_an_upsert(store: &dyn Store) {
+    let mut m = memory("u1", "m1", 10);
+    commit(store, vec![Write::PutMemory(m.clone())]).unwrap();
+    m.content = "changed".into();
+    m.tags = vec![];
+    commit(
+        store,
+        vec![Write::PutMemory(m.clone()), Write::PutMemory(m.clone())],
+    )
+    .unwrap();
+    assert_eq!(store.memories("u1").unwrap(), vec![m]);
+}
+
+pub fn put_salience_changes_only_salience(store: &dyn Store) {
+    let m = memory("u1", "m1", 10);
+    commit(store, vec![Write::PutMemory(m.clone())]).unwrap();
+    let mut salience = m.salience.clone();
+    salience.record_access(20);
+    commit(
+        store,
+        vec![Write::PutSalience {
+            user_id: "u1".into(),
+            memory_id: "m1".into(),
+            salience: salience.clone(),
+        }],
+    )
+    .unwrap();
+    let stored = store.memory("u1", "m1").unwrap().unwrap();
+    assert_eq!(stored.salience, salience);
+    assert_eq!(
+        Memory {
+            salience: m.salience.clone(),
+            ..stored
+        },
+        m
+    );
+}
+
+pub fn a_failing_batch_changes_nothing(store: &dyn Store) {
+    commit(store, vec![Write::PutMemory(memory("u1", "keep", 1))]).unwrap();
+    let before = engram::store::dump(store).unwrap();
+    let result = commit(
+        store,
+        vec![
+            Write::PutMemory(memory("u1", "new", 2)),
+            Write::PutLink(link("u1", "keep", "new", LinkType::Related)),
+            Write::PutUserState(UserState::new("u1")),
+            Write::PutSalience {
+                user_id: "u1".into(),
+                memory_id: "ghost".into(),
+                salience: SalienceState::new(3),
+            },
+        ],
+    );
+    assert!(
+        matches!(result, Err(StoreError::MissingMemory { .. })),
+        "{result:?}"
+    );
+    assert_eq!(
+        engram::store::dump(store).unwrap(),
+        before,
+        "nothing of the batch is visible"
+    );
+}
+
+pub fn links_are_reachable_from_both_ends(store: &dyn Store) {
+    commit(
+        store,
+        vec![
+            Write::PutLink(link("u1", "a", "b", LinkType::Supersedes)),
+            Write::PutLink(link("u1", "c", "a", LinkType::Contradicts)),
+            Write::PutLink(link("u1", "a", "b", LinkType::Related)),
+            Write::PutLink(link("u2", "a", "b", LinkType::Related)),
+        ],
+    )
+    .unwrap();
+    let mut of_a: Vec<_> = store
+        .links_of("u1", "a")
+        .unwrap()
+        .into_iter()
+        .map(|l| (l.from_id, l.to_id, l.link_type))
+        .collect();
+    of_a.sort();
+    let mut expected = vec![
+        ("a".to_owned(), "b".to_owned(), LinkType::Supersedes),
+        ("a".to_owned(), "b".to_owned(), LinkType::Related),
+        ("c".to_owned(), "a".to_owned(), LinkType::Contradicts),
+    ];
+    expected.sort();
+    assert_eq!(of_a, expected);
+    assert_eq!(
+        store.links_of("u1", "b").unwrap().len(),
+        2,
+        "incoming links too"
+    );
+    assert_eq!(store.links("u1").unwrap().len(), 3);
+    assert_eq!(
+        store.links("u2").unwrap(),
+        vec![link("u2", "a", "b", LinkType::Related)]
+    );
+    commit(
+        store,
+        vec![Write::DeleteLink {
+            user_id: "u1".into(),
+            from_id: "a".into(),
+            to_id: "b".into(),
+            link_type: LinkType::Supersedes,
+        }],
+    )
+    .unwrap();
+    assert_eq!(store.links_of("u1", "b").unwrap().len(), 1);
+    assert!(
+        store
+            .links_of("u1", "a")
+            .unwrap()
+            .iter()
+            .all(|l| l.link_type != LinkType::Supersedes)
+    );
+}
+
+pub fn user_state_and_watermarks_round_trip(store: &dyn Store) {
+    assert_eq!(store.user_state("u1").unwrap(), None);
+    let mut state = UserState::new("u1");
+    state.mark_applied("memory.created/0", 41);
+    state.mark_applied("memory.created/0", 7);
+    state.mark_applied("memory.accessed/3", 9);
+    state.new_since_cycle = 12;
+    state.last_cycle_at = Some(99);
+    state.last_run_id = Some("run-1".into());
+    commit(store, vec![Write::PutUserState(state.clone())]).unwrap();
+    let stored = store.user_state("u1").unwrap().unwrap();
+    assert_eq!(stored, state);
+    assert!(stored.already_applied("memory.created/0", 41));
+    assert!(!stored.already_applied("memory.created/0", 42));
+    assert!(!stored.already_applied("memory.created/1", 0));
+    state.applied_offsets.remove("memory.accessed/3");
+    commit(store, vec![Write::PutUserState(state.clone())]).unwrap();
+    assert_eq!(
+        store.user_state("u1").unwrap().unwrap(),
+        state,
+        "a put replaces the watermarks"
+    );
+    assert_eq!(store.users().unwrap(), ["u1"]);
+}
+
+pub fn run_reports_round_trip_in_time_order(store: &dyn Store) {
+    let report = |run: &str, t| RunReport {
+        user_id: "u1".into(),
+        run_id: run.into(),
+        started_at: t,
+        report: serde_json::json!({ "run_id": run, "counts": { "archived": 1 } }),
+    };
+    commit(
+        store,
+        vec![
+            Write::PutRunReport(report("r2", 20)),
+            Write::PutRunReport(report("r1", 10)),
+        ],
+    )
+    .unwrap();
+    assert_eq!(
+        store.run_report("u1", "r1").unwrap(),
+        Some(report("r1", 10))
+    );
+    assert_eq!(store.run_report("u2", "r1").unwrap(), None);
+    let runs: Vec<_> = store
+        .run_reports("u1")
+        .unwrap()
+        .into_iter()
+        .map(|r| r.run_id)
+        .collect();
+    assert_eq!(runs, ["r1", "r2"]);
+}
+
+pub fn empty_batch_is_fine(store: &dyn Store) {
+    commit(store, vec![]).unwrap();
+    assert!(store.users().unwrap().is_empty());
+}
+
+macro_rules! store_suite {
+    ($module:ident, $factory:expr) => {
+        mod $module {
+            use super::*;
+            fn run(test: fn(&dyn Store)) {
+                let Some(handle) = $factory else { return };
+                test(handle.store.as_ref());
+            }
+            #[test]
+            fn memories_round_trip_every_field() {
+                run(super::memories_round_trip_every_field)
+            }
+            #[test]
+            fn memories_are_ordered_by_creation_then_id() {
+                run(super::memories_are_ordered_by_creation_then_id)
+            }
+            #[test]
+            fn put_memory_is_an_upsert() {
+                run(super::put_memory_is_an_upsert)
+            }
+            #[test]
+            fn put_salience_changes_only_salience() {
+                run(super::put_salience_changes_only_salience)
+            }
+            #[test]
+            fn a_failing_batch_changes_nothing() {
+                run(super::a_failing_batch_changes_nothing)
+            }
+            #[test]
+            fn links_are_reachable_from_both_ends() {
+                run(super::links_are_reachable_from_both_ends)
+            }
+            #[test]
+            fn user_state_and_watermarks_round_trip() {
+                run(super::user_state_and_watermarks_round_trip)
+            }
+            #[test]
+            fn run_reports_round_trip_in_time_order() {
+                run(super::run_reports_round_trip_in_time_order)
+            }
+            #[test]
+            fn empty_batch_is_fine() {
+                run(super::empty_batch_is_fine)
+            }
+        }
+    };
+}
+
+store_suite!(embedded_store, Some(embedded()));
+
+#[test]
+fn embedded_store_survives_reopening() {
+    let dir = tempfile::tempdir().unwrap();
+    let before = {
+        let store = EmbeddedStore::open(dir.path()).unwrap();
+        let mut state = UserState::new("u1");
+        state.mark_applied("s", 3);
+        commit(
+            &store,
+            vec![
+                Write::PutMemory(memory("u1", "m1", 1)),
+                Write::PutLink(link("u1", "m1", "m2", LinkType::Related)),
+                Write::PutUserState(state),
+            ],
+        )
+        .unwrap();
+        engram::store::dump(&store).unwrap()
+    };
+    let reopened = EmbeddedStore::open(dir.path()).unwrap();
+    assert_eq!(engram::store::dump(&reopened).unwrap(), before);
+    assert_eq!(reopened.memories("u1").unwrap().len(), 1);
+}
+
+#[test]
+fn embedded_store_reports_an_unusable_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("not-a-dir");
+    std::fs::write(&file, b"x").unwrap();
+    let error = EmbeddedStore::open(&file).err().unwrap();
+    assert!(error.to_string().contains("not-a-dir"), "{error}");
+}
