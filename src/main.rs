@@ -11,8 +11,10 @@ use tracing::info;
 use engram::clock::Clock;
 use engram::config::{Config, LogConfig, Override};
 use engram::cycle::CycleSettings;
+use engram::embed::{EMBEDDING_DIM, Embedder, LocalEmbedder, inspect_model};
 use engram::emit::JsonLinesSink;
 use engram::event::EventCodec;
+use engram::index::UserIndexes;
 use engram::pipeline::EmbeddedPipeline;
 use engram::source::LineSource;
 use engram::store::{self, EmbeddedStore, Store};
@@ -40,6 +42,9 @@ enum Command {
     Run(RunArgs),
     /// Print the effective configuration (secrets masked).
     Config,
+    /// Check the embedding runtime, the model and the state store; exits
+    /// non-zero if anything is wrong.
+    Doctor,
     /// Print all stored state as deterministic JSON.
     Dump {
         /// Only this user.
@@ -109,6 +114,7 @@ fn run() -> Result<()> {
             Ok(())
         }
         Command::Dump { user } => dump(&config, user.as_deref()),
+        Command::Doctor => doctor(&config),
         Command::Run(_) => run_embedded(&config),
     }
 }
@@ -201,6 +207,19 @@ fn run_embedded(config: &Config) -> Result<()> {
         stream_time = clock.is_stream_time(),
         "engram run started"
     );
+    let embedder = if config.embedding.enabled {
+        let loading = std::time::Instant::now();
+        let embedder = LocalEmbedder::load(&config.embedding)?;
+        info!(
+            model = %config.embedding.model_dir.display(),
+            load_ms = loading.elapsed().as_millis() as u64,
+            "embedding model loaded"
+        );
+        Some(embedder)
+    } else {
+        info!("embedding.enabled = false: only platform-supplied embeddings are used");
+        None
+    };
     let started = std::time::Instant::now();
     let mut pipeline = EmbeddedPipeline::new(
         &codec,
@@ -209,6 +228,13 @@ fn run_embedded(config: &Config) -> Result<()> {
         config.pipeline.batch_size,
         clock,
     );
+    if let Some(embedder) = &embedder {
+        pipeline = pipeline.with_embedder(
+            embedder as &dyn Embedder,
+            &config.embedding,
+            UserIndexes::new(EMBEDDING_DIM, config.index.clone()),
+        );
+    }
     let summary = pipeline.run(&mut source, &mut sink)?;
     let elapsed = started.elapsed();
     info!(
@@ -226,6 +252,93 @@ fn run_embedded(config: &Config) -> Result<()> {
         summary.records as f64 / elapsed.as_secs_f64().max(1e-9)
     );
     Ok(())
+}
+
+fn doctor(config: &Config) -> Result<()> {
+    let mut problems = Vec::new();
+    println!("engram {}", env!("CARGO_PKG_VERSION"));
+    println!();
+    println!("embedding (enabled = {})", config.embedding.enabled);
+    let report = inspect_model(&config.embedding);
+    println!("  runtime library   {}", absolute(&report.runtime_library));
+    println!(
+        "  runtime version   {}",
+        report
+            .runtime_version
+            .as_deref()
+            .unwrap_or("unknown (no VERSION file beside it)")
+    );
+    println!("  model directory   {}", absolute(&report.model_dir));
+    for (file, digest) in &report.files {
+        match digest {
+            Ok(sha256) => println!("    {file:<24} sha256 {sha256}"),
+            Err(reason) => println!("    {file:<24} MISSING ({reason})"),
+        }
+    }
+    match report.dimension {
+        Some(dimension) => println!("  dimension         {dimension}"),
+        None => println!("  dimension         unknown (the model did not load)"),
+    }
+    if config.embedding.enabled {
+        problems.extend(report.problems);
+    }
+    println!();
+    println!("state store");
+    if config.scylla.nodes.trim().is_empty() {
+        let dir = &config.state.dir;
+        if !dir.exists() {
+            // Opening would create it; the doctor only looks.
+            println!(
+                "  embedded          {} (not created yet; `engram run` creates it)",
+                absolute(&dir.display().to_string())
+            );
+        } else {
+            match EmbeddedStore::open(dir) {
+                Ok(store) => println!(
+                    "  embedded          {} (ok)",
+                    absolute(&store.path().display().to_string())
+                ),
+                Err(error) => {
+                    println!("  embedded          {}", dir.display());
+                    problems.push(error.to_string());
+                }
+            }
+        }
+    } else {
+        println!("  scylla            {}", config.scylla.nodes);
+        problems.push(
+            "scylla.nodes is set, but the ScyllaDB store is not available in this build".to_owned(),
+        );
+    }
+    println!();
+    println!("input");
+    if config.uses_broker() {
+        println!("  kafka             {}", config.kafka.brokers);
+        problems.push(
+            "kafka.brokers is set, but the Kafka processor is not available in this build"
+                .to_owned(),
+        );
+    } else {
+        println!(
+            "  embedded mode     {} (no broker configured)",
+            config.input.path
+        );
+    }
+    println!();
+    if problems.is_empty() {
+        println!("no problems found");
+        return Ok(());
+    }
+    println!("problems:");
+    for problem in &problems {
+        println!("  - {problem}");
+    }
+    bail!("{} problem(s) found", problems.len())
+}
+
+/// A path made absolute for display (it may not exist).
+fn absolute(path: &str) -> String {
+    std::path::absolute(path).map_or_else(|_| path.to_owned(), |p| p.display().to_string())
 }
 
 fn open_output(path: &str) -> Result<Box<dyn Write>> {

@@ -163,6 +163,10 @@ pub struct UserState {
     pub new_since_cycle: u64,
     pub last_cycle_at: Option<Millis>,
     pub last_run_id: Option<String>,
+    /// New memories since the last cycle that arrived with a near-duplicate
+    /// (cosine ≥ the duplicate threshold) among the user's active memories.
+    #[serde(default)]
+    pub duplicate_candidates: u64,
 }
 
 impl UserState {

@@ -10,8 +10,12 @@ use thiserror::Error;
 
 use crate::clock::Clock;
 use crate::cycle::{CycleSettings, derived_id};
+use crate::embed::{
+    EmbedCounts, EmbedError, Embedder, EmbeddingConfig, IngestEmbedError, embed_created,
+};
 use crate::emit::JsonLinesSink;
 use crate::event::{DeadLetter, DecodeError, Event, EventCodec};
+use crate::index::UserIndexes;
 use crate::model::Millis;
 use crate::source::{LineSource, SourceRecord};
 use crate::state::{Disposition, Position, StateBatch};
@@ -25,6 +29,17 @@ pub enum PipelineError {
     Output(#[source] io::Error),
     #[error(transparent)]
     Store(#[from] StoreError),
+    #[error(transparent)]
+    Embed(#[from] EmbedError),
+}
+
+impl From<IngestEmbedError> for PipelineError {
+    fn from(error: IngestEmbedError) -> Self {
+        match error {
+            IngestEmbedError::Embed(e) => PipelineError::Embed(e),
+            IngestEmbedError::Store(e) => PipelineError::Store(e),
+        }
+    }
 }
 
 /// What a run did, for the end-of-run summary and for tests.
@@ -42,6 +57,11 @@ pub struct RunSummary {
     pub outputs: u64,
     /// Store transactions committed.
     pub batches: u64,
+    /// Where new memories' embeddings came from.
+    pub embeddings: EmbedCounts,
+    /// New memories that arrived with a near-duplicate (see
+    /// `UserState::duplicate_candidates`).
+    pub near_duplicates: u64,
 }
 
 impl RunSummary {
@@ -75,6 +95,16 @@ impl fmt::Display for RunSummary {
         for (kind, count) in &self.rejected {
             writeln!(f, "    {kind:<26}{count:>6}")?;
         }
+        writeln!(
+            f,
+            "  embeddings        {:>8}  computed, {} reused by text, {} supplied",
+            self.embeddings.computed, self.embeddings.reused, self.embeddings.supplied
+        )?;
+        writeln!(
+            f,
+            "  near-duplicates   {:>8}  (new memories close to an existing one)",
+            self.near_duplicates
+        )?;
         writeln!(f, "  output events     {:>8}", self.outputs)?;
         write!(f, "  store commits     {:>8}", self.batches)
     }
@@ -87,6 +117,15 @@ pub struct EmbeddedPipeline<'a> {
     settings: CycleSettings,
     batch_size: usize,
     clock: Clock,
+    embedding: Option<Embedding<'a>>,
+}
+
+/// The embedder and what goes with it.
+struct Embedding<'a> {
+    embedder: &'a dyn Embedder,
+    sub_batch: usize,
+    max_batch: usize,
+    indexes: UserIndexes,
 }
 
 impl<'a> EmbeddedPipeline<'a> {
@@ -103,7 +142,25 @@ impl<'a> EmbeddedPipeline<'a> {
             settings,
             batch_size: batch_size.max(1),
             clock,
+            embedding: None,
         }
+    }
+
+    /// Embeds new memories with `embedder` and looks up their near-duplicates
+    /// in `indexes`. Without it, only platform-supplied embeddings are kept.
+    pub fn with_embedder(
+        mut self,
+        embedder: &'a dyn Embedder,
+        config: &EmbeddingConfig,
+        indexes: UserIndexes,
+    ) -> Self {
+        self.embedding = Some(Embedding {
+            embedder,
+            sub_batch: config.sub_batch,
+            max_batch: config.max_batch,
+            indexes,
+        });
+        self
     }
 
     /// Runs until the end of input. Each batch is committed to the store
@@ -131,24 +188,12 @@ impl<'a> EmbeddedPipeline<'a> {
         sink: &mut JsonLinesSink<'_>,
     ) -> Result<(bool, RunSummary), PipelineError> {
         let mut summary = RunSummary::default();
-        let mut batch = StateBatch::new(self.store, &self.settings);
+        let (records, done) = self.read_batch(source, &mut summary)?;
         let mut dead_letters = Vec::new();
-        let mut done = false;
-        while batch.len() + dead_letters.len() < self.batch_size {
-            let Some(record) = source.next_record().map_err(PipelineError::Input)? else {
-                done = true;
-                break;
-            };
-            summary.records += 1;
-            let decoded = match record.oversize {
-                Some(size) => Err(DecodeError::EventTooLarge {
-                    size,
-                    limit: self.codec.limits().max_event_bytes,
-                }),
-                None => self.codec.decode_json(&record.payload),
-            };
-            let event = match decoded {
-                Ok(event) => event,
+        let mut decoded = Vec::with_capacity(records.len());
+        for record in records {
+            match self.decode(&record) {
+                Ok(event) => decoded.push((record, event)),
                 Err(error) => {
                     *summary.rejected.entry(error.kind().to_owned()).or_default() += 1;
                     dead_letters.push(dead_letter(
@@ -157,15 +202,30 @@ impl<'a> EmbeddedPipeline<'a> {
                         &error.to_string(),
                         self.clock.now(),
                     ));
-                    continue;
                 }
-            };
+            }
+        }
+        if let Some(embedding) = &self.embedding {
+            let mut events: Vec<&mut Event> = decoded.iter_mut().map(|(_, event)| event).collect();
+            summary.embeddings = embed_created(
+                embedding.embedder,
+                self.store,
+                &mut events,
+                embedding.sub_batch,
+                embedding.max_batch,
+            )?;
+        }
+        let mut batch = StateBatch::new(self.store, &self.settings);
+        if let Some(embedding) = &mut self.embedding {
+            batch = batch.with_indexes(&mut embedding.indexes);
+        }
+        for (record, event) in &decoded {
             self.clock.observe(event.occurred_at().timestamp_millis());
             let position = Position {
                 stream: record.stream.clone(),
                 offset: record.offset,
             };
-            match batch.apply(&position, &event, self.clock.now())? {
+            match batch.apply(&position, event, self.clock.now())? {
                 Disposition::Applied(event_type) => {
                     *summary
                         .applied
@@ -175,16 +235,23 @@ impl<'a> EmbeddedPipeline<'a> {
                 Disposition::Replayed => summary.replayed += 1,
                 Disposition::Rejected { kind, reason } => {
                     *summary.rejected.entry(kind.to_owned()).or_default() += 1;
-                    dead_letters.push(dead_letter(&record, kind, &reason, self.clock.now()));
+                    dead_letters.push(dead_letter(record, kind, &reason, self.clock.now()));
                 }
             }
         }
+        summary.near_duplicates = batch.near_duplicates();
         if !batch.is_empty() {
-            let outputs = batch.commit()?;
-            summary.batches += 1;
-            for event in &outputs {
+            let committed = batch.commit();
+            if committed.is_err()
+                && let Some(embedding) = &mut self.embedding
+            {
+                // The indexes hold this batch's memories, which are not stored.
+                embedding.indexes.clear();
+            }
+            for event in &committed? {
                 sink.emit(event).map_err(PipelineError::Output)?;
             }
+            summary.batches += 1;
         }
         for event in &dead_letters {
             sink.emit(event).map_err(PipelineError::Output)?;
@@ -192,12 +259,41 @@ impl<'a> EmbeddedPipeline<'a> {
         sink.flush().map_err(PipelineError::Output)?;
         Ok((done, summary))
     }
+
+    /// Reads up to a batch of records; `true` at the end of input.
+    fn read_batch<R: BufRead>(
+        &self,
+        source: &mut LineSource<R>,
+        summary: &mut RunSummary,
+    ) -> Result<(Vec<SourceRecord>, bool), PipelineError> {
+        let mut records = Vec::with_capacity(self.batch_size.min(4096));
+        while records.len() < self.batch_size {
+            let Some(record) = source.next_record().map_err(PipelineError::Input)? else {
+                return Ok((records, true));
+            };
+            summary.records += 1;
+            records.push(record);
+        }
+        Ok((records, false))
+    }
+
+    fn decode(&self, record: &SourceRecord) -> Result<Event, DecodeError> {
+        match record.oversize {
+            Some(size) => Err(DecodeError::EventTooLarge {
+                size,
+                limit: self.codec.limits().max_event_bytes,
+            }),
+            None => self.codec.decode_json(&record.payload),
+        }
+    }
 }
 
 fn merge(total: &mut RunSummary, part: RunSummary) {
     total.records += part.records;
     total.replayed += part.replayed;
     total.batches += part.batches;
+    total.near_duplicates += part.near_duplicates;
+    total.embeddings.add(part.embeddings);
     for (key, count) in part.applied {
         *total.applied.entry(key).or_default() += count;
     }

@@ -9,17 +9,15 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::cycle::{CycleRequest, CycleSettings, derived_id, run_cycle};
+use crate::embed::{EMBEDDING_DIM, normalised};
 use crate::event::{
     ConsolidationRequested, Event, EventType, MemoryAccessed, MemoryCreated, RunMode, TriggerReason,
 };
+use crate::index::{Neighbour, UserIndexes, VectorIndex};
 use crate::model::{Memory, MemoryStatus, Millis, UserState};
 use crate::salience::SalienceState;
 use crate::store::{Store, StoreError, Write, WriteBatch};
 use crate::text::{content_hash, normalise_tags};
-
-/// Dimension of all-MiniLM-L6-v2 embeddings; other platform-supplied vectors
-/// are ignored (and computed locally instead).
-pub const EMBEDDING_DIM: usize = 384;
 
 /// Where an event came from: its stream and position in it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,6 +55,8 @@ pub struct StateBatch<'a> {
     other_writes: Vec<Write>,
     outputs: Vec<Event>,
     events: usize,
+    indexes: Option<&'a mut UserIndexes>,
+    near_duplicates: u64,
 }
 
 impl<'a> StateBatch<'a> {
@@ -73,7 +73,22 @@ impl<'a> StateBatch<'a> {
             other_writes: Vec::new(),
             outputs: Vec::new(),
             events: 0,
+            indexes: None,
+            near_duplicates: 0,
         }
+    }
+
+    /// Looks up every new memory's near-duplicates in the users' vector
+    /// indexes (and adds it there). If the commit fails, the caller must
+    /// [`UserIndexes::clear`] them: they hold this batch's memories.
+    pub fn with_indexes(mut self, indexes: &'a mut UserIndexes) -> Self {
+        self.indexes = Some(indexes);
+        self
+    }
+
+    /// New memories in this batch that arrived with a near-duplicate.
+    pub fn near_duplicates(&self) -> u64 {
+        self.near_duplicates
     }
 
     /// Events seen by this batch (applied, replayed or rejected).
@@ -183,9 +198,11 @@ impl<'a> StateBatch<'a> {
     fn create(&mut self, event: &MemoryCreated) -> Result<Disposition, StoreError> {
         let key = (event.user_id.clone(), event.memory_id.clone());
         let tags = normalise_tags(event.tags.iter().flatten());
-        let embedding = event.embedding.as_deref().and_then(unit_embedding);
+        let embedding = event.embedding.as_deref().and_then(usable_embedding);
         let importance = event.importance_or_default();
         let hash = content_hash(&event.content);
+        let mut embedding_replaced = false;
+        let mut edited = false;
         let changed = match self.memory(&event.user_id, &event.memory_id)? {
             // An upsert keeps everything engram derived (salience, status,
             // provenance) and takes the platform's latest content.
@@ -198,6 +215,8 @@ impl<'a> StateBatch<'a> {
                 existing.importance = importance;
                 existing.source.clone_from(&event.source);
                 if existing.content_hash != hash || embedding.is_some() {
+                    embedding_replaced = existing.embedding != embedding;
+                    edited = true;
                     existing.embedding = embedding;
                 }
                 existing.content_hash = hash;
@@ -226,11 +245,28 @@ impl<'a> StateBatch<'a> {
                 if let Some(user) = self.users.get_mut(&event.user_id) {
                     user.new_since_cycle += 1;
                 }
+                embedding_replaced = true;
                 true
             }
         };
         if changed {
-            self.full_writes.insert(key);
+            self.full_writes.insert(key.clone());
+        }
+        if embedding_replaced {
+            let found = self.near_duplicates_of(&key, edited)?;
+            if let Some(nearest) = found.first() {
+                tracing::debug!(
+                    user_id = %event.user_id,
+                    memory_id = %event.memory_id,
+                    duplicate_of = %nearest.id,
+                    similarity = nearest.similarity,
+                    "near-duplicate candidate at ingest"
+                );
+                self.near_duplicates += 1;
+                if let Some(user) = self.users.get_mut(&event.user_id) {
+                    user.duplicate_candidates += 1;
+                }
+            }
         }
         Ok(Disposition::Applied(EventType::MemoryCreated))
     }
@@ -289,6 +325,57 @@ impl<'a> StateBatch<'a> {
         Ok(Disposition::Applied(EventType::ConsolidationRequested))
     }
 
+    /// Active memories of the user at or above the duplicate threshold to the
+    /// memory at `key`, whose vector then joins the user's index. Finds
+    /// nothing without indexes or an embedding.
+    fn near_duplicates_of(
+        &mut self,
+        key: &MemoryKey,
+        edited: bool,
+    ) -> Result<Vec<Neighbour>, StoreError> {
+        let Some(vector) = self.memories.get(key).and_then(|m| m.embedding.clone()) else {
+            return Ok(Vec::new());
+        };
+        let Some(indexes) = self.indexes.take() else {
+            return Ok(Vec::new());
+        };
+        let (user_id, memory_id) = key;
+        // An edited memory's old vector sits in the index under its id: reload.
+        if edited {
+            indexes.forget(user_id);
+        }
+        let k = indexes.config().candidates;
+        let threshold = self.settings.consolidation.duplicate_threshold as f32;
+        let mut loaded_now = false;
+        let result = indexes
+            .get_or_load(user_id, || {
+                loaded_now = true;
+                let memories = self.user_memories(user_id)?;
+                Ok::<_, StoreError>(
+                    memories
+                        .into_iter()
+                        .filter(|m| m.status == MemoryStatus::Active)
+                        .filter_map(|m| Some((m.id, m.embedding?)))
+                        .collect(),
+                )
+            })
+            .map(|index| {
+                let found: Vec<Neighbour> = index
+                    .search(&vector, k + 1)
+                    .into_iter()
+                    .filter(|n| &n.id != memory_id && n.similarity >= threshold)
+                    .take(k)
+                    .collect();
+                // A fresh load already holds this batch's memories, this one included.
+                if !loaded_now {
+                    index.add(memory_id.clone(), &vector);
+                }
+                found
+            });
+        self.indexes = Some(indexes);
+        result
+    }
+
     /// The user's memories as they stand in this batch: stored values
     /// overlaid with this batch's changes, ordered by `(created_at, id)`.
     fn user_memories(&self, user_id: &str) -> Result<Vec<Memory>, StoreError> {
@@ -309,21 +396,11 @@ impl<'a> StateBatch<'a> {
     }
 }
 
-/// A platform-supplied embedding, L2-normalised, if it has the right
-/// dimension and is not all zeros.
-fn unit_embedding(values: &[f32]) -> Option<Vec<f32>> {
-    if values.len() != EMBEDDING_DIM {
-        return None;
-    }
-    let norm = values
-        .iter()
-        .map(|x| f64::from(*x) * f64::from(*x))
-        .sum::<f64>()
-        .sqrt();
-    (norm > 1e-12 && norm.is_finite()).then(|| {
-        values
-            .iter()
-            .map(|x| (f64::from(*x) / norm) as f32)
-            .collect()
-    })
+/// A platform-supplied embedding, L2-normalised, if it has the model's
+/// dimension and is not all zeros; anything else is ignored (and computed
+/// locally instead).
+pub fn usable_embedding(values: &[f32]) -> Option<Vec<f32>> {
+    (values.len() == EMBEDDING_DIM)
+        .then(|| normalised(values))
+        .flatten()
 }

@@ -13,9 +13,11 @@ use crate::model::{Link, LinkType, Memory, MemoryKind, MemoryStatus, RunReport, 
 use crate::salience::SalienceState;
 
 const DB_FILE: &str = "engram.sqlite";
-/// Bumped with every change to [`MIGRATIONS`].
-const SCHEMA_VERSION: i64 = 1;
-const MIGRATIONS: &str = "
+/// Schema steps in order; a store at version `n` has run the first `n`.
+/// Released steps never change: new ones are appended.
+const MIGRATIONS: [&str; 2] = [SCHEMA_V1, SCHEMA_V2];
+const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+const SCHEMA_V1: &str = "
 CREATE TABLE IF NOT EXISTS memories (
     user_id TEXT NOT NULL,
     id TEXT NOT NULL,
@@ -70,6 +72,11 @@ CREATE TABLE IF NOT EXISTS run_reports (
     PRIMARY KEY (user_id, run_id)
 ) WITHOUT ROWID;
 ";
+/// Embedding reuse by content hash, and ingest-time near-duplicate counts.
+const SCHEMA_V2: &str = "
+CREATE INDEX IF NOT EXISTS memories_by_hash ON memories (user_id, content_hash);
+ALTER TABLE user_state ADD COLUMN duplicate_candidates INTEGER NOT NULL DEFAULT 0;
+";
 
 const MEMORY_COLUMNS: &str = "user_id, id, kind, category, tags, content, importance, source, \
      content_hash, embedding, status, created_at, recent_accesses, reads, read_offset_sum, \
@@ -109,10 +116,15 @@ impl EmbeddedStore {
                 "schema version {version} is newer than this engram ({SCHEMA_VERSION})"
             )));
         }
-        connection
-            .execute_batch(MIGRATIONS)
-            .and_then(|()| connection.pragma_update(None, "user_version", SCHEMA_VERSION))
-            .map_err(|e| open_error(e.to_string()))?;
+        for (step, sql) in MIGRATIONS.iter().enumerate().skip(version.max(0) as usize) {
+            // Each step and its version bump commit together.
+            connection
+                .execute_batch(&format!(
+                    "BEGIN; {sql} PRAGMA user_version = {}; COMMIT;",
+                    step + 1
+                ))
+                .map_err(|e| open_error(format!("schema migration {} failed: {e}", step + 1)))?;
+        }
         Ok(Self {
             path,
             connection: Mutex::new(connection),
@@ -235,9 +247,16 @@ fn apply(tx: &Transaction<'_>, write: &Write) -> Result<(), StoreError> {
         }
         Write::PutUserState(s) => {
             tx.execute(
-                "INSERT OR REPLACE INTO user_state (user_id, new_since_cycle, last_cycle_at, last_run_id) \
-                 VALUES (?1, ?2, ?3, ?4)",
-                params![s.user_id, s.new_since_cycle as i64, s.last_cycle_at, s.last_run_id],
+                "INSERT OR REPLACE INTO user_state \
+                 (user_id, new_since_cycle, last_cycle_at, last_run_id, duplicate_candidates) \
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![
+                    s.user_id,
+                    s.new_since_cycle as i64,
+                    s.last_cycle_at,
+                    s.last_run_id,
+                    s.duplicate_candidates as i64
+                ],
             )
             .map_err(backend)?;
             tx.execute(
@@ -283,22 +302,27 @@ fn corrupt(index: usize, what: &str, reason: &str) -> rusqlite::Error {
     )
 }
 
-fn memory_from_row(row: &Row<'_>) -> rusqlite::Result<Memory> {
-    let kind: String = row.get(2)?;
-    let status: String = row.get(10)?;
-    let embedding: Option<Vec<u8>> = row.get(9)?;
-    let embedding = match embedding {
+/// Decodes an embedding column (little-endian f32s).
+fn embedding_column(row: &Row<'_>, index: usize) -> rusqlite::Result<Option<Vec<f32>>> {
+    let bytes: Option<Vec<u8>> = row.get(index)?;
+    match bytes {
         Some(bytes) if bytes.len() % 4 != 0 => {
-            return Err(corrupt(9, "embedding", "length is not a multiple of 4"));
+            Err(corrupt(index, "embedding", "length is not a multiple of 4"))
         }
-        Some(bytes) => Some(
+        Some(bytes) => Ok(Some(
             bytes
                 .chunks_exact(4)
                 .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
                 .collect(),
-        ),
-        None => None,
-    };
+        )),
+        None => Ok(None),
+    }
+}
+
+fn memory_from_row(row: &Row<'_>) -> rusqlite::Result<Memory> {
+    let kind: String = row.get(2)?;
+    let status: String = row.get(10)?;
+    let embedding = embedding_column(row, 9)?;
     let created_at: i64 = row.get(11)?;
     let recent: Vec<i64> = json_column(row, 12, "recent_accesses")?;
     let reads: i64 = row.get(13)?;
@@ -417,20 +441,40 @@ impl Store for EmbeddedStore {
         rows.collect::<Result<_, _>>().map_err(backend)
     }
 
+    fn embedding_for_hash(
+        &self,
+        user_id: &str,
+        content_hash: &str,
+    ) -> Result<Option<Vec<f32>>, StoreError> {
+        self.connection()
+            .query_row(
+                "SELECT embedding FROM memories WHERE user_id = ?1 AND content_hash = ?2 \
+                 AND embedding IS NOT NULL ORDER BY id LIMIT 1",
+                params![user_id, content_hash],
+                |row| embedding_column(row, 0),
+            )
+            .optional()
+            .map(Option::flatten)
+            .map_err(backend)
+    }
+
     fn user_state(&self, user_id: &str) -> Result<Option<UserState>, StoreError> {
         let connection = self.connection();
         let state = connection
             .query_row(
-                "SELECT user_id, new_since_cycle, last_cycle_at, last_run_id FROM user_state WHERE user_id = ?1",
+                "SELECT user_id, new_since_cycle, last_cycle_at, last_run_id, duplicate_candidates \
+                 FROM user_state WHERE user_id = ?1",
                 params![user_id],
                 |row| {
                     let new_since_cycle: i64 = row.get(1)?;
+                    let duplicate_candidates: i64 = row.get(4)?;
                     Ok(UserState {
                         user_id: row.get(0)?,
                         applied_offsets: Default::default(),
                         new_since_cycle: new_since_cycle.max(0) as u64,
                         last_cycle_at: row.get(2)?,
                         last_run_id: row.get(3)?,
+                        duplicate_candidates: duplicate_candidates.max(0) as u64,
                     })
                 },
             )

@@ -77,6 +77,14 @@ pub trait Store: Send + Sync {
 
     fn memory(&self, user_id: &str, memory_id: &str) -> Result<Option<Memory>, StoreError>;
 
+    /// The embedding of some memory of the user whose content has this
+    /// normalised hash, so the same text is never embedded twice.
+    fn embedding_for_hash(
+        &self,
+        user_id: &str,
+        content_hash: &str,
+    ) -> Result<Option<Vec<f32>>, StoreError>;
+
     /// Every memory of a user, whatever its status.
     fn memories(&self, user_id: &str) -> Result<Vec<Memory>, StoreError>;
 

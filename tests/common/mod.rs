@@ -1,7 +1,11 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
 use chrono::{DateTime, TimeZone, Utc};
+use engram::embed::{EmbeddingConfig, LocalEmbedder};
 use engram::event::*;
 use engram::model::MemoryKind;
 
@@ -142,4 +146,32 @@ pub fn sample_events() -> Vec<Event> {
             rejected_at: at(104),
         }),
     ]
+}
+
+/// The project's model cache (`make models` fills it).
+pub fn cache() -> PathBuf {
+    std::env::var_os("ENGRAM_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".cache/engram"))
+}
+
+pub fn model_config() -> EmbeddingConfig {
+    EmbeddingConfig {
+        model_dir: cache().join("models/all-MiniLM-L6-v2"),
+        runtime_library: cache().join("onnxruntime/libonnxruntime.so"),
+        ..EmbeddingConfig::default()
+    }
+}
+
+/// The real all-MiniLM-L6-v2, loaded once per test binary.
+pub fn model() -> Arc<LocalEmbedder> {
+    static MODEL: OnceLock<Arc<LocalEmbedder>> = OnceLock::new();
+    MODEL
+        .get_or_init(|| {
+            Arc::new(
+                LocalEmbedder::load(&model_config())
+                    .unwrap_or_else(|e| panic!("{e} (run `make models`)")),
+            )
+        })
+        .clone()
 }

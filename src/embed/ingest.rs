@@ -1,0 +1,112 @@
+//! Gives every memory.created event of a batch an embedding before it is
+//! applied: the platform's own (if it has the model's dimension), else one
+//! already stored for the same user and normalised text, else one computed
+//! now in length-bucketed model calls of at most `max_batch` texts.
+
+use std::collections::HashMap;
+
+use super::{EmbedError, Embedder, embed_bucketed};
+use crate::event::Event;
+use crate::state::usable_embedding;
+use crate::store::{Store, StoreError};
+use crate::text::content_hash;
+
+/// Where a batch's embeddings came from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EmbedCounts {
+    /// Supplied by the platform with the right dimension.
+    pub supplied: u64,
+    /// Reused: the same user already has this normalised text embedded
+    /// (stored, or earlier in the batch).
+    pub reused: u64,
+    /// Computed by the model.
+    pub computed: u64,
+}
+
+impl EmbedCounts {
+    pub fn add(&mut self, other: EmbedCounts) {
+        self.supplied += other.supplied;
+        self.reused += other.reused;
+        self.computed += other.computed;
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum IngestEmbedError {
+    #[error(transparent)]
+    Embed(#[from] EmbedError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Fills in `embedding` on the memory.created events among `events`.
+pub fn embed_created(
+    embedder: &dyn Embedder,
+    store: &dyn Store,
+    events: &mut [&mut Event],
+    sub_batch: usize,
+    max_batch: usize,
+) -> Result<EmbedCounts, IngestEmbedError> {
+    let mut counts = EmbedCounts::default();
+    // (user, content hash) → indices of the events that need that text.
+    let mut wanted: HashMap<(String, String), Vec<usize>> = HashMap::new();
+    // First-seen order, so model calls do not depend on hash-map order.
+    let mut order: Vec<(String, String)> = Vec::new();
+    for (i, event) in events.iter_mut().enumerate() {
+        let Event::MemoryCreated(created) = &mut **event else {
+            continue;
+        };
+        if let Some(vector) = created.embedding.as_deref().and_then(usable_embedding) {
+            created.embedding = Some(vector);
+            counts.supplied += 1;
+            continue;
+        }
+        let key = (created.user_id.clone(), content_hash(&created.content));
+        let entry = wanted.entry(key.clone()).or_default();
+        if entry.is_empty() {
+            order.push(key);
+        } else {
+            counts.reused += 1;
+        }
+        entry.push(i);
+    }
+    let mut texts: Vec<(String, Vec<usize>)> = Vec::new();
+    for key in order {
+        let Some(targets) = wanted.remove(&key) else {
+            continue;
+        };
+        if let Some(vector) = store.embedding_for_hash(&key.0, &key.1)? {
+            counts.reused += 1;
+            assign(events, &targets, &vector);
+            continue;
+        }
+        let Some(text) = content_of(events, targets[0]) else {
+            continue;
+        };
+        texts.push((text, targets));
+    }
+    for chunk in texts.chunks(max_batch.max(1)) {
+        let refs: Vec<&str> = chunk.iter().map(|(text, _)| text.as_str()).collect();
+        let vectors = embed_bucketed(embedder, &refs, sub_batch)?;
+        for ((_, targets), vector) in chunk.iter().zip(&vectors) {
+            assign(events, targets, vector);
+        }
+        counts.computed += vectors.len() as u64;
+    }
+    Ok(counts)
+}
+
+fn content_of(events: &[&mut Event], index: usize) -> Option<String> {
+    match events.get(index).map(|e| &**e) {
+        Some(Event::MemoryCreated(created)) => Some(created.content.clone()),
+        _ => None,
+    }
+}
+
+fn assign(events: &mut [&mut Event], targets: &[usize], vector: &[f32]) {
+    for &index in targets {
+        if let Some(Event::MemoryCreated(created)) = events.get_mut(index).map(|e| &mut **e) {
+            created.embedding = Some(vector.to_vec());
+        }
+    }
+}

@@ -1,0 +1,179 @@
+//! Embeddings: the [`Embedder`] trait, the local ONNX implementation
+//! ([`LocalEmbedder`], fastembed + ONNX Runtime), length-bucketed batch
+//! embedding, the ingest step that gives each new memory its vector, and the
+//! async micro-batcher used by the stream.
+
+mod batcher;
+mod ingest;
+mod local;
+
+use thiserror::Error;
+
+pub use batcher::{BatcherConfig, EmbedBatcher};
+pub use ingest::{EmbedCounts, IngestEmbedError, embed_created};
+pub use local::{EmbeddingConfig, LocalEmbedder, ModelReport, inspect_model};
+
+/// Dimension of all-MiniLM-L6-v2 embeddings.
+pub const EMBEDDING_DIM: usize = 384;
+
+#[derive(Debug, Clone, Error)]
+pub enum EmbedError {
+    #[error(
+        "cannot load ONNX Runtime from {path}: {reason}. Run `make models` (or scripts/fetch_models.py) \
+         to fetch it, or set embedding.runtime_library / ENGRAM_EMBEDDING_RUNTIME_LIBRARY to a \
+         libonnxruntime.so of version 1.24 or newer"
+    )]
+    Runtime { path: String, reason: String },
+    #[error(
+        "cannot load the embedding model from {path}: {reason}. Run `make models` to fetch \
+         all-MiniLM-L6-v2, or set embedding.model_dir / ENGRAM_EMBEDDING_MODEL_DIR to a directory \
+         with model.onnx, tokenizer.json, config.json, special_tokens_map.json and tokenizer_config.json"
+    )]
+    Model { path: String, reason: String },
+    #[error("embedding failed: {0}")]
+    Inference(String),
+    #[error("the embedder is shut down")]
+    Closed,
+}
+
+/// Turns texts into L2-normalised vectors. Implementations are free to be
+/// slow per call; callers batch.
+pub trait Embedder: Send + Sync {
+    fn dimension(&self) -> usize;
+
+    /// Embeds `texts` in one model call (one padded batch per `sub_batch`).
+    fn embed(&self, texts: &[&str], sub_batch: usize) -> Result<Vec<Vec<f32>>, EmbedError>;
+
+    /// Token count of each text, used to bucket batches by length. The
+    /// default is a character-based estimate.
+    fn token_lengths(&self, texts: &[&str]) -> Vec<usize> {
+        texts.iter().map(|t| t.chars().count() / 4 + 2).collect()
+    }
+}
+
+/// Embeds texts with length bucketing: sorted by token length so each padded
+/// sub-batch holds texts of similar length, then returned in input order.
+pub fn embed_bucketed(
+    embedder: &dyn Embedder,
+    texts: &[&str],
+    sub_batch: usize,
+) -> Result<Vec<Vec<f32>>, EmbedError> {
+    if texts.is_empty() {
+        return Ok(Vec::new());
+    }
+    let lengths = embedder.token_lengths(texts);
+    let mut order: Vec<usize> = (0..texts.len()).collect();
+    // Stable: equal lengths keep input order, so results do not depend on ties.
+    order.sort_by_key(|&i| lengths.get(i).copied().unwrap_or(0));
+    let sorted: Vec<&str> = order.iter().map(|&i| texts[i]).collect();
+    let vectors = embedder.embed(&sorted, sub_batch.max(1))?;
+    if vectors.len() != texts.len() {
+        return Err(EmbedError::Inference(format!(
+            "model returned {} vectors for {} texts",
+            vectors.len(),
+            texts.len()
+        )));
+    }
+    let mut out = vec![Vec::new(); texts.len()];
+    for (vector, &index) in vectors.into_iter().zip(&order) {
+        out[index] = vector;
+    }
+    Ok(out)
+}
+
+/// Scales a vector to unit length; `None` for a zero or non-finite vector.
+pub fn normalised(values: &[f32]) -> Option<Vec<f32>> {
+    let norm = values
+        .iter()
+        .map(|x| f64::from(*x) * f64::from(*x))
+        .sum::<f64>()
+        .sqrt();
+    (norm > 1e-12 && norm.is_finite()).then(|| {
+        values
+            .iter()
+            .map(|x| (f64::from(*x) / norm) as f32)
+            .collect()
+    })
+}
+
+/// Cosine similarity of two unit vectors (their dot product), written so the
+/// compiler vectorises it: eight independent accumulators over fixed chunks.
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut lanes = [0f32; 8];
+    let chunks_a = a.chunks_exact(8);
+    let chunks_b = b.chunks_exact(8);
+    let tail: f32 = chunks_a
+        .remainder()
+        .iter()
+        .zip(chunks_b.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    for (x, y) in chunks_a.zip(chunks_b) {
+        for lane in 0..8 {
+            lanes[lane] += x[lane] * y[lane];
+        }
+    }
+    lanes.iter().sum::<f32>() + tail
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dot_matches_the_naive_sum() {
+        let a: Vec<f32> = (0..389).map(|i| (i as f32 * 0.37).sin()).collect();
+        let b: Vec<f32> = (0..389).map(|i| (i as f32 * 0.11).cos()).collect();
+        let naive: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+        assert!((dot(&a, &b) - naive).abs() < 1e-4);
+    }
+
+    #[test]
+    fn normalised_has_unit_length_and_rejects_zero() {
+        let v = normalised(&[3.0, 4.0]).unwrap();
+        assert!((v[0] - 0.6).abs() < 1e-6 && (v[1] - 0.8).abs() < 1e-6);
+        assert!(normalised(&[0.0, 0.0]).is_none());
+    }
+
+    /// Records the order texts reach the model in; returns each text's length as its vector.
+    struct Recorder(std::sync::Mutex<Vec<String>>);
+    impl Embedder for Recorder {
+        fn dimension(&self) -> usize {
+            1
+        }
+        fn embed(&self, texts: &[&str], _: usize) -> Result<Vec<Vec<f32>>, EmbedError> {
+            self.0
+                .lock()
+                .unwrap()
+                .extend(texts.iter().map(|t| t.to_string()));
+            Ok(texts.iter().map(|t| vec![t.len() as f32]).collect())
+        }
+    }
+
+    #[test]
+    fn bucketing_sorts_by_length_and_restores_order() {
+        let recorder = Recorder(Default::default());
+        let texts = [
+            "a much longer text than the others",
+            "short",
+            "a medium text here",
+            "tiny",
+        ];
+        let out = embed_bucketed(&recorder, &texts, 2).unwrap();
+        let seen = recorder.0.lock().unwrap().clone();
+        assert_eq!(
+            seen,
+            [
+                "short",
+                "tiny",
+                "a medium text here",
+                "a much longer text than the others"
+            ]
+        );
+        let lengths: Vec<f32> = out.iter().map(|v| v[0]).collect();
+        assert_eq!(
+            lengths,
+            texts.iter().map(|t| t.len() as f32).collect::<Vec<_>>()
+        );
+    }
+}
