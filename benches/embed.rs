@@ -15,6 +15,7 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use engram::config::Config;
 use engram::embed::{BatcherConfig, EmbedBatcher, Embedder, EmbeddingConfig, LocalEmbedder};
 
 const SENTENCES: usize = 5_000;
@@ -32,18 +33,28 @@ fn main() {
     }
 }
 
-fn cache() -> PathBuf {
-    std::env::var_os("ENGRAM_CACHE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".cache/engram"))
-}
-
+/// The embedding settings as the binary would see them (`ENGRAM_*` variables
+/// apply), with the model from the project cache unless told otherwise.
 fn config() -> EmbeddingConfig {
-    EmbeddingConfig {
-        model_dir: cache().join("models/all-MiniLM-L6-v2"),
-        runtime_library: cache().join("onnxruntime/libonnxruntime.so"),
-        ..EmbeddingConfig::default()
-    }
+    let cache = std::env::var_os("ENGRAM_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".cache/engram"));
+    let defaults = [
+        (
+            "ENGRAM_EMBEDDING_MODEL_DIR",
+            cache.join("models/all-MiniLM-L6-v2"),
+        ),
+        (
+            "ENGRAM_EMBEDDING_RUNTIME_LIBRARY",
+            cache.join("onnxruntime/libonnxruntime.so"),
+        ),
+    ]
+    .map(|(name, path)| (name.to_owned(), path.display().to_string()));
+    // Real variables come after the defaults, so they win.
+    let env = defaults.into_iter().chain(std::env::vars());
+    Config::load(None, env, Vec::new())
+        .expect("configuration")
+        .embedding
 }
 
 /// 5,000 texts of varied length, picked by a fixed-seed generator from the
@@ -175,7 +186,7 @@ fn batched(texts: &[String], bucketing: bool) -> usize {
             BatcherConfig {
                 max_batch: config.max_batch,
                 max_wait: Duration::from_millis(config.max_wait_ms),
-                sub_batch: BATCH,
+                sub_batch: config.sub_batch(),
                 bucketing,
             },
         );

@@ -1,7 +1,8 @@
 //! engram: deterministic, streaming consolidation of AI agents' long-term memory.
 //!
 //! The modules follow the pipeline: [`source`] → [`event`] (decode) →
-//! [`state`] (apply to the [`store`], with [`salience`]) → [`cycle`]
+//! [`embed`] (vectors for new memories) → [`state`] (apply to the [`store`],
+//! with [`salience`] and the per-user vector [`index`]) → [`cycle`]
 //! (consolidation) → [`emit`]. [`pipeline`] wires them for embedded mode.
 
 pub mod clock;

@@ -11,7 +11,7 @@ use thiserror::Error;
 use crate::clock::Clock;
 use crate::cycle::{CycleSettings, derived_id};
 use crate::embed::{
-    EmbedCounts, EmbedError, Embedder, EmbeddingConfig, IngestEmbedError, embed_created,
+    EmbedCounts, EmbedError, Embedder, EmbeddingConfig, IngestEmbedError, SubBatch, embed_created,
 };
 use crate::emit::JsonLinesSink;
 use crate::event::{DeadLetter, DecodeError, Event, EventCodec};
@@ -123,7 +123,7 @@ pub struct EmbeddedPipeline<'a> {
 /// The embedder and what goes with it.
 struct Embedding<'a> {
     embedder: &'a dyn Embedder,
-    sub_batch: usize,
+    sub_batch: SubBatch,
     max_batch: usize,
     indexes: UserIndexes,
 }
@@ -156,7 +156,7 @@ impl<'a> EmbeddedPipeline<'a> {
     ) -> Self {
         self.embedding = Some(Embedding {
             embedder,
-            sub_batch: config.sub_batch,
+            sub_batch: config.sub_batch(),
             max_batch: config.max_batch,
             indexes,
         });

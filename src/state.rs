@@ -317,6 +317,7 @@ impl<'a> StateBatch<'a> {
             && let Some(user) = self.users.get_mut(&event.user_id)
         {
             user.new_since_cycle = 0;
+            user.duplicate_candidates = 0;
             user.last_cycle_at = Some(request.now);
             user.last_run_id = Some(request.run_id.clone());
         }

@@ -10,7 +10,7 @@ use engram::embed::*;
 use engram::index::{ExactIndex, IndexConfig, UserIndex, VectorIndex};
 
 fn embed(texts: &[&str]) -> Vec<Vec<f32>> {
-    embed_bucketed(model().as_ref(), texts, 32).unwrap()
+    embed_bucketed(model().as_ref(), texts, SubBatch::default()).unwrap()
 }
 
 #[test]
@@ -37,17 +37,18 @@ fn identical_text_gives_identical_vectors_across_batch_sizes() {
         "medium length sentence here",
     ];
     crowd.push(target);
-    for sub_batch in [1, 2, 4, 32] {
-        let vectors = embed_bucketed(model().as_ref(), &crowd, sub_batch).unwrap();
+    for texts in [1, 2, 4, 32] {
+        let shape = SubBatch {
+            texts,
+            tokens: 4096,
+        };
+        let vectors = embed_bucketed(model().as_ref(), &crowd, shape).unwrap();
         let worst = vectors[3]
             .iter()
             .zip(&alone)
             .map(|(a, b)| (a - b).abs())
             .fold(0f32, f32::max);
-        assert!(
-            worst < 1e-4,
-            "sub-batch {sub_batch}: max difference {worst}"
-        );
+        assert!(worst < 1e-4, "sub-batch {texts}: max difference {worst}");
     }
 }
 
@@ -117,7 +118,10 @@ fn the_async_batcher_returns_each_caller_its_own_vector() {
             BatcherConfig {
                 max_batch: 8,
                 max_wait: Duration::from_millis(5),
-                sub_batch: 4,
+                sub_batch: SubBatch {
+                    texts: 4,
+                    tokens: 4096,
+                },
                 bucketing: true,
             },
         );
@@ -245,7 +249,7 @@ fn sentences(count: usize) -> Vec<String> {
 fn ann_index_finds_the_exact_nearest_neighbour_for_99_percent_of_queries() {
     let texts = sentences(10_000);
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-    let vectors = embed_bucketed(model().as_ref(), &refs, 32).unwrap();
+    let vectors = embed_bucketed(model().as_ref(), &refs, SubBatch::default()).unwrap();
     let mut exact = ExactIndex::new(EMBEDDING_DIM);
     let config = IndexConfig {
         // One graph build over 9,001 rows; the last rows stay in the exact delta.

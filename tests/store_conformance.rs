@@ -223,6 +223,7 @@ pub fn user_state_and_watermarks_round_trip(store: &dyn Store) {
     state.new_since_cycle = 12;
     state.last_cycle_at = Some(99);
     state.last_run_id = Some("run-1".into());
+    state.duplicate_candidates = 3;
     commit(store, vec![Write::PutUserState(state.clone())]).unwrap();
     let stored = store.user_state("u1").unwrap().unwrap();
     assert_eq!(stored, state);
@@ -266,6 +267,38 @@ pub fn run_reports_round_trip_in_time_order(store: &dyn Store) {
         .map(|r| r.run_id)
         .collect();
     assert_eq!(runs, ["r1", "r2"]);
+}
+
+pub fn embeddings_are_found_by_user_and_content_hash(store: &dyn Store) {
+    let mut with_vector = memory("u1", "m1", 1_000);
+    with_vector.content_hash = "h1".into();
+    with_vector.embedding = Some(vec![0.6, 0.8]);
+    let mut without_vector = memory("u1", "m2", 2_000);
+    without_vector.content_hash = "h2".into();
+    without_vector.embedding = None;
+    commit(
+        store,
+        vec![
+            Write::PutMemory(with_vector),
+            Write::PutMemory(without_vector),
+        ],
+    )
+    .unwrap();
+    assert_eq!(
+        store.embedding_for_hash("u1", "h1").unwrap(),
+        Some(vec![0.6, 0.8])
+    );
+    assert_eq!(
+        store.embedding_for_hash("u1", "h2").unwrap(),
+        None,
+        "no vector yet"
+    );
+    assert_eq!(
+        store.embedding_for_hash("u2", "h1").unwrap(),
+        None,
+        "other users' vectors are not shared"
+    );
+    assert_eq!(store.embedding_for_hash("u1", "h3").unwrap(), None);
 }
 
 pub fn empty_batch_is_fine(store: &dyn Store) {
@@ -312,6 +345,10 @@ macro_rules! store_suite {
             #[test]
             fn run_reports_round_trip_in_time_order() {
                 run(super::run_reports_round_trip_in_time_order)
+            }
+            #[test]
+            fn embeddings_are_found_by_user_and_content_hash() {
+                run(super::embeddings_are_found_by_user_and_content_hash)
             }
             #[test]
             fn empty_batch_is_fine() {

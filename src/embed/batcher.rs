@@ -9,15 +9,15 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
 
-use super::{EmbedError, Embedder, embed_bucketed};
+use super::{EmbedError, Embedder, SubBatch, embed_bucketed};
 
 #[derive(Debug, Clone, Copy)]
 pub struct BatcherConfig {
     pub max_batch: usize,
     pub max_wait: Duration,
-    pub sub_batch: usize,
-    /// Sort each batch by token length before padding (off only to measure
-    /// what it buys).
+    pub sub_batch: SubBatch,
+    /// Sort each batch by token length and cut it within the token budget
+    /// before padding (off only to measure what it buys).
     pub bucketing: bool,
 }
 
@@ -94,7 +94,7 @@ async fn run(
             if bucketing {
                 embed_bucketed(model.as_ref(), &refs, sub_batch)
             } else {
-                model.embed(&refs, sub_batch)
+                model.embed(&refs, sub_batch.texts)
             }
         })
         .await

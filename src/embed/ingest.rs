@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use super::{EmbedError, Embedder, embed_bucketed};
+use super::{EmbedError, Embedder, SubBatch, embed_bucketed};
 use crate::event::Event;
 use crate::state::usable_embedding;
 use crate::store::{Store, StoreError};
@@ -44,7 +44,7 @@ pub fn embed_created(
     embedder: &dyn Embedder,
     store: &dyn Store,
     events: &mut [&mut Event],
-    sub_batch: usize,
+    sub_batch: SubBatch,
     max_batch: usize,
 ) -> Result<EmbedCounts, IngestEmbedError> {
     let mut counts = EmbedCounts::default();

@@ -11,7 +11,7 @@ use fastembed::{
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::{EMBEDDING_DIM, EmbedError, Embedder};
+use super::{EMBEDDING_DIM, EmbedError, Embedder, SubBatch};
 
 /// Files a model directory must hold.
 pub const MODEL_FILES: [&str; 5] = [
@@ -37,12 +37,23 @@ pub struct EmbeddingConfig {
     pub max_length: usize,
     /// Texts per padded model call.
     pub sub_batch: usize,
+    /// Padded tokens (texts × longest) per model call; bounds peak memory.
+    pub sub_batch_tokens: usize,
     /// Most texts the micro-batcher gathers before calling the model.
     pub max_batch: usize,
     /// Longest the micro-batcher waits to fill a batch, in milliseconds.
     pub max_wait_ms: u64,
     /// ONNX Runtime intra-op threads; 0 means one per core.
     pub threads: usize,
+}
+
+impl EmbeddingConfig {
+    pub fn sub_batch(&self) -> SubBatch {
+        SubBatch {
+            texts: self.sub_batch,
+            tokens: self.sub_batch_tokens,
+        }
+    }
 }
 
 impl Default for EmbeddingConfig {
@@ -53,6 +64,7 @@ impl Default for EmbeddingConfig {
             runtime_library: PathBuf::from(".cache/engram/onnxruntime/libonnxruntime.so"),
             max_length: 256,
             sub_batch: 32,
+            sub_batch_tokens: 2048,
             max_batch: 256,
             max_wait_ms: 10,
             threads: 0,

@@ -51,32 +51,65 @@ pub trait Embedder: Send + Sync {
     }
 }
 
-/// Embeds texts with length bucketing: sorted by token length so each padded
-/// sub-batch holds texts of similar length, then returned in input order.
+/// The shape of padded model calls: at most `texts` texts, and at most
+/// `tokens` padded tokens (texts × longest), which bounds the activations a
+/// call holds; attention memory grows with the square of the length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SubBatch {
+    pub texts: usize,
+    pub tokens: usize,
+}
+
+impl Default for SubBatch {
+    fn default() -> Self {
+        Self {
+            texts: 32,
+            tokens: 2048,
+        }
+    }
+}
+
+/// Embeds texts with length bucketing: sorted by token length, cut into
+/// padded calls of similar lengths within `shape`, then returned in input
+/// order.
 pub fn embed_bucketed(
     embedder: &dyn Embedder,
     texts: &[&str],
-    sub_batch: usize,
+    shape: SubBatch,
 ) -> Result<Vec<Vec<f32>>, EmbedError> {
     if texts.is_empty() {
         return Ok(Vec::new());
     }
     let lengths = embedder.token_lengths(texts);
+    let length = |i: usize| lengths.get(i).copied().unwrap_or(1).max(1);
     let mut order: Vec<usize> = (0..texts.len()).collect();
     // Stable: equal lengths keep input order, so results do not depend on ties.
-    order.sort_by_key(|&i| lengths.get(i).copied().unwrap_or(0));
-    let sorted: Vec<&str> = order.iter().map(|&i| texts[i]).collect();
-    let vectors = embedder.embed(&sorted, sub_batch.max(1))?;
-    if vectors.len() != texts.len() {
-        return Err(EmbedError::Inference(format!(
-            "model returned {} vectors for {} texts",
-            vectors.len(),
-            texts.len()
-        )));
-    }
+    order.sort_by_key(|&i| length(i));
     let mut out = vec![Vec::new(); texts.len()];
-    for (vector, &index) in vectors.into_iter().zip(&order) {
-        out[index] = vector;
+    let mut start = 0;
+    while start < order.len() {
+        // Ascending lengths: the last text of a call is its longest.
+        let mut end = start + 1;
+        while end < order.len()
+            && end - start < shape.texts.max(1)
+            && (end - start + 1) * length(order[end]) <= shape.tokens
+        {
+            end += 1;
+        }
+        let call = &order[start..end];
+        let batch: Vec<&str> = call.iter().map(|&i| texts[i]).collect();
+        let vectors = embedder.embed(&batch, batch.len())?;
+        if vectors.len() != batch.len() {
+            return Err(EmbedError::Inference(format!(
+                "model returned {} vectors for {} texts",
+                vectors.len(),
+                batch.len()
+            )));
+        }
+        for (vector, &index) in vectors.into_iter().zip(call) {
+            out[index] = vector;
+        }
+        start = end;
     }
     Ok(out)
 }
@@ -135,8 +168,10 @@ mod tests {
         assert!(normalised(&[0.0, 0.0]).is_none());
     }
 
-    /// Records the order texts reach the model in; returns each text's length as its vector.
-    struct Recorder(std::sync::Mutex<Vec<String>>);
+    /// Records the calls the model gets; returns each text's length as its
+    /// vector and counts one token per character.
+    #[derive(Default)]
+    struct Recorder(std::sync::Mutex<Vec<Vec<String>>>);
     impl Embedder for Recorder {
         fn dimension(&self) -> usize {
             1
@@ -145,29 +180,55 @@ mod tests {
             self.0
                 .lock()
                 .unwrap()
-                .extend(texts.iter().map(|t| t.to_string()));
+                .push(texts.iter().map(|t| t.to_string()).collect());
             Ok(texts.iter().map(|t| vec![t.len() as f32]).collect())
+        }
+        fn token_lengths(&self, texts: &[&str]) -> Vec<usize> {
+            texts.iter().map(|t| t.len()).collect()
         }
     }
 
     #[test]
+    fn calls_stay_within_the_token_budget() {
+        let recorder = Recorder::default();
+        let texts = ["aaaaaaaaaa", "bb", "cccccccccc", "dd", "eeeeeeeeee", "ff"];
+        let shape = SubBatch {
+            texts: 8,
+            tokens: 20,
+        };
+        embed_bucketed(&recorder, &texts, shape).unwrap();
+        let calls = recorder.0.lock().unwrap().clone();
+        // The short ones fit together; the long ones go two by two, then one.
+        assert_eq!(
+            calls,
+            [
+                vec!["bb", "dd", "ff"],
+                vec!["aaaaaaaaaa", "cccccccccc"],
+                vec!["eeeeeeeeee"]
+            ]
+        );
+    }
+
+    #[test]
     fn bucketing_sorts_by_length_and_restores_order() {
-        let recorder = Recorder(Default::default());
+        let recorder = Recorder::default();
         let texts = [
             "a much longer text than the others",
             "short",
             "a medium text here",
             "tiny",
         ];
-        let out = embed_bucketed(&recorder, &texts, 2).unwrap();
-        let seen = recorder.0.lock().unwrap().clone();
+        let shape = SubBatch {
+            texts: 2,
+            tokens: 1000,
+        };
+        let out = embed_bucketed(&recorder, &texts, shape).unwrap();
+        let calls = recorder.0.lock().unwrap().clone();
         assert_eq!(
-            seen,
+            calls,
             [
-                "short",
-                "tiny",
-                "a medium text here",
-                "a much longer text than the others"
+                vec!["tiny", "short"],
+                vec!["a medium text here", "a much longer text than the others"]
             ]
         );
         let lengths: Vec<f32> = out.iter().map(|v| v[0]).collect();

@@ -532,3 +532,35 @@ impl Store for EmbeddedStore {
         rows.collect::<Result<_, _>>().map_err(backend)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_version_1_store_is_migrated_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let connection = Connection::open(dir.path().join(DB_FILE)).unwrap();
+            connection.execute_batch(SCHEMA_V1).unwrap();
+            connection
+                .execute(
+                    "INSERT INTO user_state (user_id, new_since_cycle) VALUES ('u1', 4)",
+                    [],
+                )
+                .unwrap();
+            connection.pragma_update(None, "user_version", 1).unwrap();
+        }
+        let store = EmbeddedStore::open(dir.path()).unwrap();
+        let state = store.user_state("u1").unwrap().unwrap();
+        assert_eq!((state.new_since_cycle, state.duplicate_candidates), (4, 0));
+        let version: i64 = store
+            .connection()
+            .query_row("PRAGMA user_version", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(version, SCHEMA_VERSION);
+        drop(store);
+        // Reopening runs nothing again.
+        EmbeddedStore::open(dir.path()).unwrap();
+    }
+}
