@@ -37,7 +37,7 @@ run: build models
 	@$(ENGRAM) dump --state $(OUT)/state > $(OUT)/state-first.json
 	@echo
 	@echo "== replaying the same input into the same state"
-	@ENGRAM_LOG_LEVEL=warn $(ENGRAM) run --input $(SAMPLE) --output $(OUT)/replay-outputs.jsonl --state $(OUT)/state 2>&1 | grep -E "applied|already"
+	@ENGRAM_LOG_LEVEL=warn $(ENGRAM) run --input $(SAMPLE) --output $(OUT)/replay-outputs.jsonl --state $(OUT)/state 2>&1 | grep -E "applied|already|embeddings"
 	@$(ENGRAM) dump --state $(OUT)/state > $(OUT)/state-second.json
 	@cmp -s $(OUT)/state-first.json $(OUT)/state-second.json \
 		&& echo "replay: state identical ($$(wc -c < $(OUT)/state-first.json) bytes of dump)" \
