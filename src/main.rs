@@ -169,6 +169,20 @@ fn run_embedded(config: &Config) -> Result<()> {
         );
     }
     let codec = EventCodec::new(config.limits)?;
+    // The model first: a missing runtime should fail before anything is created.
+    let embedder = if config.embedding.enabled {
+        let loading = std::time::Instant::now();
+        let embedder = LocalEmbedder::load(&config.embedding)?;
+        info!(
+            model = %config.embedding.model_dir.display(),
+            load_ms = loading.elapsed().as_millis() as u64,
+            "embedding model loaded"
+        );
+        Some(embedder)
+    } else {
+        info!("embedding.enabled = false: only platform-supplied embeddings are used");
+        None
+    };
     let store = open_store(config)?;
     let input_path = config.input.path.as_str();
     let (reader, default_stream): (Box<dyn io::BufRead>, String) = if input_path == "-" {
@@ -207,19 +221,6 @@ fn run_embedded(config: &Config) -> Result<()> {
         stream_time = clock.is_stream_time(),
         "engram run started"
     );
-    let embedder = if config.embedding.enabled {
-        let loading = std::time::Instant::now();
-        let embedder = LocalEmbedder::load(&config.embedding)?;
-        info!(
-            model = %config.embedding.model_dir.display(),
-            load_ms = loading.elapsed().as_millis() as u64,
-            "embedding model loaded"
-        );
-        Some(embedder)
-    } else {
-        info!("embedding.enabled = false: only platform-supplied embeddings are used");
-        None
-    };
     let started = std::time::Instant::now();
     let mut pipeline = EmbeddedPipeline::new(
         &codec,
