@@ -196,11 +196,9 @@ impl<'a> EmbeddedPipeline<'a> {
                 Ok(event) => decoded.push((record, event)),
                 Err(error) => {
                     *summary.rejected.entry(error.kind().to_owned()).or_default() += 1;
-                    dead_letters.push(dead_letter(
-                        &record,
-                        error.kind(),
-                        &error.to_string(),
-                        self.clock.now(),
+                    dead_letters.push((
+                        record.offset,
+                        dead_letter(&record, error.kind(), &error.to_string(), self.clock.now()),
                     ));
                 }
             }
@@ -235,7 +233,10 @@ impl<'a> EmbeddedPipeline<'a> {
                 Disposition::Replayed => summary.replayed += 1,
                 Disposition::Rejected { kind, reason } => {
                     *summary.rejected.entry(kind.to_owned()).or_default() += 1;
-                    dead_letters.push(dead_letter(record, kind, &reason, self.clock.now()));
+                    dead_letters.push((
+                        record.offset,
+                        dead_letter(record, kind, &reason, self.clock.now()),
+                    ));
                 }
             }
         }
@@ -253,7 +254,9 @@ impl<'a> EmbeddedPipeline<'a> {
             }
             summary.batches += 1;
         }
-        for event in &dead_letters {
+        // In input order, whichever stage rejected them.
+        dead_letters.sort_by_key(|(offset, _)| *offset);
+        for (_, event) in &dead_letters {
             sink.emit(event).map_err(PipelineError::Output)?;
         }
         sink.flush().map_err(PipelineError::Output)?;
