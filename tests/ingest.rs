@@ -15,7 +15,7 @@ use engram::event::*;
 use engram::index::{IndexConfig, UserIndexes};
 use engram::pipeline::{EmbeddedPipeline, RunSummary};
 use engram::source::LineSource;
-use engram::store::{EmbeddedStore, Store, dump};
+use engram::store::{Store, dump};
 
 const SAMPLE: &str = include_str!("../examples/events.jsonl");
 
@@ -34,20 +34,6 @@ fn run(store: &dyn Store, input: &str, batch_size: usize) -> RunSummary {
                 UserIndexes::new(EMBEDDING_DIM, IndexConfig::default()),
             );
     pipeline.run(&mut source, &mut sink).unwrap()
-}
-
-fn lines(events: &[Event]) -> String {
-    let codec = EventCodec::new(Limits::default()).unwrap();
-    events
-        .iter()
-        .map(|e| String::from_utf8(codec.encode_json(e)).unwrap() + "\n")
-        .collect()
-}
-
-fn store() -> (tempfile::TempDir, EmbeddedStore) {
-    let dir = tempfile::tempdir().unwrap();
-    let store = EmbeddedStore::open(dir.path()).unwrap();
-    (dir, store)
 }
 
 #[test]

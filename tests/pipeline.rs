@@ -13,7 +13,7 @@ use engram::emit::JsonLinesSink;
 use engram::event::*;
 use engram::pipeline::{EmbeddedPipeline, RunSummary};
 use engram::source::LineSource;
-use engram::store::{EmbeddedStore, Store, dump};
+use engram::store::{Store, dump};
 use serde_json::Value;
 
 const SAMPLE: &str = include_str!("../examples/events.jsonl");
@@ -40,20 +40,6 @@ fn run(store: &dyn Store, input: &str, batch_size: usize) -> Run {
         .map(|line| serde_json::from_str(line).unwrap())
         .collect();
     Run { summary, outputs }
-}
-
-fn lines(events: &[Event]) -> String {
-    let codec = EventCodec::new(Limits::default()).unwrap();
-    events
-        .iter()
-        .map(|e| String::from_utf8(codec.encode_json(e)).unwrap() + "\n")
-        .collect()
-}
-
-fn store() -> (tempfile::TempDir, EmbeddedStore) {
-    let dir = tempfile::tempdir().unwrap();
-    let store = EmbeddedStore::open(dir.path()).unwrap();
-    (dir, store)
 }
 
 #[test]

@@ -8,6 +8,7 @@ use chrono::{DateTime, TimeZone, Utc};
 use engram::embed::{EmbeddingConfig, LocalEmbedder};
 use engram::event::*;
 use engram::model::MemoryKind;
+use engram::store::EmbeddedStore;
 
 pub fn at(seconds: i64) -> DateTime<Utc> {
     Utc.timestamp_opt(1_788_000_000 + seconds, 0).unwrap()
@@ -174,4 +175,20 @@ pub fn model() -> Arc<LocalEmbedder> {
             )
         })
         .clone()
+}
+
+/// Events as JSON lines, the embedded pipeline's input.
+pub fn lines(events: &[Event]) -> String {
+    let codec = EventCodec::new(Limits::default()).unwrap();
+    events
+        .iter()
+        .map(|e| String::from_utf8(codec.encode_json(e)).unwrap() + "\n")
+        .collect()
+}
+
+/// A fresh embedded store in a temporary directory (kept while the guard lives).
+pub fn store() -> (tempfile::TempDir, EmbeddedStore) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = EmbeddedStore::open(dir.path()).unwrap();
+    (dir, store)
 }
