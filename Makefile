@@ -33,7 +33,7 @@ run: build models
 	@ENGRAM_LOG_LEVEL=warn $(ENGRAM) run --input $(SAMPLE) --output $(OUT)/outputs.jsonl --state $(OUT)/state
 	@echo
 	@echo "== output events by type ($(OUT)/outputs.jsonl)"
-	@grep -o '"type":"[a-z.]*"' $(OUT)/outputs.jsonl | sort | uniq -c
+	@grep -o '^{"type":"[a-z.]*"' $(OUT)/outputs.jsonl | cut -c2- | sort | uniq -c
 	@$(ENGRAM) dump --state $(OUT)/state > $(OUT)/state-first.json
 	@echo
 	@echo "== replaying the same input into the same state"

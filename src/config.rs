@@ -128,28 +128,73 @@ impl Default for PipelineConfig {
 }
 
 /// Consolidation settings; they are hashed into every run report.
+/// Consolidation settings (DESIGN.md §4–§5). Similarity defaults come from
+/// measurements with all-MiniLM-L6-v2 (ARCHITECTURE.md, "Thresholds").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ConsolidationConfig {
-    /// New memories since the last cycle that trigger one.
+    /// Rules file; empty for the built-in `rules/default.toml`.
+    pub rules_path: String,
+    /// Threshold trigger: new memories since the user's last cycle.
     pub trigger_new_memories: u64,
+    /// Schedule trigger: seconds between cycles of a changed user (0: off).
+    pub schedule_interval_secs: u64,
     pub duplicate_threshold: f64,
-    pub archive_threshold: f64,
+    pub contradiction_min_similarity: f64,
+    pub change_min_similarity: f64,
+    pub pattern_similarity: f64,
+    pub pattern_min_size: usize,
     pub lookback_days: u64,
+    pub archive_threshold: f64,
     pub max_age_days: u64,
+    pub verbose_min_chars: usize,
+    pub verbose_min_age_days: u64,
+    pub verbose_min_accesses: u64,
     /// Per-user budget in estimated tokens (characters / 4).
     pub token_budget: u64,
+    /// Budget shares where the selective and aggressive tiers start.
+    pub selective_at: f64,
+    pub aggressive_at: f64,
+    pub selective_duplicate_threshold: f64,
+    pub aggressive_duplicate_threshold: f64,
+    pub selective_archive_threshold: f64,
+    pub aggressive_archive_threshold: f64,
+    /// Optional OpenAI-compatible chat completions URL that rewrites pattern
+    /// texts (empty: off). The deterministic text is kept on any failure.
+    pub pattern_rewrite_url: String,
+    pub pattern_rewrite_model: String,
+    pub pattern_rewrite_token: String,
+    pub pattern_rewrite_timeout_ms: u64,
 }
 
 impl Default for ConsolidationConfig {
     fn default() -> Self {
         Self {
+            rules_path: String::new(),
             trigger_new_memories: 20,
-            duplicate_threshold: 0.95,
-            archive_threshold: 0.1,
+            schedule_interval_secs: 86_400,
+            duplicate_threshold: 0.78,
+            contradiction_min_similarity: 0.60,
+            change_min_similarity: 0.15,
+            pattern_similarity: 0.40,
+            pattern_min_size: 3,
             lookback_days: 7,
+            archive_threshold: 0.1,
             max_age_days: 30,
+            verbose_min_chars: 280,
+            verbose_min_age_days: 14,
+            verbose_min_accesses: 5,
             token_budget: 200_000,
+            selective_at: 0.3,
+            aggressive_at: 0.5,
+            selective_duplicate_threshold: 0.75,
+            aggressive_duplicate_threshold: 0.72,
+            selective_archive_threshold: 0.15,
+            aggressive_archive_threshold: 0.2,
+            pattern_rewrite_url: String::new(),
+            pattern_rewrite_model: String::new(),
+            pattern_rewrite_token: String::new(),
+            pattern_rewrite_timeout_ms: 5_000,
         }
     }
 }
@@ -157,8 +202,16 @@ impl Default for ConsolidationConfig {
 impl ConsolidationConfig {
     /// Short hash of the settings, recorded in reports so a plan can be tied
     /// to the configuration that produced it.
-    pub fn hash(&self, salience: &SalienceParams) -> String {
-        let canonical = serde_json::json!({ "consolidation": self, "salience": salience });
+    /// A short digest of everything a cycle's decisions depend on; the
+    /// rewrite endpoint's credentials are left out.
+    pub fn hash(&self, salience: &SalienceParams, rules_digest: &str) -> String {
+        let mut settings = self.clone();
+        settings.pattern_rewrite_token.clear();
+        let canonical = serde_json::json!({
+            "consolidation": settings,
+            "salience": salience,
+            "rules": rules_digest,
+        });
         let digest = Sha256::digest(canonical.to_string().as_bytes());
         digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
     }
@@ -475,7 +528,7 @@ mod tests {
             duplicate_threshold: 0.9,
             ..base.clone()
         };
-        assert_eq!(base.hash(&params), base.hash(&params));
-        assert_ne!(base.hash(&params), changed.hash(&params));
+        assert_eq!(base.hash(&params, "r"), base.hash(&params, "r"));
+        assert_ne!(base.hash(&params, "r"), changed.hash(&params, "r"));
     }
 }

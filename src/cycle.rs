@@ -1,28 +1,38 @@
 //! The consolidation cycle of one user: load → detect → plan → report →
 //! execute → emit (DESIGN.md §4).
 //!
-//! This build has no detectors yet, so a cycle plans no actions and says so
-//! in its warnings; it still reports what it looked at (counts, salience
-//! distribution) and produces the `consolidation.triggered` /
-//! `consolidation.completed` pair with deterministic ids.
+//! Detect and plan are pure ([`crate::detect`], [`crate::plan`]). This module
+//! does the I/O around them: it loads the user's snapshot, optionally lets
+//! an endpoint rewrite pattern texts, embeds the memories the plan creates,
+//! writes the report and (when executing) the plan's effects in one store
+//! transaction, and builds the output events. Running the same run id twice
+//! changes nothing the second time and returns the same events.
+
+use std::sync::Arc;
 
 use chrono::DateTime;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
 use uuid::Uuid;
 
 use crate::config::ConsolidationConfig;
+use crate::detect::{DetectSettings, Lexicon, Snapshot};
+use crate::embed::{EmbedError, Embedder, SubBatch, embed_bucketed};
 use crate::event::{
-    ConsolidationCompleted, ConsolidationTriggered, Event, RunCounts, RunMode, Timestamp,
-    TriggerReason,
+    ConsolidationCompleted, ConsolidationTriggered, ContradictionDetected, Event, PatternExtracted,
+    RunAction, RunCounts, RunMode, Timestamp, TriggerReason,
 };
-use crate::model::{Memory, MemoryStatus, Millis, RunReport};
+use crate::model::{Millis, RunReport, Tier};
+use crate::plan::{
+    ContradictionFinding, LinkChange, MemoryChange, PatternFinding, Plan, PlanRequest,
+    PlannedAction, RuleSet, Skipped, plan, usage,
+};
+use crate::rewrite::PatternRewriter;
 use crate::salience::SalienceParams;
+use crate::store::{Store, StoreError, Write, WriteBatch};
 
 /// Namespace of every id engram derives (run ids, output event ids).
 const ENGRAM_NAMESPACE: Uuid = Uuid::from_u128(0x6a1c_52e4_9b0d_4f7e_8e53_0d1f_2c3b_4a59);
-
-pub const NO_DETECTORS_WARNING: &str =
-    "no consolidation detectors are enabled in this build; nothing was changed";
 
 /// A deterministic id from its parts: the same parts always give the same id,
 /// so replays produce outputs consumers can de-duplicate.
@@ -30,11 +40,73 @@ pub fn derived_id(parts: &[&str]) -> String {
     Uuid::new_v5(&ENGRAM_NAMESPACE, parts.join("\u{1f}").as_bytes()).to_string()
 }
 
+#[derive(Debug, Error)]
+pub enum CycleError {
+    #[error("consolidation of user {user_id} (run {run_id}) failed and was rolled back: {source}")]
+    Store {
+        user_id: String,
+        run_id: String,
+        #[source]
+        source: StoreError,
+    },
+    #[error("run {run_id}: stored report is unreadable: {reason}")]
+    Report { run_id: String, reason: String },
+}
+
 /// Settings a cycle depends on; hashed into its report.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone)]
 pub struct CycleSettings {
     pub consolidation: ConsolidationConfig,
     pub salience: SalienceParams,
+    pub rules: Arc<RuleSet>,
+    pub lexicon: Arc<Lexicon>,
+    /// Rewrites pattern texts; `None` keeps the deterministic text.
+    pub rewriter: Option<Arc<dyn PatternRewriter>>,
+}
+
+impl std::fmt::Debug for CycleSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CycleSettings")
+            .field("config_hash", &self.config_hash())
+            .field("rewriter", &self.rewriter.is_some())
+            .finish()
+    }
+}
+
+impl Default for CycleSettings {
+    fn default() -> Self {
+        Self::new(
+            ConsolidationConfig::default(),
+            SalienceParams::default(),
+            RuleSet::default_rules(),
+        )
+    }
+}
+
+impl CycleSettings {
+    pub fn new(
+        consolidation: ConsolidationConfig,
+        salience: SalienceParams,
+        rules: RuleSet,
+    ) -> Self {
+        Self {
+            lexicon: Arc::new(Lexicon::new(&rules.lexicon)),
+            rules: Arc::new(rules),
+            consolidation,
+            salience,
+            rewriter: None,
+        }
+    }
+
+    pub fn config_hash(&self) -> String {
+        self.consolidation
+            .hash(&self.salience, &self.rules.digest())
+    }
+
+    /// The user's tier for `tokens` used.
+    pub fn tier(&self, tokens: u64) -> Tier {
+        crate::plan::Tier::for_usage(tokens, &self.consolidation)
+    }
 }
 
 /// What to run.
@@ -48,80 +120,420 @@ pub struct CycleRequest {
     pub now: Millis,
 }
 
-/// What a cycle produced: output events in order, and the report to store.
-#[derive(Debug, Clone)]
-pub struct CycleOutput {
-    pub events: Vec<Event>,
-    pub report: RunReport,
+/// The stored report of a run: everything the events say, plus what undo
+/// needs (the prior values of every memory and link the run changed).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CycleReport {
+    pub run_id: String,
+    pub user_id: String,
+    pub trigger: TriggerReason,
+    pub mode: RunMode,
+    pub config_hash: String,
+    pub started_at: Timestamp,
+    pub tier: Tier,
+    pub tokens: u64,
+    pub token_budget: u64,
+    pub thresholds: DetectSettings,
+    pub counts: RunCounts,
+    pub actions: Vec<PlannedAction>,
+    pub skipped: Vec<Skipped>,
+    pub contradictions: Vec<ContradictionFinding>,
+    pub patterns: Vec<PatternFinding>,
+    pub created_ids: Vec<String>,
+    pub memory_changes: Vec<MemoryChange>,
+    pub link_changes: Vec<LinkChange>,
+    pub warnings: Vec<String>,
+    /// Active memories by salience decile at "now".
+    pub salience_histogram: [u64; 10],
+    /// Whether the plan's effects were written.
+    pub executed: bool,
+    /// Set by `engram undo`.
+    #[serde(default)]
+    pub undone_at: Option<Millis>,
 }
 
-/// Runs one cycle over a user's memories.
+impl CycleReport {
+    pub fn from_stored(stored: &RunReport) -> Result<Self, CycleError> {
+        serde_json::from_value(stored.report.clone()).map_err(|e| CycleError::Report {
+            run_id: stored.run_id.clone(),
+            reason: e.to_string(),
+        })
+    }
+
+    pub fn to_stored(&self, now: Millis) -> RunReport {
+        RunReport {
+            user_id: self.user_id.clone(),
+            run_id: self.run_id.clone(),
+            started_at: now,
+            report: serde_json::to_value(self).unwrap_or_default(),
+        }
+    }
+
+    /// The output events of the run, in order: triggered, contradictions,
+    /// patterns, completed. Ids derive from the run id.
+    pub fn events(&self, duration_ms: i64) -> Vec<Event> {
+        let at = self.started_at;
+        let id = |parts: &[&str]| {
+            let mut all = vec![self.run_id.as_str()];
+            all.extend_from_slice(parts);
+            derived_id(&all)
+        };
+        let mut events = vec![Event::ConsolidationTriggered(ConsolidationTriggered {
+            event_id: id(&["triggered"]),
+            user_id: self.user_id.clone(),
+            run_id: self.run_id.clone(),
+            reason: self.trigger,
+            triggered_at: at,
+        })];
+        for (index, c) in self.contradictions.iter().enumerate() {
+            events.push(Event::ContradictionDetected(ContradictionDetected {
+                event_id: id(&["contradiction", &index.to_string()]),
+                user_id: self.user_id.clone(),
+                run_id: self.run_id.clone(),
+                first_memory_id: c.first_id.clone(),
+                second_memory_id: c.second_id.clone(),
+                confidence: c.confidence,
+                signals: c.signals.clone(),
+                explanation: c.explanation.clone(),
+                resolution: c.resolution,
+                detected_at: at,
+            }));
+        }
+        for (index, p) in self.patterns.iter().enumerate() {
+            events.push(Event::PatternExtracted(PatternExtracted {
+                event_id: id(&["pattern", &index.to_string()]),
+                user_id: self.user_id.clone(),
+                run_id: self.run_id.clone(),
+                pattern_memory_id: p.pattern_memory_id.clone(),
+                content: p.content.clone(),
+                source_memory_ids: p.source_memory_ids.clone(),
+                extracted_at: at,
+            }));
+        }
+        events.push(Event::ConsolidationCompleted(ConsolidationCompleted {
+            event_id: id(&["completed"]),
+            user_id: self.user_id.clone(),
+            run_id: self.run_id.clone(),
+            mode: self.mode,
+            config_hash: self.config_hash.clone(),
+            started_at: at,
+            duration_ms,
+            counts: self.counts.clone(),
+            actions: self
+                .actions
+                .iter()
+                .map(|a| RunAction {
+                    action_id: a.action_id.clone(),
+                    action_type: a.action_type.as_str().to_owned(),
+                    target_ids: a.target_ids.clone(),
+                    canonical_id: a.canonical_id.clone(),
+                    new_memory_id: a.new_memory_ids.first().cloned(),
+                    rule_id: a.rule_id.clone(),
+                    score: a.score,
+                    reasons: a.reasons.clone(),
+                })
+                .collect(),
+            warnings: self.warnings.clone(),
+        }));
+        events
+    }
+}
+
+/// What a cycle produced.
+#[derive(Debug, Clone)]
+pub struct CycleOutput {
+    pub report: CycleReport,
+    pub events: Vec<Event>,
+    /// False when the run id had already run: nothing was written again.
+    pub fresh: bool,
+}
+
+/// Loads a user's snapshot: every memory in `(created_at, id)` order, and
+/// every link.
+pub fn load_snapshot(store: &dyn Store, user_id: &str) -> Result<Snapshot, StoreError> {
+    Ok(Snapshot {
+        user_id: user_id.to_owned(),
+        memories: store.memories(user_id)?,
+        links: store.links(user_id)?,
+    })
+}
+
+/// Plans a cycle without touching the store: the pure part.
+pub fn plan_cycle(request: &CycleRequest, snapshot: &Snapshot, settings: &CycleSettings) -> Plan {
+    let tier = settings.tier(usage(&snapshot.memories));
+    let detect_settings = tier.detect_settings(&settings.consolidation, &settings.salience);
+    plan(
+        snapshot,
+        &PlanRequest {
+            run_id: &request.run_id,
+            now: request.now,
+            tier,
+            settings: &detect_settings,
+            rules: &settings.rules,
+            lexicon: &settings.lexicon,
+        },
+    )
+}
+
+/// Runs one cycle: plans it, writes its report (and in execute mode its
+/// effects) in one transaction, and returns its events.
 pub fn run_cycle(
+    store: &dyn Store,
     request: &CycleRequest,
-    memories: &[Memory],
     settings: &CycleSettings,
-) -> CycleOutput {
+    embedder: Option<(&dyn Embedder, SubBatch)>,
+) -> Result<CycleOutput, CycleError> {
     let started = std::time::Instant::now();
-    let now = timestamp(request.now);
-    let active: Vec<&Memory> = memories
+    let fail = |source: StoreError| CycleError::Store {
+        user_id: request.user_id.clone(),
+        run_id: request.run_id.clone(),
+        source,
+    };
+    if let Some(stored) = store
+        .run_report(&request.user_id, &request.run_id)
+        .map_err(fail)?
+    {
+        let report = CycleReport::from_stored(&stored)?;
+        let events = report.events(0);
+        // Clear the pending entry a crash may have left behind.
+        finish_pending(store, request).map_err(fail)?;
+        return Ok(CycleOutput {
+            report,
+            events,
+            fresh: false,
+        });
+    }
+    let snapshot = load_snapshot(store, &request.user_id).map_err(fail)?;
+    let mut plan = plan_cycle(request, &snapshot, settings);
+    let mut warnings = Vec::new();
+    if let Some(rewriter) = &settings.rewriter {
+        rewrite_patterns(&mut plan, &snapshot, rewriter.as_ref(), &mut warnings);
+    }
+    embed_created(&mut plan, embedder, &mut warnings);
+    if plan.actions.is_empty() {
+        warnings.push("nothing to consolidate".to_owned());
+    }
+    let report = build_report(request, settings, &snapshot, &plan, warnings);
+    let mut batch = WriteBatch::default();
+    if request.mode == RunMode::Execute {
+        plan_writes(&plan, &mut batch);
+    }
+    batch.push(Write::PutRunReport(report.to_stored(request.now)));
+    let mut state = store
+        .user_state(&request.user_id)
+        .map_err(fail)?
+        .unwrap_or_else(|| crate::model::UserState::new(&request.user_id));
+    state
+        .cycle
+        .pending_runs
+        .retain(|p| p.run_id != request.run_id);
+    if request.mode == RunMode::Execute {
+        state.new_since_cycle = 0;
+        state.duplicate_candidates = 0;
+        state.last_cycle_at = Some(request.now);
+        state.last_run_id = Some(request.run_id.clone());
+        let after: Vec<_> = merged_view(&snapshot, &plan);
+        state.cycle.tokens = usage(after.iter());
+        state.cycle.tier = settings.tier(state.cycle.tokens);
+    }
+    batch.push(Write::PutUserState(state));
+    store.commit(&batch).map_err(fail)?;
+    let duration = started.elapsed().as_millis() as i64;
+    tracing::info!(
+        user_id = %request.user_id,
+        run_id = %request.run_id,
+        trigger = ?request.trigger,
+        mode = ?request.mode,
+        tier = ?report.tier,
+        actions = report.actions.len(),
+        merged = report.counts.duplicates_merged,
+        contradictions = report.counts.contradictions_found,
+        superseded = report.counts.superseded,
+        patterns = report.counts.patterns_extracted,
+        archived = report.counts.archived,
+        split = report.counts.split,
+        promoted = report.counts.promoted,
+        duration_ms = duration,
+        "consolidation cycle finished"
+    );
+    Ok(CycleOutput {
+        events: report.events(duration),
+        report,
+        fresh: true,
+    })
+}
+
+/// Removes a run from the user's pending list (after a crash left it there).
+fn finish_pending(store: &dyn Store, request: &CycleRequest) -> Result<(), StoreError> {
+    let Some(mut state) = store.user_state(&request.user_id)? else {
+        return Ok(());
+    };
+    let before = state.cycle.pending_runs.len();
+    state
+        .cycle
+        .pending_runs
+        .retain(|p| p.run_id != request.run_id);
+    if state.cycle.pending_runs.len() == before {
+        return Ok(());
+    }
+    let mut batch = WriteBatch::default();
+    batch.push(Write::PutUserState(state));
+    store.commit(&batch)
+}
+
+/// The user's memories as they will be after the plan.
+fn merged_view(snapshot: &Snapshot, plan: &Plan) -> Vec<crate::model::Memory> {
+    let mut memories: std::collections::BTreeMap<&str, &crate::model::Memory> = snapshot
+        .memories
         .iter()
-        .filter(|m| m.status == MemoryStatus::Active && m.user_id == request.user_id)
+        .map(|m| (m.id.as_str(), m))
         .collect();
+    for m in plan.updated.iter().chain(&plan.created) {
+        memories.insert(m.id.as_str(), m);
+    }
+    memories.into_values().cloned().collect()
+}
+
+/// The plan's effects as store writes.
+pub fn plan_writes(plan: &Plan, batch: &mut WriteBatch) {
+    for memory in plan.updated.iter().chain(&plan.created) {
+        batch.push(Write::PutMemory(memory.clone()));
+    }
+    for change in &plan.link_changes {
+        match (&change.before, &change.after) {
+            (_, Some(after)) => batch.push(Write::PutLink(after.clone())),
+            (Some(before), None) => batch.push(Write::DeleteLink {
+                user_id: before.user_id.clone(),
+                from_id: before.from_id.clone(),
+                to_id: before.to_id.clone(),
+                link_type: before.link_type,
+            }),
+            (None, None) => {}
+        }
+    }
+}
+
+fn rewrite_patterns(
+    plan: &mut Plan,
+    snapshot: &Snapshot,
+    rewriter: &dyn PatternRewriter,
+    warnings: &mut Vec<String>,
+) {
+    for finding in &mut plan.patterns {
+        let Some(memory) = plan
+            .created
+            .iter_mut()
+            .find(|m| m.id == finding.pattern_memory_id)
+        else {
+            continue;
+        };
+        let episodes: Vec<String> = finding
+            .source_memory_ids
+            .iter()
+            .filter_map(|id| snapshot.memories.iter().find(|m| &m.id == id))
+            .map(|m| m.content.clone())
+            .collect();
+        match rewriter.rewrite(&finding.content, &episodes) {
+            Ok(text) if !text.trim().is_empty() => {
+                let text = crate::text::tidy(&text);
+                memory.content_hash = crate::text::content_hash(&text);
+                memory.content.clone_from(&text);
+                memory.embedding = None;
+                finding.content = text;
+            }
+            Ok(_) => warnings.push(format!(
+                "pattern {}: the rewrite endpoint returned nothing; kept the deterministic text",
+                finding.pattern_memory_id
+            )),
+            Err(error) => warnings.push(format!(
+                "pattern {}: rewrite failed ({error}); kept the deterministic text",
+                finding.pattern_memory_id
+            )),
+        }
+    }
+}
+
+/// Gives created memories without a vector one (split pieces, rewritten
+/// patterns), so later cycles can compare them.
+fn embed_created(
+    plan: &mut Plan,
+    embedder: Option<(&dyn Embedder, SubBatch)>,
+    warnings: &mut Vec<String>,
+) {
+    let missing: Vec<usize> = (0..plan.created.len())
+        .filter(|&i| plan.created[i].embedding.is_none())
+        .collect();
+    if missing.is_empty() {
+        return;
+    }
+    let Some((embedder, shape)) = embedder else {
+        warnings.push(format!(
+            "{} new memories have no embedding (no embedder); the next cycle with one embeds them",
+            missing.len()
+        ));
+        return;
+    };
+    let texts: Vec<&str> = missing
+        .iter()
+        .map(|&i| plan.created[i].content.as_str())
+        .collect();
+    match embed_bucketed(embedder, &texts, shape) {
+        Ok(vectors) => {
+            for (&i, vector) in missing.iter().zip(vectors) {
+                plan.created[i].embedding = Some(vector);
+            }
+        }
+        Err(EmbedError::Closed) | Err(_) => warnings.push(format!(
+            "{} new memories could not be embedded; they are stored without vectors",
+            missing.len()
+        )),
+    }
+}
+
+fn build_report(
+    request: &CycleRequest,
+    settings: &CycleSettings,
+    snapshot: &Snapshot,
+    plan: &Plan,
+    warnings: Vec<String>,
+) -> CycleReport {
     let mut histogram = [0u64; 10];
-    for memory in &active {
+    for memory in snapshot
+        .memories
+        .iter()
+        .filter(|m| m.status == crate::model::MemoryStatus::Active)
+    {
         let salience = memory
             .salience
             .salience(request.now, memory.importance, &settings.salience);
         histogram[((salience * 10.0) as usize).min(9)] += 1;
     }
-    let counts = RunCounts {
-        memories_processed: active.len() as i64,
-        ..RunCounts::default()
-    };
-    let config_hash = settings.consolidation.hash(&settings.salience);
-    let warnings = vec![NO_DETECTORS_WARNING.to_owned()];
-    let report = RunReport {
-        user_id: request.user_id.clone(),
+    CycleReport {
         run_id: request.run_id.clone(),
-        started_at: request.now,
-        report: json!({
-            "run_id": request.run_id,
-            "user_id": request.user_id,
-            "trigger": request.trigger,
-            "mode": request.mode,
-            "config_hash": config_hash,
-            "started_at": now,
-            "counts": counts,
-            "actions": [],
-            "warnings": warnings,
-            "salience_histogram": histogram,
-        }),
-    };
-    let triggered = Event::ConsolidationTriggered(ConsolidationTriggered {
-        event_id: derived_id(&[&request.run_id, "triggered"]),
         user_id: request.user_id.clone(),
-        run_id: request.run_id.clone(),
-        reason: request.trigger,
-        triggered_at: now,
-    });
-    let completed = Event::ConsolidationCompleted(ConsolidationCompleted {
-        event_id: derived_id(&[&request.run_id, "completed"]),
-        user_id: request.user_id.clone(),
-        run_id: request.run_id.clone(),
+        trigger: request.trigger,
         mode: request.mode,
-        config_hash,
-        started_at: now,
-        duration_ms: started.elapsed().as_millis() as i64,
-        counts,
-        actions: Vec::new(),
+        config_hash: settings.config_hash(),
+        started_at: timestamp(request.now),
+        tier: plan.tier,
+        tokens: plan.tokens,
+        token_budget: settings.consolidation.token_budget,
+        thresholds: plan.settings.clone(),
+        counts: plan.counts.clone(),
+        actions: plan.actions.clone(),
+        skipped: plan.skipped.clone(),
+        contradictions: plan.contradictions.clone(),
+        patterns: plan.patterns.clone(),
+        created_ids: plan.created_ids.clone(),
+        memory_changes: plan.memory_changes.clone(),
+        link_changes: plan.link_changes.clone(),
         warnings,
-    });
-    CycleOutput {
-        events: vec![triggered, completed],
-        report,
+        salience_histogram: histogram,
+        executed: request.mode == RunMode::Execute,
+        undone_at: None,
     }
 }
 
-fn timestamp(millis: Millis) -> Timestamp {
+pub fn timestamp(millis: Millis) -> Timestamp {
     DateTime::from_timestamp_millis(millis).unwrap_or_default()
 }

@@ -2,20 +2,26 @@
 //!
 //! The modules follow the pipeline: [`source`] → [`event`] (decode) →
 //! [`embed`] (vectors for new memories) → [`state`] (apply to the [`store`],
-//! with [`salience`] and the per-user vector [`index`]) → [`cycle`]
-//! (consolidation) → [`emit`]. [`pipeline`] wires them for embedded mode.
+//! with [`salience`] and the per-user vector [`index`]) → [`detect`] →
+//! [`plan`] → [`cycle`] (report and execute; [`undo`] reverses a run) →
+//! [`emit`]. [`pipeline`] wires them for embedded mode.
 
 pub mod clock;
 pub mod config;
 pub mod cycle;
+pub mod detect;
 pub mod embed;
 pub mod emit;
 pub mod event;
 pub mod index;
+pub mod inspect;
 pub mod model;
 pub mod pipeline;
+pub mod plan;
+pub mod rewrite;
 pub mod salience;
 pub mod source;
 pub mod state;
 pub mod store;
 pub mod text;
+pub mod undo;

@@ -3,6 +3,7 @@
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
@@ -10,12 +11,16 @@ use tracing::info;
 
 use engram::clock::Clock;
 use engram::config::{Config, LogConfig, Override};
-use engram::cycle::CycleSettings;
+use engram::cycle::{CycleReport, CycleRequest, CycleSettings, derived_id, run_cycle};
 use engram::embed::{EMBEDDING_DIM, Embedder, LocalEmbedder, inspect_model};
 use engram::emit::JsonLinesSink;
 use engram::event::EventCodec;
+use engram::event::{RunMode, TriggerReason};
 use engram::index::UserIndexes;
+use engram::inspect::neighbourhood;
 use engram::pipeline::EmbeddedPipeline;
+use engram::plan::RuleSet;
+use engram::rewrite::ChatRewriter;
 use engram::source::LineSource;
 use engram::store::{self, EmbeddedStore, Store};
 
@@ -45,12 +50,53 @@ enum Command {
     /// Check the embedding runtime, the model and the state store; exits
     /// non-zero if anything is wrong.
     Doctor,
+    /// Print the cosine similarity of every pair of texts, as the model
+    /// scores them (for choosing thresholds).
+    Similarity {
+        /// Two or more texts.
+        #[arg(required = true, num_args = 2..)]
+        texts: Vec<String>,
+    },
+    /// Run a consolidation cycle for one user now: a dry run unless
+    /// --execute. Prints a summary; --report writes the full JSON report.
+    Consolidate(ConsolidateArgs),
+    /// List a user's memories, or show one memory and the links around it.
+    Inspect {
+        #[arg(long)]
+        user: String,
+        #[arg(long)]
+        memory: Option<String>,
+        /// Follow links (both ways) from --memory.
+        #[arg(long)]
+        links: bool,
+        /// How many links away to follow.
+        #[arg(long, default_value_t = 1)]
+        depth: usize,
+    },
+    /// Restore every memory and link a run changed, and remove what it created.
+    Undo { run_id: String },
     /// Print all stored state as deterministic JSON.
     Dump {
         /// Only this user.
         #[arg(long)]
         user: Option<String>,
     },
+}
+
+#[derive(Args)]
+struct ConsolidateArgs {
+    #[arg(long)]
+    user: String,
+    /// Apply the plan (default: dry run, nothing changes).
+    #[arg(long)]
+    execute: bool,
+    /// Write the full JSON report here.
+    #[arg(long)]
+    report: Option<PathBuf>,
+    /// "Now" for the cycle as RFC 3339 (default: the wall clock). The same
+    /// state, time and config give the same plan.
+    #[arg(long)]
+    now: Option<String>,
 }
 
 #[derive(Args)]
@@ -115,6 +161,15 @@ fn run() -> Result<()> {
         }
         Command::Dump { user } => dump(&config, user.as_deref()),
         Command::Doctor => doctor(&config),
+        Command::Similarity { texts } => similarity(&config, &texts),
+        Command::Consolidate(args) => consolidate(&config, &args),
+        Command::Inspect {
+            user,
+            memory,
+            links,
+            depth,
+        } => inspect(&config, &user, memory.as_deref(), links.then_some(depth)),
+        Command::Undo { run_id } => undo(&config, &run_id),
         Command::Run(_) => run_embedded(&config),
     }
 }
@@ -169,7 +224,9 @@ fn run_embedded(config: &Config) -> Result<()> {
         );
     }
     let codec = EventCodec::new(config.limits)?;
-    // The model first: a missing runtime should fail before anything is created.
+    // Rules and model first: bad rules or a missing runtime should fail
+    // before anything is created.
+    let settings = cycle_settings(config)?;
     let embedder = if config.embedding.enabled {
         let loading = std::time::Instant::now();
         let embedder = LocalEmbedder::load(&config.embedding)?;
@@ -210,10 +267,6 @@ fn run_embedded(config: &Config) -> Result<()> {
         path => Some(open_output(path)?),
     };
     let mut sink = JsonLinesSink::new(&codec, events, dead_letters);
-    let settings = CycleSettings {
-        consolidation: config.consolidation.clone(),
-        salience: config.salience,
-    };
     let clock = Clock::new(config.pipeline.clock, true);
     info!(
         input = %stream,
@@ -252,6 +305,211 @@ fn run_embedded(config: &Config) -> Result<()> {
         elapsed.as_secs_f64(),
         summary.records as f64 / elapsed.as_secs_f64().max(1e-9)
     );
+    Ok(())
+}
+
+fn consolidate(config: &Config, args: &ConsolidateArgs) -> Result<()> {
+    let settings = cycle_settings(config)?;
+    let embedder = if config.embedding.enabled {
+        Some(LocalEmbedder::load(&config.embedding)?)
+    } else {
+        None
+    };
+    let store = open_store(config)?;
+    let now = match &args.now {
+        Some(text) => chrono::DateTime::parse_from_rfc3339(text)
+            .with_context(|| format!("--now `{text}` is not an RFC 3339 time"))?
+            .timestamp_millis(),
+        None => chrono::Utc::now().timestamp_millis(),
+    };
+    let state = store.user_state(&args.user)?;
+    if state.is_none() && store.memories(&args.user)?.is_empty() {
+        bail!("user {} has no memories", args.user);
+    }
+    let previous = state.and_then(|s| s.last_run_id).unwrap_or_default();
+    let mode = if args.execute {
+        RunMode::Execute
+    } else {
+        RunMode::DryRun
+    };
+    let request = CycleRequest {
+        user_id: args.user.clone(),
+        run_id: derived_id(&[
+            &args.user,
+            "cli",
+            &now.to_string(),
+            &previous,
+            &format!("{mode:?}"),
+        ]),
+        trigger: TriggerReason::Manual,
+        mode,
+        now,
+    };
+    let shape = config.embedding.sub_batch();
+    let embedder = embedder.as_ref().map(|e| (e as &dyn Embedder, shape));
+    let output = run_cycle(&store, &request, &settings, embedder)?;
+    let report = &output.report;
+    print_report(report);
+    if let Some(path) = &args.report {
+        let json = serde_json::to_string_pretty(report)?;
+        std::fs::write(path, json + "\n")
+            .with_context(|| format!("cannot write report {}", path.display()))?;
+        println!("report written to {}", path.display());
+    }
+    Ok(())
+}
+
+fn print_report(report: &CycleReport) {
+    let mode = match report.mode {
+        RunMode::DryRun => "dry run: nothing was changed",
+        RunMode::Execute => "executed",
+    };
+    println!("run {} for user {} ({mode})", report.run_id, report.user_id);
+    println!(
+        "  tier {:?}: {} of {} tokens; duplicate threshold {:.2}, archive threshold {:.2}",
+        report.tier,
+        report.tokens,
+        report.token_budget,
+        report.thresholds.duplicate_threshold,
+        report.thresholds.archive_threshold
+    );
+    let c = &report.counts;
+    println!(
+        "  {} memories: {} merged, {} contradictions, {} superseded, {} patterns, {} archived, {} split, {} promoted, {} links created",
+        c.memories_processed,
+        c.duplicates_merged,
+        c.contradictions_found,
+        c.superseded,
+        c.patterns_extracted,
+        c.archived,
+        c.split,
+        c.promoted,
+        c.links_created
+    );
+    for action in &report.actions {
+        println!(
+            "  - {} [{}] {} (score {:.4})",
+            action.action_type.as_str(),
+            action.rule_id,
+            action.target_ids.join(", "),
+            action.score
+        );
+        for reason in &action.reasons {
+            println!("      {reason}");
+        }
+    }
+    for skipped in &report.skipped {
+        println!(
+            "  · skipped {:?} {}: {}",
+            skipped.detection,
+            skipped.target_ids.join(", "),
+            skipped.reason
+        );
+    }
+    for warning in &report.warnings {
+        println!("  ! {warning}");
+    }
+    println!("  config hash {}", report.config_hash);
+}
+
+fn inspect(config: &Config, user: &str, memory: Option<&str>, depth: Option<usize>) -> Result<()> {
+    let store = open_store(config)?;
+    let now = chrono::Utc::now().timestamp_millis();
+    let line = |m: &engram::model::Memory| {
+        let salience = m.salience.salience(now, m.importance, &config.salience);
+        let content: String = m.content.chars().take(80).collect();
+        format!(
+            "{}  {:<10} {:<10} salience {:.3}  reads {:>3}  {}",
+            m.id,
+            m.kind.as_str(),
+            m.status.as_str(),
+            salience,
+            m.salience.access_count(),
+            content
+        )
+    };
+    let Some(memory_id) = memory else {
+        let memories = store.memories(user)?;
+        if memories.is_empty() {
+            bail!("user {user} has no memories");
+        }
+        for m in &memories {
+            println!("{}", line(m));
+        }
+        println!("{} memories", memories.len());
+        return Ok(());
+    };
+    let Some(found) = neighbourhood(&store, user, memory_id, depth.unwrap_or(0))? else {
+        bail!("user {user} has no memory {memory_id}");
+    };
+    for (distance, m) in &found.memories {
+        println!("{}{}", "  ".repeat(*distance), line(m));
+    }
+    if depth.is_some() {
+        println!("links:");
+        for l in &found.links {
+            println!(
+                "  {} --{}--> {}  confidence {:.2}  {}",
+                l.from_id,
+                l.link_type.as_str(),
+                l.to_id,
+                l.confidence,
+                l.reason
+            );
+        }
+        println!(
+            "{} memories, {} links, {} dead links removed",
+            found.memories.len(),
+            found.links.len(),
+            found.dead_links_removed
+        );
+    }
+    Ok(())
+}
+
+fn undo(config: &Config, run_id: &str) -> Result<()> {
+    let store = open_store(config)?;
+    let summary = engram::undo::undo(&store, run_id, chrono::Utc::now().timestamp_millis())?;
+    if summary.already_undone {
+        println!("run {run_id} was already undone; nothing changed");
+    } else {
+        println!(
+            "run {run_id} of user {} undone: {} memories restored, {} removed, {} links restored, {} removed",
+            summary.user_id,
+            summary.restored_memories,
+            summary.removed_memories,
+            summary.restored_links,
+            summary.removed_links
+        );
+    }
+    Ok(())
+}
+
+/// The consolidation settings: config, rules (checked now, so a bad rules
+/// file stops start-up) and the optional pattern rewriter.
+fn cycle_settings(config: &Config) -> Result<CycleSettings> {
+    let rules = RuleSet::load(&config.consolidation.rules_path)?;
+    let mut settings = CycleSettings::new(config.consolidation.clone(), config.salience, rules);
+    if let Some(rewriter) = ChatRewriter::from_config(&config.consolidation) {
+        settings.rewriter = Some(Arc::new(rewriter));
+    }
+    Ok(settings)
+}
+
+fn similarity(config: &Config, texts: &[String]) -> Result<()> {
+    let embedder = LocalEmbedder::load(&config.embedding)?;
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let vectors = embedder.embed(&refs, config.embedding.sub_batch)?;
+    for (i, first) in vectors.iter().enumerate() {
+        for (j, second) in vectors.iter().enumerate().skip(i + 1) {
+            println!(
+                "{:.4}  {:?}  {:?}",
+                engram::embed::dot(first, second),
+                texts[i],
+                texts[j]
+            );
+        }
+    }
     Ok(())
 }
 

@@ -167,6 +167,44 @@ pub struct UserState {
     /// (cosine ≥ the duplicate threshold) among the user's active memories.
     #[serde(default)]
     pub duplicate_candidates: u64,
+    /// What the consolidation triggers track.
+    #[serde(default)]
+    pub cycle: CycleState,
+}
+
+/// Capacity tier of a user (see [`crate::plan::Tier`] for the rules).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Tier {
+    #[default]
+    Gentle,
+    Selective,
+    Aggressive,
+}
+
+/// Per-user trigger bookkeeping, stored with the user's state.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CycleState {
+    /// Estimated tokens (characters / 4) of the user's active memories.
+    pub tokens: u64,
+    /// The tier the user was in at its last event or cycle.
+    pub tier: Tier,
+    /// Time of the first event applied since the user's last executed cycle
+    /// (`None`: unchanged since); the schedule trigger runs changed users only.
+    pub changed_since: Option<Millis>,
+    /// Cycles triggered but not yet run. Stored with the event that triggered
+    /// them, so a crash in between re-runs them instead of losing them.
+    pub pending_runs: Vec<PendingRun>,
+}
+
+/// A triggered cycle waiting to run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PendingRun {
+    pub run_id: String,
+    pub trigger: crate::event::TriggerReason,
+    pub mode: crate::event::RunMode,
+    pub now: Millis,
 }
 
 impl UserState {

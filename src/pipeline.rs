@@ -9,14 +9,15 @@ use chrono::DateTime;
 use thiserror::Error;
 
 use crate::clock::Clock;
-use crate::cycle::{CycleSettings, derived_id};
+use crate::cycle::{CycleError, CycleRequest, CycleSettings, derived_id, run_cycle};
 use crate::embed::{
     EmbedCounts, EmbedError, Embedder, EmbeddingConfig, IngestEmbedError, SubBatch, embed_created,
 };
 use crate::emit::JsonLinesSink;
 use crate::event::{DeadLetter, DecodeError, Event, EventCodec};
+use crate::event::{RunMode, TriggerReason};
 use crate::index::UserIndexes;
-use crate::model::Millis;
+use crate::model::{Millis, PendingRun};
 use crate::source::{LineSource, SourceRecord};
 use crate::state::{Disposition, Position, StateBatch};
 use crate::store::{Store, StoreError};
@@ -31,6 +32,8 @@ pub enum PipelineError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Embed(#[from] EmbedError),
+    #[error(transparent)]
+    Cycle(#[from] CycleError),
 }
 
 impl From<IngestEmbedError> for PipelineError {
@@ -62,6 +65,10 @@ pub struct RunSummary {
     /// New memories that arrived with a near-duplicate (see
     /// `UserState::duplicate_candidates`).
     pub near_duplicates: u64,
+    /// Consolidation cycles run, by trigger.
+    pub cycles: BTreeMap<String, u64>,
+    /// What the executed cycles did, summed.
+    pub actions: BTreeMap<String, u64>,
 }
 
 impl RunSummary {
@@ -105,6 +112,17 @@ impl fmt::Display for RunSummary {
             "  near-duplicates   {:>8}  (new memories close to an existing one)",
             self.near_duplicates
         )?;
+        writeln!(
+            f,
+            "  cycles            {:>8}",
+            self.cycles.values().sum::<u64>()
+        )?;
+        for (trigger, count) in &self.cycles {
+            writeln!(f, "    {trigger:<26}{count:>6}")?;
+        }
+        for (action, count) in &self.actions {
+            writeln!(f, "    action {action:<19}{count:>6}")?;
+        }
         writeln!(f, "  output events     {:>8}", self.outputs)?;
         write!(f, "  store commits     {:>8}", self.batches)
     }
@@ -171,6 +189,10 @@ impl<'a> EmbeddedPipeline<'a> {
         sink: &mut JsonLinesSink<'_>,
     ) -> Result<RunSummary, PipelineError> {
         let mut summary = RunSummary::default();
+        // Cycles a crash left triggered but not run come first.
+        for user_id in self.store.users()? {
+            self.run_pending(&user_id, sink, &mut summary)?;
+        }
         loop {
             let (done, batch_summary) = self.run_batch(source, sink)?;
             merge(&mut summary, batch_summary);
@@ -213,10 +235,8 @@ impl<'a> EmbeddedPipeline<'a> {
                 embedding.max_batch,
             )?;
         }
-        let mut batch = StateBatch::new(self.store, &self.settings);
-        if let Some(embedding) = &mut self.embedding {
-            batch = batch.with_indexes(&mut embedding.indexes);
-        }
+        let mut batch = new_batch(self.store, &self.settings, &mut self.embedding);
+        let mut triggered = Vec::new();
         for (record, event) in &decoded {
             self.clock.observe(event.occurred_at().timestamp_millis());
             let position = Position {
@@ -239,21 +259,23 @@ impl<'a> EmbeddedPipeline<'a> {
                     ));
                 }
             }
-        }
-        summary.near_duplicates = batch.near_duplicates();
-        if !batch.is_empty() {
-            let committed = batch.commit();
-            if committed.is_err()
-                && let Some(embedding) = &mut self.embedding
-            {
-                // The indexes hold this batch's memories, which are not stored.
-                embedding.indexes.clear();
+            if batch.cycle_due() {
+                // Commit up to the triggering event, then run the cycles.
+                triggered.clear();
+                triggered.extend(batch.triggered_users());
+                summary.near_duplicates += batch.near_duplicates();
+                let committed = commit(batch);
+                self.emit_committed(committed, sink, &mut summary)?;
+                for user_id in &triggered {
+                    self.run_pending(user_id, sink, &mut summary)?;
+                }
+                batch = new_batch(self.store, &self.settings, &mut self.embedding);
             }
-            for event in &committed? {
-                sink.emit(event).map_err(PipelineError::Output)?;
-            }
-            summary.batches += 1;
         }
+        summary.near_duplicates += batch.near_duplicates();
+        let committed = commit(batch);
+        self.emit_committed(committed, sink, &mut summary)?;
+        self.schedule(sink, &mut summary)?;
         // In input order, whichever stage rejected them.
         dead_letters.sort_by_key(|(offset, _)| *offset);
         for (_, event) in &dead_letters {
@@ -261,6 +283,117 @@ impl<'a> EmbeddedPipeline<'a> {
         }
         sink.flush().map_err(PipelineError::Output)?;
         Ok((done, summary))
+    }
+
+    /// Writes a committed batch's outputs (none for an empty batch).
+    fn emit_committed(
+        &mut self,
+        committed: Option<Result<Vec<Event>, StoreError>>,
+        sink: &mut JsonLinesSink<'_>,
+        summary: &mut RunSummary,
+    ) -> Result<(), PipelineError> {
+        let Some(committed) = committed else {
+            return Ok(());
+        };
+        if committed.is_err()
+            && let Some(embedding) = &mut self.embedding
+        {
+            // The indexes hold this batch's memories, which are not stored.
+            embedding.indexes.clear();
+        }
+        for event in &committed? {
+            sink.emit(event).map_err(PipelineError::Output)?;
+        }
+        summary.batches += 1;
+        Ok(())
+    }
+
+    /// Runs a user's pending cycles, oldest first, each in its own transaction.
+    fn run_pending(
+        &mut self,
+        user_id: &str,
+        sink: &mut JsonLinesSink<'_>,
+        summary: &mut RunSummary,
+    ) -> Result<(), PipelineError> {
+        let Some(state) = self.store.user_state(user_id)? else {
+            return Ok(());
+        };
+        for PendingRun {
+            run_id,
+            trigger,
+            mode,
+            now,
+        } in state.cycle.pending_runs
+        {
+            let request = CycleRequest {
+                user_id: user_id.to_owned(),
+                run_id,
+                trigger,
+                mode,
+                now,
+            };
+            let embedder = self.embedding.as_ref().map(|e| (e.embedder, e.sub_batch));
+            let output = run_cycle(self.store, &request, &self.settings, embedder)?;
+            if let Some(embedding) = &mut self.embedding
+                && mode == RunMode::Execute
+            {
+                // Statuses changed and memories were added: reload on next use.
+                embedding.indexes.forget(user_id);
+            }
+            *summary
+                .cycles
+                .entry(trigger_name(trigger).to_owned())
+                .or_default() += 1;
+            if output.fresh && output.report.executed {
+                for action in &output.report.actions {
+                    *summary
+                        .actions
+                        .entry(action.action_type.as_str().to_owned())
+                        .or_default() += 1;
+                }
+            }
+            for event in &output.events {
+                sink.emit(event).map_err(PipelineError::Output)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The schedule trigger: users changed since their last cycle whose
+    /// interval has passed get a cycle.
+    fn schedule(
+        &mut self,
+        sink: &mut JsonLinesSink<'_>,
+        summary: &mut RunSummary,
+    ) -> Result<(), PipelineError> {
+        let interval = self.settings.consolidation.schedule_interval_secs as i64 * 1000;
+        if interval <= 0 {
+            return Ok(());
+        }
+        let now = self.clock.now();
+        for user_id in self.store.users()? {
+            let Some(mut state) = self.store.user_state(&user_id)? else {
+                continue;
+            };
+            let Some(changed) = state.cycle.changed_since else {
+                continue;
+            };
+            if now - state.last_cycle_at.unwrap_or(changed) < interval {
+                continue;
+            }
+            let previous = state.last_run_id.clone().unwrap_or_default();
+            state.cycle.pending_runs.push(PendingRun {
+                run_id: derived_id(&[&user_id, "schedule", &now.to_string(), &previous]),
+                trigger: TriggerReason::Schedule,
+                mode: RunMode::Execute,
+                now,
+            });
+            let mut batch = crate::store::WriteBatch::default();
+            batch.push(crate::store::Write::PutUserState(state));
+            self.store.commit(&batch)?;
+            self.run_pending(&user_id, sink, summary)?;
+        }
+        Ok(())
     }
 
     /// Reads up to a batch of records; `true` at the end of input.
@@ -291,6 +424,32 @@ impl<'a> EmbeddedPipeline<'a> {
     }
 }
 
+/// Commits a non-empty batch.
+fn commit(batch: StateBatch<'_>) -> Option<Result<Vec<Event>, StoreError>> {
+    (!batch.is_empty()).then(|| batch.commit())
+}
+
+fn new_batch<'b>(
+    store: &'b dyn Store,
+    settings: &'b CycleSettings,
+    embedding: &'b mut Option<Embedding<'_>>,
+) -> StateBatch<'b> {
+    let batch = StateBatch::new(store, settings);
+    match embedding {
+        Some(embedding) => batch.with_indexes(&mut embedding.indexes),
+        None => batch,
+    }
+}
+
+fn trigger_name(trigger: TriggerReason) -> &'static str {
+    match trigger {
+        TriggerReason::Threshold => "threshold",
+        TriggerReason::Schedule => "schedule",
+        TriggerReason::Manual => "manual",
+        TriggerReason::Capacity => "capacity",
+    }
+}
+
 fn merge(total: &mut RunSummary, part: RunSummary) {
     total.records += part.records;
     total.replayed += part.replayed;
@@ -302,6 +461,12 @@ fn merge(total: &mut RunSummary, part: RunSummary) {
     }
     for (key, count) in part.rejected {
         *total.rejected.entry(key).or_default() += count;
+    }
+    for (key, count) in part.cycles {
+        *total.cycles.entry(key).or_default() += count;
+    }
+    for (key, count) in part.actions {
+        *total.actions.entry(key).or_default() += count;
     }
 }
 

@@ -153,6 +153,24 @@ impl SalienceState {
         }
     }
 
+    /// Takes in the reads of a memory merged into this one: the access
+    /// counts add up and the most recent reads of both are kept.
+    pub fn absorb(&mut self, other: &SalienceState) {
+        let mut recent = self.recent.clone();
+        recent.extend_from_slice(&other.recent);
+        // The other's reads measured from this memory's creation.
+        let shift = other.created_at - self.created_at;
+        let other_offsets = other
+            .read_offset_sum
+            .saturating_add(shift.saturating_mul(other.reads as i64));
+        *self = Self::from_parts(
+            self.created_at,
+            recent,
+            self.reads.saturating_add(other.reads),
+            self.read_offset_sum.saturating_add(other_offsets.max(0)),
+        );
+    }
+
     /// Base-level activation `B` at `now` (see the module docs).
     pub fn activation(&self, now: Millis, params: &SalienceParams) -> f64 {
         let age = |time: f64| age_secs(now as f64 - time, params);

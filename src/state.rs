@@ -8,13 +8,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::cycle::{CycleRequest, CycleSettings, derived_id, run_cycle};
+use crate::cycle::{CycleSettings, derived_id};
 use crate::embed::{EMBEDDING_DIM, normalised};
 use crate::event::{
     ConsolidationRequested, Event, EventType, MemoryAccessed, MemoryCreated, RunMode, TriggerReason,
 };
 use crate::index::{Neighbour, UserIndexes, VectorIndex};
-use crate::model::{Memory, MemoryStatus, Millis, UserState};
+use crate::model::{Memory, MemoryStatus, Millis, PendingRun, UserState};
+use crate::plan::tokens;
 use crate::salience::SalienceState;
 use crate::store::{Store, StoreError, Write, WriteBatch};
 use crate::text::{content_hash, normalise_tags};
@@ -57,6 +58,8 @@ pub struct StateBatch<'a> {
     events: usize,
     indexes: Option<&'a mut UserIndexes>,
     near_duplicates: u64,
+    /// Users with a cycle triggered in this batch.
+    triggered: BTreeSet<String>,
 }
 
 impl<'a> StateBatch<'a> {
@@ -75,6 +78,7 @@ impl<'a> StateBatch<'a> {
             events: 0,
             indexes: None,
             near_duplicates: 0,
+            triggered: BTreeSet::new(),
         }
     }
 
@@ -119,9 +123,9 @@ impl<'a> StateBatch<'a> {
             return Ok(Disposition::Replayed);
         }
         let disposition = match event {
-            Event::MemoryCreated(created) => self.create(created)?,
+            Event::MemoryCreated(created) => self.create(created, now)?,
             Event::MemoryAccessed(accessed) => self.access(accessed)?,
-            Event::ConsolidationRequested(requested) => self.request(requested, now)?,
+            Event::ConsolidationRequested(requested) => self.request(requested, now),
             other => Disposition::Rejected {
                 kind: "not_an_input",
                 reason: format!("`{}` is an output event", other.event_type().name()),
@@ -129,9 +133,94 @@ impl<'a> StateBatch<'a> {
         };
         if let Some(user) = self.users.get_mut(user_id) {
             user.mark_applied(&position.stream, position.offset);
+            if matches!(disposition, Disposition::Applied(_)) {
+                user.cycle.changed_since.get_or_insert(now);
+            }
         }
         self.dirty_users.insert(user_id.to_owned());
         Ok(disposition)
+    }
+
+    /// Whether an event of this batch triggered a cycle. The caller commits
+    /// the batch there (the pending run is stored with the event that
+    /// triggered it) and then runs the cycle in its own transaction.
+    pub fn cycle_due(&self) -> bool {
+        !self.triggered.is_empty()
+    }
+
+    /// Users with a cycle triggered in this batch.
+    pub fn triggered_users(&self) -> impl Iterator<Item = String> + '_ {
+        self.triggered.iter().cloned()
+    }
+
+    /// Queues a cycle for a user, once per trigger and batch.
+    fn trigger(
+        &mut self,
+        user_id: &str,
+        trigger: TriggerReason,
+        mode: RunMode,
+        run_id: String,
+        now: Millis,
+    ) {
+        let Some(user) = self.users.get_mut(user_id) else {
+            return;
+        };
+        if user.cycle.pending_runs.iter().any(|p| p.run_id == run_id) {
+            return;
+        }
+        user.cycle.pending_runs.push(PendingRun {
+            run_id,
+            trigger,
+            mode,
+            now,
+        });
+        self.triggered.insert(user_id.to_owned());
+    }
+
+    /// The threshold and capacity triggers, after a memory was created.
+    fn check_triggers(&mut self, user_id: &str, now: Millis) {
+        let Some(user) = self.users.get_mut(user_id) else {
+            return;
+        };
+        let config = &self.settings.consolidation;
+        let tier = self.settings.tier(user.cycle.tokens);
+        let previous_run = user.last_run_id.clone().unwrap_or_default();
+        let automatic =
+            |reason: &str| derived_id(&[user_id, reason, &now.to_string(), &previous_run]);
+        let pending = |user: &UserState, trigger| {
+            user.cycle.pending_runs.iter().any(|p| p.trigger == trigger)
+        };
+        if tier != user.cycle.tier {
+            user.cycle.tier = tier;
+            if !pending(user, TriggerReason::Capacity) {
+                let run_id = automatic("capacity");
+                self.trigger(
+                    user_id,
+                    TriggerReason::Capacity,
+                    RunMode::Execute,
+                    run_id,
+                    now,
+                );
+                return;
+            }
+        }
+        let Some(user) = self.users.get(user_id) else {
+            return;
+        };
+        if config.trigger_new_memories > 0
+            && user.new_since_cycle >= config.trigger_new_memories
+            && !pending(user, TriggerReason::Threshold)
+            && !pending(user, TriggerReason::Capacity)
+        {
+            let run_id = automatic("threshold");
+            self.trigger(
+                user_id,
+                TriggerReason::Threshold,
+                RunMode::Execute,
+                run_id,
+                now,
+            );
+        }
     }
 
     /// Commits every effect atomically and returns the output events, which
@@ -195,7 +284,7 @@ impl<'a> StateBatch<'a> {
         Ok(self.memories.get_mut(&key))
     }
 
-    fn create(&mut self, event: &MemoryCreated) -> Result<Disposition, StoreError> {
+    fn create(&mut self, event: &MemoryCreated, now: Millis) -> Result<Disposition, StoreError> {
         let key = (event.user_id.clone(), event.memory_id.clone());
         let tags = normalise_tags(event.tags.iter().flatten());
         let embedding = event.embedding.as_deref().and_then(usable_embedding);
@@ -203,11 +292,16 @@ impl<'a> StateBatch<'a> {
         let hash = content_hash(&event.content);
         let mut embedding_replaced = false;
         let mut edited = false;
+        let mut token_delta: i64 = tokens(&event.content) as i64;
         let changed = match self.memory(&event.user_id, &event.memory_id)? {
             // An upsert keeps everything engram derived (salience, status,
             // provenance) and takes the platform's latest content.
             Some(existing) => {
                 let before = existing.clone();
+                token_delta = 0;
+                if existing.status == MemoryStatus::Active {
+                    token_delta = tokens(&event.content) as i64 - tokens(&existing.content) as i64;
+                }
                 existing.kind = event.kind;
                 existing.category.clone_from(&event.category);
                 existing.tags = tags;
@@ -252,6 +346,10 @@ impl<'a> StateBatch<'a> {
         if changed {
             self.full_writes.insert(key.clone());
         }
+        if let Some(user) = self.users.get_mut(&event.user_id) {
+            user.cycle.tokens = user.cycle.tokens.saturating_add_signed(token_delta);
+        }
+        self.check_triggers(&event.user_id, now);
         if embedding_replaced {
             let found = self.near_duplicates_of(&key, edited)?;
             if let Some(nearest) = found.first() {
@@ -294,36 +392,16 @@ impl<'a> StateBatch<'a> {
         Ok(Disposition::Applied(EventType::MemoryAccessed))
     }
 
-    fn request(
-        &mut self,
-        event: &ConsolidationRequested,
-        now: Millis,
-    ) -> Result<Disposition, StoreError> {
-        let memories = self.user_memories(&event.user_id)?;
+    fn request(&mut self, event: &ConsolidationRequested, now: Millis) -> Disposition {
         let mode = if event.execute.unwrap_or(false) {
             RunMode::Execute
         } else {
             RunMode::DryRun
         };
-        let request = CycleRequest {
-            user_id: event.user_id.clone(),
-            run_id: derived_id(&[&event.user_id, &event.event_id]),
-            trigger: TriggerReason::Manual,
-            mode,
-            now: now.max(event.requested_at.timestamp_millis()),
-        };
-        let output = run_cycle(&request, &memories, self.settings);
-        if mode == RunMode::Execute
-            && let Some(user) = self.users.get_mut(&event.user_id)
-        {
-            user.new_since_cycle = 0;
-            user.duplicate_candidates = 0;
-            user.last_cycle_at = Some(request.now);
-            user.last_run_id = Some(request.run_id.clone());
-        }
-        self.other_writes.push(Write::PutRunReport(output.report));
-        self.outputs.extend(output.events);
-        Ok(Disposition::Applied(EventType::ConsolidationRequested))
+        let run_id = derived_id(&[&event.user_id, &event.event_id]);
+        let at = now.max(event.requested_at.timestamp_millis());
+        self.trigger(&event.user_id, TriggerReason::Manual, mode, run_id, at);
+        Disposition::Applied(EventType::ConsolidationRequested)
     }
 
     /// Active memories of the user at or above the duplicate threshold to the

@@ -1,4 +1,4 @@
-//! Text normalisation shared by hashing and (later) the detectors.
+//! Text normalisation shared by hashing and the detectors.
 
 use sha2::{Digest, Sha256};
 
@@ -37,9 +37,101 @@ pub fn normalise_tags<'a>(tags: impl IntoIterator<Item = &'a String>) -> Vec<Str
     out
 }
 
+/// The words of a text in their original case, split exactly as
+/// [`normalise`] splits them.
+pub fn words(text: &str) -> Vec<&str> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|word| !word.is_empty())
+        .collect()
+}
+
+/// Whitespace collapsed and trimmed; case and punctuation kept (for texts
+/// engram writes itself, such as pattern memories).
+pub fn tidy(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Words after which a full stop does not end a sentence.
+const ABBREVIATIONS: [&str; 12] = [
+    "e.g", "i.e", "etc", "vs", "mr", "mrs", "ms", "dr", "prof", "approx", "no", "cf",
+];
+
+/// Splits prose into sentences: a `.`, `!` or `?` ends one when whitespace
+/// and an uppercase letter or digit follow, unless it closes a known
+/// abbreviation or a single letter ("J. Smith"). Sentences are tidied.
+pub fn sentences(text: &str) -> Vec<String> {
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (i, &(at, c)) in chars.iter().enumerate() {
+        if !matches!(c, '.' | '!' | '?') {
+            continue;
+        }
+        let Some(&(_, gap)) = chars.get(i + 1) else {
+            continue;
+        };
+        let next = chars[i + 1..].iter().find(|(_, ch)| !ch.is_whitespace());
+        let starts_sentence = next.is_some_and(|(_, ch)| ch.is_uppercase() || ch.is_ascii_digit());
+        if !gap.is_whitespace() || !starts_sentence {
+            continue;
+        }
+        let before = &text[start..at];
+        let last_word = before
+            .rsplit(|ch: char| ch.is_whitespace() || ch == '(')
+            .next()
+            .unwrap_or("")
+            .to_lowercase();
+        if c == '.'
+            && (ABBREVIATIONS.contains(&last_word.as_str())
+                || last_word.chars().count() == 1 && last_word.chars().all(char::is_alphabetic))
+        {
+            continue;
+        }
+        let end = at + c.len_utf8();
+        out.push(tidy(&text[start..end]));
+        start = end;
+    }
+    let rest = tidy(&text[start..]);
+    if !rest.is_empty() {
+        out.push(rest);
+    }
+    out.retain(|s| !s.is_empty());
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sentences_split_on_terminal_punctuation_only() {
+        let text = "The build uses Bazel. Tests run on CI, e.g. GitHub Actions. \
+                    Deploys need approval from Dr. Smith! Version 2.5 is current? Yes.";
+        assert_eq!(
+            sentences(text),
+            vec![
+                "The build uses Bazel.",
+                "Tests run on CI, e.g. GitHub Actions.",
+                "Deploys need approval from Dr. Smith!",
+                "Version 2.5 is current?",
+                "Yes.",
+            ]
+        );
+        assert_eq!(
+            sentences("one line without a stop"),
+            vec!["one line without a stop"]
+        );
+        assert!(sentences("   ").is_empty());
+    }
+
+    #[test]
+    fn words_keep_case_and_split_like_normalise() {
+        assert_eq!(
+            words("Project uses PostgreSQL 16."),
+            vec!["Project", "uses", "PostgreSQL", "16"]
+        );
+        assert_eq!(words("don't"), vec!["don", "t"]);
+    }
 
     #[test]
     fn normalise_ignores_case_punctuation_and_spacing() {

@@ -215,3 +215,173 @@ fn compose_environment_names_real_settings() {
         );
     }
 }
+
+fn created_line(id: &str, content: &str, at: &str) -> String {
+    format!(
+        r#"{{"type":"memory.created","event_id":"c-{id}","user_id":"u","memory_id":"{id}","kind":"semantic","content":"{content}","created_at":"{at}"}}"#
+    )
+}
+
+#[test]
+fn consolidate_inspect_and_undo_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state").display().to_string();
+    let input = dir.path().join("in.jsonl");
+    let lines = [
+        created_line("a", "API uses REST", "2026-08-01T10:00:00Z"),
+        created_line("b", "The API is RESTful", "2026-08-01T11:00:00Z"),
+        created_line("pg", "Project uses PostgreSQL", "2026-08-01T12:00:00Z"),
+        created_line("my", "Project uses MySQL", "2026-08-01T13:00:00Z"),
+    ];
+    std::fs::write(&input, lines.join("\n") + "\n").unwrap();
+    let manual_only = [
+        ("ENGRAM_CONSOLIDATION_TRIGGER_NEW_MEMORIES", "0"),
+        ("ENGRAM_CONSOLIDATION_SCHEDULE_INTERVAL_SECS", "0"),
+    ];
+    let input = input.display().to_string();
+    let out = dir.path().join("out.jsonl").display().to_string();
+    ok(&engram(
+        &[
+            "run", "--input", &input, "--output", &out, "--state", &state,
+        ],
+        &manual_only,
+    ));
+    let memories = || {
+        let store = engram::store::EmbeddedStore::open(Path::new(&state)).unwrap();
+        engram::store::Store::memories(&store, "u").unwrap()
+    };
+    let before = memories();
+
+    let report = dir.path().join("report.json").display().to_string();
+    let now = "2026-08-02T00:00:00Z";
+    let dry = ok(&engram(
+        &[
+            "consolidate",
+            "--user",
+            "u",
+            "--now",
+            now,
+            "--report",
+            &report,
+            "--state",
+            &state,
+        ],
+        &[],
+    ));
+    assert!(dry.contains("dry run: nothing was changed"), "{dry}");
+    assert!(dry.contains("merge [merge-duplicates] a, b"), "{dry}");
+    assert!(dry.contains("flag_contradiction"), "{dry}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(json["executed"], false);
+    assert_eq!(json["counts"]["duplicates_merged"], 1);
+    assert_eq!(memories(), before, "a dry run changes nothing");
+
+    let executed = ok(&engram(
+        &[
+            "consolidate",
+            "--user",
+            "u",
+            "--now",
+            now,
+            "--execute",
+            "--state",
+            &state,
+        ],
+        &[],
+    ));
+    let run_id = executed.split_whitespace().nth(1).unwrap().to_owned();
+    assert!(executed.contains("(executed)"), "{executed}");
+    assert_ne!(memories(), before);
+
+    let shown = ok(&engram(
+        &[
+            "inspect", "--user", "u", "--memory", "pg", "--links", "--depth", "2", "--state",
+            &state,
+        ],
+        &[],
+    ));
+    assert!(
+        shown.contains("pg --contradicts--> my") && shown.contains("my --contradicts--> pg"),
+        "{shown}"
+    );
+    assert!(shown.contains("0 dead links removed"), "{shown}");
+    {
+        let store = engram::store::EmbeddedStore::open(Path::new(&state)).unwrap();
+        let mut batch = engram::store::WriteBatch::default();
+        batch.push(engram::store::Write::PutLink(engram::model::Link {
+            user_id: "u".into(),
+            from_id: "pg".into(),
+            to_id: "ghost".into(),
+            link_type: engram::model::LinkType::Related,
+            confidence: 0.5,
+            reason: "points nowhere".into(),
+            created_at: 0,
+            run_id: None,
+        }));
+        engram::store::Store::commit(&store, &batch).unwrap();
+    }
+    let shown = ok(&engram(
+        &[
+            "inspect", "--user", "u", "--memory", "pg", "--links", "--state", &state,
+        ],
+        &[],
+    ));
+    assert!(shown.contains("1 dead links removed"), "{shown}");
+    let shown = ok(&engram(
+        &[
+            "inspect", "--user", "u", "--memory", "pg", "--links", "--state", &state,
+        ],
+        &[],
+    ));
+    assert!(
+        shown.contains("0 dead links removed"),
+        "removed for good: {shown}"
+    );
+    let listing = ok(&engram(&["inspect", "--user", "u", "--state", &state], &[]));
+    assert!(
+        listing.contains("4 memories") && listing.contains("superseded"),
+        "{listing}"
+    );
+
+    let undone = ok(&engram(&["undo", &run_id, "--state", &state], &[]));
+    assert!(undone.contains("undone"), "{undone}");
+    assert_eq!(memories(), before, "undo restores every memory");
+    let again = ok(&engram(&["undo", &run_id, "--state", &state], &[]));
+    assert!(again.contains("already undone"), "{again}");
+}
+
+#[test]
+fn an_invalid_rules_file_stops_start_up_naming_line_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("rules.toml");
+    std::fs::write(
+        &rules,
+        "[[rule]]\nid = \"x\"\ndetection = \"stale\"\naction = \"merge\"\n",
+    )
+    .unwrap();
+    let state = dir.path().join("state");
+    let output = engram(
+        &[
+            "run",
+            "--input",
+            "-",
+            "--state",
+            &state.display().to_string(),
+        ],
+        &[(
+            "ENGRAM_CONSOLIDATION_RULES_PATH",
+            &rules.display().to_string(),
+        )],
+    );
+    assert!(!output.status.success());
+    let error = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        error.contains("line 4") && error.contains("`action`") && error.contains("rule `x`"),
+        "{error}"
+    );
+    assert!(
+        !state.exists(),
+        "nothing is created before the rules are checked"
+    );
+}

@@ -8,7 +8,6 @@ use std::io::Cursor;
 
 use common::*;
 use engram::clock::{Clock, ClockMode};
-use engram::cycle::CycleSettings;
 use engram::embed::{EMBEDDING_DIM, Embedder, EmbeddingConfig};
 use engram::emit::JsonLinesSink;
 use engram::event::*;
@@ -27,7 +26,7 @@ fn run(store: &dyn Store, input: &str, batch_size: usize) -> RunSummary {
     let clock = Clock::new(ClockMode::Stream, true);
     let model = model();
     let mut pipeline =
-        EmbeddedPipeline::new(&codec, store, CycleSettings::default(), batch_size, clock)
+        EmbeddedPipeline::new(&codec, store, manual_cycles_only(), batch_size, clock)
             .with_embedder(
                 model.as_ref() as &dyn Embedder,
                 &EmbeddingConfig::default(),

@@ -8,7 +8,7 @@ use std::io::Cursor;
 use base64::Engine as _;
 use common::*;
 use engram::clock::{Clock, ClockMode};
-use engram::cycle::{CycleSettings, NO_DETECTORS_WARNING};
+use engram::cycle::CycleSettings;
 use engram::emit::JsonLinesSink;
 use engram::event::*;
 use engram::pipeline::{EmbeddedPipeline, RunSummary};
@@ -220,7 +220,7 @@ fn consolidation_request_reports_honestly_at_stream_time() {
     assert_eq!(completed["mode"], "dry_run");
     assert_eq!(completed["counts"]["memories_processed"], 2);
     assert_eq!(completed["actions"].as_array().unwrap().len(), 0);
-    assert_eq!(completed["warnings"][0], NO_DETECTORS_WARNING);
+    assert_eq!(completed["warnings"][0], "nothing to consolidate");
     // Stream time: the latest event time seen (the access at +80 s), not the wall clock.
     assert_eq!(
         completed["started_at"].as_str().unwrap(),

@@ -224,6 +224,17 @@ pub fn user_state_and_watermarks_round_trip(store: &dyn Store) {
     state.last_cycle_at = Some(99);
     state.last_run_id = Some("run-1".into());
     state.duplicate_candidates = 3;
+    state.cycle = CycleState {
+        tokens: 1234,
+        tier: Tier::Selective,
+        changed_since: Some(77),
+        pending_runs: vec![PendingRun {
+            run_id: "run-2".into(),
+            trigger: engram::event::TriggerReason::Threshold,
+            mode: engram::event::RunMode::Execute,
+            now: 100,
+        }],
+    };
     commit(store, vec![Write::PutUserState(state.clone())]).unwrap();
     let stored = store.user_state("u1").unwrap().unwrap();
     assert_eq!(stored, state);
@@ -267,6 +278,41 @@ pub fn run_reports_round_trip_in_time_order(store: &dyn Store) {
         .map(|r| r.run_id)
         .collect();
     assert_eq!(runs, ["r1", "r2"]);
+    assert_eq!(store.find_run_report("r2").unwrap(), Some(report("r2", 20)));
+    assert_eq!(store.find_run_report("r3").unwrap(), None);
+}
+
+pub fn delete_memory_removes_it_and_its_links(store: &dyn Store) {
+    commit(
+        store,
+        vec![
+            Write::PutMemory(memory("u1", "m1", 1)),
+            Write::PutMemory(memory("u1", "m2", 2)),
+            Write::PutMemory(memory("u1", "m3", 3)),
+            Write::PutLink(link("u1", "m1", "m2", LinkType::Related)),
+            Write::PutLink(link("u1", "m3", "m1", LinkType::SplitFrom)),
+            Write::PutLink(link("u1", "m2", "m3", LinkType::Related)),
+        ],
+    )
+    .unwrap();
+    commit(
+        store,
+        vec![Write::DeleteMemory {
+            user_id: "u1".into(),
+            memory_id: "m1".into(),
+        }],
+    )
+    .unwrap();
+    assert_eq!(store.memory("u1", "m1").unwrap(), None);
+    let ids: Vec<_> = store
+        .memories("u1")
+        .unwrap()
+        .into_iter()
+        .map(|m| m.id)
+        .collect();
+    assert_eq!(ids, ["m2", "m3"]);
+    let links = store.links("u1").unwrap();
+    assert_eq!(links, vec![link("u1", "m2", "m3", LinkType::Related)]);
 }
 
 pub fn embeddings_are_found_by_user_and_content_hash(store: &dyn Store) {
@@ -349,6 +395,10 @@ macro_rules! store_suite {
             #[test]
             fn embeddings_are_found_by_user_and_content_hash() {
                 run(super::embeddings_are_found_by_user_and_content_hash)
+            }
+            #[test]
+            fn delete_memory_removes_it_and_its_links() {
+                run(super::delete_memory_removes_it_and_its_links)
             }
             #[test]
             fn empty_batch_is_fine() {

@@ -15,7 +15,7 @@ use crate::salience::SalienceState;
 const DB_FILE: &str = "engram.sqlite";
 /// Schema steps in order; a store at version `n` has run the first `n`.
 /// Released steps never change: new ones are appended.
-const MIGRATIONS: [&str; 2] = [SCHEMA_V1, SCHEMA_V2];
+const MIGRATIONS: [&str; 3] = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3];
 const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 const SCHEMA_V1: &str = "
 CREATE TABLE IF NOT EXISTS memories (
@@ -76,6 +76,11 @@ CREATE TABLE IF NOT EXISTS run_reports (
 const SCHEMA_V2: &str = "
 CREATE INDEX IF NOT EXISTS memories_by_hash ON memories (user_id, content_hash);
 ALTER TABLE user_state ADD COLUMN duplicate_candidates INTEGER NOT NULL DEFAULT 0;
+";
+/// Trigger bookkeeping per user, and run lookup by id (for `engram undo`).
+const SCHEMA_V3: &str = "
+ALTER TABLE user_state ADD COLUMN cycle TEXT NOT NULL DEFAULT '{}';
+CREATE INDEX IF NOT EXISTS run_reports_by_id ON run_reports (run_id);
 ";
 
 const MEMORY_COLUMNS: &str = "user_id, id, kind, category, tags, content, importance, source, \
@@ -215,6 +220,18 @@ fn apply(tx: &Transaction<'_>, write: &Write) -> Result<(), StoreError> {
                 });
             }
         }
+        Write::DeleteMemory { user_id, memory_id } => {
+            tx.execute(
+                "DELETE FROM links WHERE user_id = ?1 AND (from_id = ?2 OR to_id = ?2)",
+                params![user_id, memory_id],
+            )
+            .map_err(backend)?;
+            tx.execute(
+                "DELETE FROM memories WHERE user_id = ?1 AND id = ?2",
+                params![user_id, memory_id],
+            )
+            .map_err(backend)?;
+        }
         Write::PutLink(l) => {
             tx.execute(
                 &format!(
@@ -248,14 +265,15 @@ fn apply(tx: &Transaction<'_>, write: &Write) -> Result<(), StoreError> {
         Write::PutUserState(s) => {
             tx.execute(
                 "INSERT OR REPLACE INTO user_state \
-                 (user_id, new_since_cycle, last_cycle_at, last_run_id, duplicate_candidates) \
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                 (user_id, new_since_cycle, last_cycle_at, last_run_id, duplicate_candidates, cycle) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                 params![
                     s.user_id,
                     s.new_since_cycle as i64,
                     s.last_cycle_at,
                     s.last_run_id,
-                    s.duplicate_candidates as i64
+                    s.duplicate_candidates as i64,
+                    to_json(&s.cycle),
                 ],
             )
             .map_err(backend)?;
@@ -462,8 +480,8 @@ impl Store for EmbeddedStore {
         let connection = self.connection();
         let state = connection
             .query_row(
-                "SELECT user_id, new_since_cycle, last_cycle_at, last_run_id, duplicate_candidates \
-                 FROM user_state WHERE user_id = ?1",
+                "SELECT user_id, new_since_cycle, last_cycle_at, last_run_id, duplicate_candidates, \
+                 cycle FROM user_state WHERE user_id = ?1",
                 params![user_id],
                 |row| {
                     let new_since_cycle: i64 = row.get(1)?;
@@ -475,6 +493,7 @@ impl Store for EmbeddedStore {
                         last_cycle_at: row.get(2)?,
                         last_run_id: row.get(3)?,
                         duplicate_candidates: duplicate_candidates.max(0) as u64,
+                        cycle: json_column(row, 5, "user_state.cycle")?,
                     })
                 },
             )
@@ -512,6 +531,18 @@ impl Store for EmbeddedStore {
             .query_row(
                 "SELECT user_id, run_id, started_at, report FROM run_reports WHERE user_id = ?1 AND run_id = ?2",
                 params![user_id, run_id],
+                report_from_row,
+            )
+            .optional()
+            .map_err(backend)
+    }
+
+    fn find_run_report(&self, run_id: &str) -> Result<Option<RunReport>, StoreError> {
+        self.connection()
+            .query_row(
+                "SELECT user_id, run_id, started_at, report FROM run_reports WHERE run_id = ?1 \
+                 ORDER BY user_id LIMIT 1",
+                params![run_id],
                 report_from_row,
             )
             .optional()

@@ -38,6 +38,12 @@ pub enum Write {
         memory_id: String,
         salience: SalienceState,
     },
+    /// Removes a memory and every link from or to it. Consolidation never
+    /// deletes; only `engram undo` does, for memories a run created.
+    DeleteMemory {
+        user_id: String,
+        memory_id: String,
+    },
     PutLink(Link),
     DeleteLink {
         user_id: String,
@@ -100,6 +106,9 @@ pub trait Store: Send + Sync {
     fn users(&self) -> Result<Vec<String>, StoreError>;
 
     fn run_report(&self, user_id: &str, run_id: &str) -> Result<Option<RunReport>, StoreError>;
+
+    /// A run report by run id alone (run ids are unique across users).
+    fn find_run_report(&self, run_id: &str) -> Result<Option<RunReport>, StoreError>;
 
     /// A user's run reports, oldest first.
     fn run_reports(&self, user_id: &str) -> Result<Vec<RunReport>, StoreError>;

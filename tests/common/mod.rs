@@ -192,3 +192,13 @@ pub fn store() -> (tempfile::TempDir, EmbeddedStore) {
     let store = EmbeddedStore::open(dir.path()).unwrap();
     (dir, store)
 }
+
+/// Cycle settings with only manual triggers: no threshold, schedule or
+/// capacity cycles.
+pub fn manual_cycles_only() -> engram::cycle::CycleSettings {
+    let mut settings = engram::cycle::CycleSettings::default();
+    settings.consolidation.trigger_new_memories = 0;
+    settings.consolidation.schedule_interval_secs = 0;
+    settings.consolidation.token_budget = u64::MAX / 4;
+    settings
+}

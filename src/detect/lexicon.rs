@@ -1,0 +1,205 @@
+//! The words the contradiction and supersession detectors look for.
+//!
+//! Shipped in `rules/default.toml` under `[lexicon]`; a rules file may
+//! replace it. Everything is matched on normalised words (see
+//! [`crate::text::normalise`]), so "Don't" and "don t" are the same phrase.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::text::normalise;
+
+/// The lexicon as written in TOML.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LexiconSpec {
+    pub negations: Vec<String>,
+    pub antonyms: Vec<[String; 2]>,
+    pub change_markers: Vec<String>,
+    /// Class name → values; `a|b` are two spellings of one value.
+    pub value_classes: BTreeMap<String, Vec<String>>,
+}
+
+/// The lexicon ready for matching: phrases as word sequences, values by
+/// spelling.
+#[derive(Debug, Clone, Default)]
+pub struct Lexicon {
+    negations: Vec<Vec<String>>,
+    antonyms: Vec<(String, String)>,
+    change_markers: Vec<Vec<String>>,
+    /// Spelling → (class, canonical value).
+    values: BTreeMap<String, (String, String)>,
+}
+
+fn phrase(text: &str) -> Vec<String> {
+    normalise(text).split(' ').map(str::to_owned).collect()
+}
+
+/// How many times `phrase` occurs in `words`.
+fn occurrences(words: &[String], phrase: &[String]) -> usize {
+    if phrase.is_empty() || phrase.len() > words.len() {
+        return 0;
+    }
+    words.windows(phrase.len()).filter(|w| *w == phrase).count()
+}
+
+impl Lexicon {
+    pub fn new(spec: &LexiconSpec) -> Self {
+        let mut values = BTreeMap::new();
+        for (class, entries) in &spec.value_classes {
+            for entry in entries {
+                let spellings: Vec<String> = entry.split('|').map(normalise).collect();
+                let canonical = spellings.first().cloned().unwrap_or_default();
+                for spelling in spellings.into_iter().filter(|s| !s.is_empty()) {
+                    values.insert(spelling, (class.clone(), canonical.clone()));
+                }
+            }
+        }
+        Self {
+            negations: spec.negations.iter().map(|p| phrase(p)).collect(),
+            antonyms: spec
+                .antonyms
+                .iter()
+                .map(|[a, b]| (normalise(a), normalise(b)))
+                .collect(),
+            change_markers: spec.change_markers.iter().map(|p| phrase(p)).collect(),
+            values,
+        }
+    }
+
+    /// Negation phrases in `words`, with repeats (so parity can be
+    /// compared). Longest match first: "no longer" is one negation, not two.
+    pub fn negations_in(&self, words: &[String]) -> Vec<String> {
+        let mut found = Vec::new();
+        let mut at = 0;
+        while at < words.len() {
+            let longest = self
+                .negations
+                .iter()
+                .filter(|p| !p.is_empty() && words[at..].starts_with(p))
+                .max_by_key(|p| p.len());
+            match longest {
+                Some(negation) => {
+                    found.push(negation.join(" "));
+                    at += negation.len();
+                }
+                None => at += 1,
+            }
+        }
+        found
+    }
+
+    /// An antonym pair with one side only in `first` and the other only in
+    /// `second`.
+    pub fn antonym_between(&self, first: &[String], second: &[String]) -> Option<(String, String)> {
+        let has = |words: &[String], w: &str| words.iter().any(|x| x == w);
+        self.antonyms.iter().find_map(|(a, b)| {
+            if has(first, a) && !has(second, a) && has(second, b) && !has(first, b) {
+                Some((a.clone(), b.clone()))
+            } else if has(first, b) && !has(second, b) && has(second, a) && !has(first, a) {
+                Some((b.clone(), a.clone()))
+            } else {
+                None
+            }
+        })
+    }
+
+    /// The first change marker in `words`.
+    pub fn change_marker_in(&self, words: &[String]) -> Option<String> {
+        self.change_markers
+            .iter()
+            .find(|marker| occurrences(words, marker) > 0)
+            .map(|marker| marker.join(" "))
+    }
+
+    /// `(class, value)` of every class value named in `words`.
+    pub fn values_in(&self, words: &[String]) -> Vec<(String, String)> {
+        let mut found: Vec<(String, String)> = words
+            .iter()
+            .filter_map(|w| self.values.get(w).cloned())
+            .collect();
+        found.sort();
+        found.dedup();
+        found
+    }
+
+    /// Whether `word` is a known class value.
+    pub fn is_value(&self, word: &str) -> bool {
+        self.values.contains_key(word)
+    }
+
+    /// The canonical spelling of a class value, or the word itself.
+    pub fn canonical<'w>(&'w self, word: &'w str) -> &'w str {
+        self.values
+            .get(word)
+            .map_or(word, |(_, canonical)| canonical)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(text: &str) -> Vec<String> {
+        phrase(text)
+    }
+
+    fn lexicon() -> Lexicon {
+        Lexicon::new(&LexiconSpec {
+            negations: vec![
+                "not".into(),
+                "no".into(),
+                "no longer".into(),
+                "don't".into(),
+            ],
+            antonyms: vec![["always".into(), "never".into()]],
+            change_markers: vec!["now".into(), "switched to".into()],
+            value_classes: BTreeMap::from([(
+                "database".into(),
+                vec!["postgresql|postgres".into(), "mysql".into()],
+            )]),
+        })
+    }
+
+    #[test]
+    fn negations_count_phrases_once() {
+        let lexicon = lexicon();
+        assert_eq!(
+            lexicon.negations_in(&words("I don't use it")),
+            vec!["don t"]
+        );
+        assert_eq!(
+            lexicon.negations_in(&words("We no longer ship it")),
+            vec!["no longer"]
+        );
+        assert!(lexicon.negations_in(&words("We ship it")).is_empty());
+    }
+
+    #[test]
+    fn antonyms_need_one_side_in_each() {
+        let lexicon = lexicon();
+        let found = lexicon.antonym_between(&words("always test"), &words("never test"));
+        assert_eq!(found, Some(("always".into(), "never".into())));
+        assert_eq!(
+            lexicon.antonym_between(&words("always or never"), &words("never")),
+            None
+        );
+    }
+
+    #[test]
+    fn values_know_their_spellings() {
+        let lexicon = lexicon();
+        assert_eq!(
+            lexicon.values_in(&words("Postgres and MySQL")),
+            vec![
+                ("database".to_owned(), "mysql".to_owned()),
+                ("database".to_owned(), "postgresql".to_owned())
+            ]
+        );
+        assert_eq!(
+            lexicon.change_marker_in(&words("We switched to MySQL")),
+            Some("switched to".into())
+        );
+    }
+}

@@ -1,0 +1,203 @@
+//! Detectors: what a consolidation cycle finds in one user's memories.
+//!
+//! Detection is pure: it reads a snapshot of the user's active memories and
+//! links, takes "now" as an argument, and returns candidates with their
+//! evidence. What happens to them is the planner's business ([`crate::plan`]).
+//! Memories are visited in `(created_at, id)` order, so the same snapshot
+//! always gives the same detections in the same order.
+
+pub mod cluster;
+pub mod contradictions;
+pub mod duplicates;
+pub mod lexicon;
+pub mod patterns;
+pub mod promotion;
+pub mod stale;
+pub mod supersession;
+pub mod verbose;
+
+use serde::{Deserialize, Serialize};
+
+pub use contradictions::{Contradiction, Signal};
+pub use duplicates::DuplicateCluster;
+pub use lexicon::{Lexicon, LexiconSpec};
+pub use patterns::PatternCluster;
+pub use stale::StaleMemory;
+pub use supersession::Supersession;
+pub use verbose::VerboseMemory;
+
+use crate::embed::dot;
+use crate::model::{Link, Memory, MemoryStatus, Millis};
+use crate::salience::SalienceParams;
+use crate::text::normalise;
+
+pub const DAY_MS: i64 = 24 * 3600 * 1000;
+
+/// Thresholds the detectors use, after capacity-tier adjustment.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DetectSettings {
+    pub duplicate_threshold: f64,
+    pub contradiction_min_similarity: f64,
+    pub change_min_similarity: f64,
+    pub pattern_similarity: f64,
+    pub pattern_min_size: usize,
+    pub lookback_days: u64,
+    pub archive_threshold: f64,
+    pub max_age_days: u64,
+    pub verbose_min_chars: usize,
+    pub verbose_min_age_days: u64,
+    pub verbose_min_accesses: u64,
+    pub salience: SalienceParams,
+}
+
+/// One user's memories and links as loaded for a cycle.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    pub user_id: String,
+    /// Every memory of the user, ordered by `(created_at, id)`.
+    pub memories: Vec<Memory>,
+    pub links: Vec<Link>,
+}
+
+/// Everything the detectors found.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Detections {
+    pub duplicates: Vec<DuplicateCluster>,
+    pub contradictions: Vec<Contradiction>,
+    pub patterns: Vec<PatternCluster>,
+    pub stale: Vec<StaleMemory>,
+    pub verbose: Vec<VerboseMemory>,
+    /// Active memories whose kind a rule may change.
+    pub promotions: Vec<String>,
+}
+
+/// An active memory prepared for comparison.
+pub struct Item<'a> {
+    pub memory: &'a Memory,
+    /// Normalised words.
+    pub words: Vec<String>,
+}
+
+/// The active memories of a snapshot, in order, with pairwise similarity.
+pub struct Prepared<'a> {
+    pub items: Vec<Item<'a>>,
+}
+
+impl<'a> Prepared<'a> {
+    pub fn new(snapshot: &'a Snapshot) -> Self {
+        let items = snapshot
+            .memories
+            .iter()
+            .filter(|m| m.status == MemoryStatus::Active && m.user_id == snapshot.user_id)
+            .map(|memory| Item {
+                memory,
+                words: normalise(&memory.content)
+                    .split(' ')
+                    .filter(|w| !w.is_empty())
+                    .map(str::to_owned)
+                    .collect(),
+            })
+            .collect();
+        Self { items }
+    }
+
+    /// Cosine similarity of two items: 1 for the same normalised text, the
+    /// dot product of their unit vectors otherwise, `None` without vectors.
+    pub fn similarity(&self, i: usize, j: usize) -> Option<f64> {
+        let (a, b) = (self.items[i].memory, self.items[j].memory);
+        if a.content_hash == b.content_hash {
+            return Some(1.0);
+        }
+        Some(f64::from(dot(
+            a.embedding.as_deref()?,
+            b.embedding.as_deref()?,
+        )))
+    }
+}
+
+/// Runs every detector over a snapshot at `now`.
+pub fn detect(
+    snapshot: &Snapshot,
+    now: Millis,
+    settings: &DetectSettings,
+    lexicon: &Lexicon,
+) -> Detections {
+    let prepared = Prepared::new(snapshot);
+    let contradictions = contradictions::detect(&prepared, settings, lexicon);
+    let duplicates = duplicates::detect(&prepared, settings, &contradictions);
+    Detections {
+        duplicates,
+        contradictions,
+        patterns: patterns::detect(&prepared, &snapshot.links, now, settings),
+        stale: stale::detect(&prepared, now, settings),
+        verbose: verbose::detect(&prepared, &snapshot.links, now, settings),
+        promotions: promotion::detect(&prepared),
+    }
+}
+
+/// Rounds a score for reports, so they read well and compare exactly.
+pub fn round4(value: f64) -> f64 {
+    (value * 10_000.0).round() / 10_000.0
+}
+
+#[cfg(test)]
+pub(crate) mod testing {
+    //! Memories with hand-made vectors for detector unit tests.
+
+    use super::*;
+    use crate::model::MemoryKind;
+    use crate::salience::SalienceState;
+    use crate::text::content_hash;
+
+    pub const T0: Millis = 1_788_000_000_000;
+
+    /// A unit vector in 384 dimensions with cosine `similarity` to axis 0
+    /// (its remaining weight on axis `axis`).
+    pub fn vector(similarity: f64, axis: usize) -> Vec<f32> {
+        let mut v = vec![0.0f32; crate::embed::EMBEDDING_DIM];
+        v[0] = similarity as f32;
+        v[axis] += (1.0 - similarity * similarity).sqrt() as f32;
+        v
+    }
+
+    pub fn memory(id: &str, content: &str, created_at: Millis, embedding: Vec<f32>) -> Memory {
+        Memory {
+            user_id: "u".into(),
+            id: id.into(),
+            kind: MemoryKind::Semantic,
+            category: None,
+            tags: Vec::new(),
+            content: content.into(),
+            importance: 0.5,
+            source: None,
+            content_hash: content_hash(content),
+            embedding: Some(embedding),
+            status: MemoryStatus::Active,
+            salience: SalienceState::new(created_at),
+            merged_from: Vec::new(),
+            derived_from: Vec::new(),
+            last_run_id: None,
+        }
+    }
+
+    pub fn snapshot(memories: Vec<Memory>) -> Snapshot {
+        let mut memories = memories;
+        memories.sort_by(|a, b| (a.created_at(), &a.id).cmp(&(b.created_at(), &b.id)));
+        Snapshot {
+            user_id: "u".into(),
+            memories,
+            links: Vec::new(),
+        }
+    }
+
+    pub fn settings() -> DetectSettings {
+        crate::plan::Tier::Gentle.detect_settings(
+            &crate::config::ConsolidationConfig::default(),
+            &SalienceParams::default(),
+        )
+    }
+
+    pub fn lexicon() -> Lexicon {
+        Lexicon::new(&crate::plan::RuleSet::default_rules().lexicon)
+    }
+}

@@ -1,0 +1,737 @@
+//! The planner: detections + rules → the actions of one cycle, with their
+//! exact effects on memories and links.
+//!
+//! Pure and deterministic: it works on a copy of the snapshot and takes
+//! "now" and the run id as arguments, so the same state, time and config
+//! always give the same plan. Destructive actions (merge, supersede,
+//! archive, promote) go first and claim their memories: a memory takes part
+//! in at most one of them per cycle. Non-destructive ones (flag, pattern,
+//! split) then only touch memories that are still active.
+
+mod merge;
+pub mod rules;
+mod tier;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+pub use rules::{ActionType, Detection, Facts, Rule, RuleSet, RulesError};
+pub use tier::{Tier, tokens, usage};
+
+use crate::cycle::derived_id;
+use crate::detect::{Contradiction, DetectSettings, Detections, Lexicon, Snapshot, detect, round4};
+use crate::event::{ContradictionResolution, RunCounts};
+use crate::model::{Link, LinkType, Memory, MemoryKind, MemoryStatus, Millis};
+use crate::salience::{SalienceParams, SalienceState};
+use crate::text::content_hash;
+
+/// What a plan needs besides the snapshot.
+pub struct PlanRequest<'a> {
+    pub run_id: &'a str,
+    pub now: Millis,
+    pub tier: Tier,
+    pub settings: &'a DetectSettings,
+    pub rules: &'a RuleSet,
+    pub lexicon: &'a Lexicon,
+}
+
+/// One action, as reported.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlannedAction {
+    pub action_id: String,
+    #[serde(rename = "type")]
+    pub action_type: ActionType,
+    pub rule_id: String,
+    pub target_ids: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub canonical_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub new_memory_ids: Vec<String>,
+    pub score: f64,
+    pub reasons: Vec<String>,
+}
+
+/// A detection no rule acted on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Skipped {
+    pub detection: Detection,
+    pub target_ids: Vec<String>,
+    pub reason: String,
+}
+
+/// The fields of a memory a cycle may change; what undo restores.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemoryFields {
+    pub status: MemoryStatus,
+    pub kind: MemoryKind,
+    pub tags: Vec<String>,
+    pub importance: f64,
+    pub salience: SalienceState,
+    pub merged_from: Vec<String>,
+    pub derived_from: Vec<String>,
+    pub last_run_id: Option<String>,
+}
+
+impl MemoryFields {
+    pub fn of(memory: &Memory) -> Self {
+        Self {
+            status: memory.status,
+            kind: memory.kind,
+            tags: memory.tags.clone(),
+            importance: memory.importance,
+            salience: memory.salience.clone(),
+            merged_from: memory.merged_from.clone(),
+            derived_from: memory.derived_from.clone(),
+            last_run_id: memory.last_run_id.clone(),
+        }
+    }
+
+    pub fn apply_to(&self, memory: &mut Memory) {
+        memory.status = self.status;
+        memory.kind = self.kind;
+        memory.tags.clone_from(&self.tags);
+        memory.importance = self.importance;
+        memory.salience = self.salience.clone();
+        memory.merged_from.clone_from(&self.merged_from);
+        memory.derived_from.clone_from(&self.derived_from);
+        memory.last_run_id.clone_from(&self.last_run_id);
+    }
+}
+
+/// A memory the run changed: the values before and after.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemoryChange {
+    pub memory_id: String,
+    pub before: MemoryFields,
+    pub after: MemoryFields,
+}
+
+/// A link the run created (`before` empty), removed (`after` empty) or changed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LinkChange {
+    pub before: Option<Link>,
+    pub after: Option<Link>,
+}
+
+/// A contradiction this run reports.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContradictionFinding {
+    pub first_id: String,
+    pub second_id: String,
+    pub confidence: f64,
+    pub similarity: f64,
+    pub signals: Vec<String>,
+    pub explanation: String,
+    pub resolution: ContradictionResolution,
+}
+
+/// A pattern this run extracts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PatternFinding {
+    pub pattern_memory_id: String,
+    pub content: String,
+    pub source_memory_ids: Vec<String>,
+}
+
+/// The plan of one cycle.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Plan {
+    pub tier: Tier,
+    pub tokens: u64,
+    pub settings: DetectSettings,
+    pub counts: RunCounts,
+    pub actions: Vec<PlannedAction>,
+    pub skipped: Vec<Skipped>,
+    pub contradictions: Vec<ContradictionFinding>,
+    pub patterns: Vec<PatternFinding>,
+    /// New memories (patterns, split pieces), in full.
+    #[serde(skip)]
+    pub created: Vec<Memory>,
+    /// Changed memories as they will be stored.
+    #[serde(skip)]
+    pub updated: Vec<Memory>,
+    pub created_ids: Vec<String>,
+    pub memory_changes: Vec<MemoryChange>,
+    pub link_changes: Vec<LinkChange>,
+}
+
+impl Plan {
+    pub fn is_empty(&self) -> bool {
+        self.created.is_empty() && self.memory_changes.is_empty() && self.link_changes.is_empty()
+    }
+}
+
+type LinkKey = (String, String, LinkType);
+
+fn key(link: &Link) -> LinkKey {
+    (link.from_id.clone(), link.to_id.clone(), link.link_type)
+}
+
+/// The snapshot as the plan changes it.
+struct Working<'a> {
+    request: &'a PlanRequest<'a>,
+    user_id: String,
+    memories: BTreeMap<String, Memory>,
+    links: BTreeMap<LinkKey, Link>,
+    claimed: BTreeSet<String>,
+    actions: Vec<PlannedAction>,
+    skipped: Vec<Skipped>,
+    contradictions: Vec<ContradictionFinding>,
+    patterns: Vec<PatternFinding>,
+    counts: RunCounts,
+}
+
+impl Working<'_> {
+    fn is_active(&self, id: &str) -> bool {
+        self.memories
+            .get(id)
+            .is_some_and(|m| m.status == MemoryStatus::Active)
+    }
+
+    fn free(&self, ids: &[&str]) -> bool {
+        ids.iter()
+            .all(|id| self.is_active(id) && !self.claimed.contains(*id))
+    }
+
+    fn facts(&self, ids: &[String], similarity: Option<f64>, cluster: bool) -> Facts<'_> {
+        Facts {
+            similarity,
+            cluster_size: cluster.then_some(ids.len()),
+            members: ids.iter().filter_map(|id| self.memories.get(id)).collect(),
+        }
+    }
+
+    /// The rule for a detection, or a skipped entry saying why there is none.
+    fn decide(
+        &mut self,
+        detection: Detection,
+        ids: &[String],
+        similarity: Option<f64>,
+        cluster: bool,
+    ) -> Option<Rule> {
+        let facts = self.facts(ids, similarity, cluster);
+        let rule = self
+            .request
+            .rules
+            .decide(detection, &facts, self.request.now)
+            .cloned();
+        let reason = match &rule {
+            None => "no rule matched".to_owned(),
+            Some(rule) if rule.action == ActionType::Noop => {
+                format!("rule `{}` says noop", rule.id)
+            }
+            Some(rule) => return Some(rule.clone()),
+        };
+        if detection != Detection::Promotion {
+            self.skipped.push(Skipped {
+                detection,
+                target_ids: ids.to_vec(),
+                reason,
+            });
+        }
+        None
+    }
+
+    fn record(
+        &mut self,
+        rule: &Rule,
+        targets: Vec<String>,
+        score: f64,
+        reasons: Vec<String>,
+    ) -> &mut PlannedAction {
+        let index = self.actions.len();
+        self.actions.push(PlannedAction {
+            action_id: derived_id(&[self.request.run_id, "action", &index.to_string()]),
+            action_type: rule.action,
+            rule_id: rule.id.clone(),
+            target_ids: targets,
+            canonical_id: None,
+            new_memory_ids: Vec::new(),
+            score: round4(score),
+            reasons,
+        });
+        &mut self.actions[index]
+    }
+
+    fn touch(&mut self, id: &str) -> Option<&mut Memory> {
+        let run_id = self.request.run_id.to_owned();
+        let memory = self.memories.get_mut(id)?;
+        memory.last_run_id = Some(run_id);
+        Some(memory)
+    }
+
+    /// Adds a link; an existing one with the same ends and type keeps the
+    /// higher confidence.
+    fn link(&mut self, from: &str, to: &str, link_type: LinkType, confidence: f64, reason: String) {
+        let link = Link {
+            user_id: self.user_id.clone(),
+            from_id: from.to_owned(),
+            to_id: to.to_owned(),
+            link_type,
+            confidence: round4(confidence),
+            reason,
+            created_at: self.request.now,
+            run_id: Some(self.request.run_id.to_owned()),
+        };
+        self.put_link(link);
+    }
+
+    fn put_link(&mut self, link: Link) {
+        match self.links.get(&key(&link)) {
+            Some(existing) if existing.confidence >= link.confidence => {}
+            _ => {
+                self.links.insert(key(&link), link);
+            }
+        }
+    }
+
+    fn linked(&self, a: &str, b: &str, link_type: LinkType) -> bool {
+        self.links
+            .contains_key(&(a.to_owned(), b.to_owned(), link_type))
+            || self
+                .links
+                .contains_key(&(b.to_owned(), a.to_owned(), link_type))
+    }
+
+    fn create(&mut self, memory: Memory) {
+        self.memories.insert(memory.id.clone(), memory);
+    }
+
+    fn new_memory(&self, id: String, template: &Memory, content: &str) -> Memory {
+        Memory {
+            user_id: self.user_id.clone(),
+            id,
+            kind: template.kind,
+            category: template.category.clone(),
+            tags: template.tags.clone(),
+            content: content.to_owned(),
+            importance: template.importance,
+            source: Some("engram".to_owned()),
+            content_hash: content_hash(content),
+            embedding: None,
+            status: MemoryStatus::Active,
+            salience: SalienceState::new(self.request.now),
+            merged_from: Vec::new(),
+            derived_from: vec![template.id.clone()],
+            last_run_id: Some(self.request.run_id.to_owned()),
+        }
+    }
+}
+
+/// Plans one cycle over a snapshot.
+pub fn plan(snapshot: &Snapshot, request: &PlanRequest<'_>) -> Plan {
+    let detections = detect(snapshot, request.now, request.settings, request.lexicon);
+    let mut w = Working {
+        request,
+        user_id: snapshot.user_id.clone(),
+        memories: snapshot
+            .memories
+            .iter()
+            .filter(|m| m.user_id == snapshot.user_id)
+            .map(|m| (m.id.clone(), m.clone()))
+            .collect(),
+        links: snapshot
+            .links
+            .iter()
+            .filter(|l| l.user_id == snapshot.user_id)
+            .map(|l| (key(l), l.clone()))
+            .collect(),
+        claimed: BTreeSet::new(),
+        actions: Vec::new(),
+        skipped: Vec::new(),
+        contradictions: Vec::new(),
+        patterns: Vec::new(),
+        counts: RunCounts {
+            memories_processed: snapshot
+                .memories
+                .iter()
+                .filter(|m| m.status == MemoryStatus::Active)
+                .count() as i64,
+            ..RunCounts::default()
+        },
+    };
+    let flagged = supersede(&mut w, &detections);
+    merge_duplicates(&mut w, &detections, &request.settings.salience);
+    archive(&mut w, &detections);
+    promote(&mut w, &detections);
+    flag(&mut w, &detections, &flagged);
+    extract_patterns(&mut w, snapshot, &detections);
+    split(&mut w, &detections);
+    finish(w, snapshot)
+}
+
+/// Supersessions the rules accept; returns contradictions the rules chose
+/// to flag instead (with the rule that said so).
+fn supersede(w: &mut Working<'_>, detections: &Detections) -> Vec<(usize, Rule)> {
+    let mut flag_instead = Vec::new();
+    for (index, contradiction) in detections.contradictions.iter().enumerate() {
+        let Some(change) = &contradiction.supersession else {
+            continue;
+        };
+        let ids = vec![change.older_id.clone(), change.newer_id.clone()];
+        let Some(rule) = w.decide(
+            Detection::Supersession,
+            &ids,
+            Some(contradiction.similarity),
+            false,
+        ) else {
+            continue;
+        };
+        if rule.action == ActionType::FlagContradiction {
+            flag_instead.push((index, rule));
+            continue;
+        }
+        if !w.free(&[&change.older_id, &change.newer_id]) {
+            continue;
+        }
+        let mut reasons = vec![format!(
+            "the newer memory states a change (`{}`) and the older was not read since",
+            change.marker
+        )];
+        reasons.extend(contradiction.signals.iter().map(|s| s.detail.clone()));
+        if let Some(older) = w.touch(&change.older_id) {
+            older.status = MemoryStatus::Superseded;
+        }
+        w.link(
+            &change.newer_id,
+            &change.older_id,
+            LinkType::Supersedes,
+            contradiction.confidence,
+            reasons.join("; "),
+        );
+        w.claimed.insert(change.older_id.clone());
+        w.claimed.insert(change.newer_id.clone());
+        w.record(&rule, ids, contradiction.confidence, reasons);
+        w.counts.superseded += 1;
+        finding(w, contradiction, ContradictionResolution::Superseded);
+    }
+    flag_instead
+}
+
+fn finding(w: &mut Working<'_>, c: &Contradiction, resolution: ContradictionResolution) {
+    w.counts.contradictions_found += 1;
+    w.contradictions.push(ContradictionFinding {
+        first_id: c.first_id.clone(),
+        second_id: c.second_id.clone(),
+        confidence: c.confidence,
+        similarity: c.similarity,
+        signals: c.signals.iter().map(|s| s.kind.to_owned()).collect(),
+        explanation: c.explanation(),
+        resolution,
+    });
+}
+
+fn merge_duplicates(w: &mut Working<'_>, detections: &Detections, params: &SalienceParams) {
+    for cluster in &detections.duplicates {
+        let members: Vec<String> = cluster
+            .members
+            .iter()
+            .filter(|id| w.free(&[id]))
+            .cloned()
+            .collect();
+        if members.len() < 2 {
+            continue;
+        }
+        let Some(rule) = w.decide(
+            Detection::Duplicate,
+            &members,
+            Some(cluster.min_similarity),
+            true,
+        ) else {
+            continue;
+        };
+        let canonical = merge::merge(w, &members, cluster.min_similarity, params);
+        w.claimed.extend(members.iter().cloned());
+        w.counts.duplicates_merged += members.len() as i64 - 1;
+        let reason = if cluster.exact {
+            "identical normalised text".to_owned()
+        } else {
+            format!(
+                "every pair at cosine ≥ {:.2} (least similar pair {:.4})",
+                w.request.settings.duplicate_threshold, cluster.min_similarity
+            )
+        };
+        let reasons = vec![
+            reason,
+            format!("canonical {canonical}: highest salience, ties newest"),
+        ];
+        w.record(&rule, members, cluster.min_similarity, reasons)
+            .canonical_id = Some(canonical);
+    }
+}
+
+fn archive(w: &mut Working<'_>, detections: &Detections) {
+    for stale in &detections.stale {
+        let ids = vec![stale.memory_id.clone()];
+        if !w.free(&[&stale.memory_id]) {
+            continue;
+        }
+        let Some(rule) = w.decide(Detection::Stale, &ids, None, false) else {
+            continue;
+        };
+        if let Some(memory) = w.touch(&stale.memory_id) {
+            memory.status = MemoryStatus::Archived;
+        }
+        w.claimed.insert(stale.memory_id.clone());
+        w.counts.archived += 1;
+        let reasons = vec![format!(
+            "salience {:.4} below {:.2}, not read for {:.1} days",
+            stale.salience, w.request.settings.archive_threshold, stale.idle_days
+        )];
+        w.record(&rule, ids, stale.salience, reasons);
+    }
+}
+
+fn promote(w: &mut Working<'_>, detections: &Detections) {
+    for id in &detections.promotions {
+        if !w.free(&[id]) {
+            continue;
+        }
+        let ids = vec![id.clone()];
+        let Some(rule) = w.decide(Detection::Promotion, &ids, None, false) else {
+            continue;
+        };
+        let Some(to_kind) = rule.to_kind else {
+            continue;
+        };
+        let Some(memory) = w.memories.get(id) else {
+            continue;
+        };
+        if memory.kind == to_kind {
+            continue;
+        }
+        let reasons = vec![format!(
+            "{} → {} (importance {:.2}, {} reads)",
+            memory.kind.as_str(),
+            to_kind.as_str(),
+            memory.importance,
+            memory.salience.access_count()
+        )];
+        let importance = memory.importance;
+        if let Some(memory) = w.touch(id) {
+            memory.kind = to_kind;
+        }
+        w.claimed.insert(id.clone());
+        w.counts.promoted += 1;
+        w.record(&rule, ids, importance, reasons);
+    }
+}
+
+fn flag(w: &mut Working<'_>, detections: &Detections, flag_instead: &[(usize, Rule)]) {
+    for (index, contradiction) in detections.contradictions.iter().enumerate() {
+        let chosen = flag_instead
+            .iter()
+            .find(|(i, _)| *i == index)
+            .map(|(_, r)| r.clone());
+        if contradiction.supersession.is_some() && chosen.is_none() {
+            continue;
+        }
+        let (a, b) = (&contradiction.first_id, &contradiction.second_id);
+        if !w.is_active(a) || !w.is_active(b) || w.linked(a, b, LinkType::Contradicts) {
+            continue;
+        }
+        let ids = vec![a.clone(), b.clone()];
+        let rule = match chosen {
+            Some(rule) => rule,
+            None => match w.decide(
+                Detection::Contradiction,
+                &ids,
+                Some(contradiction.similarity),
+                false,
+            ) {
+                Some(rule) => rule,
+                None => continue,
+            },
+        };
+        let explanation = contradiction.explanation();
+        w.link(
+            a,
+            b,
+            LinkType::Contradicts,
+            contradiction.confidence,
+            explanation.clone(),
+        );
+        w.link(
+            b,
+            a,
+            LinkType::Contradicts,
+            contradiction.confidence,
+            explanation.clone(),
+        );
+        w.touch(a);
+        w.touch(b);
+        w.record(&rule, ids, contradiction.confidence, vec![explanation]);
+        finding(w, contradiction, ContradictionResolution::Flagged);
+    }
+}
+
+fn extract_patterns(w: &mut Working<'_>, snapshot: &Snapshot, detections: &Detections) {
+    for pattern in &detections.patterns {
+        let members: Vec<String> = pattern
+            .members
+            .iter()
+            .filter(|id| w.is_active(id))
+            .cloned()
+            .collect();
+        let Some(rule) = w.decide(Detection::Pattern, &members, Some(pattern.cohesion), true)
+        else {
+            continue;
+        };
+        if members.len() < 2 {
+            continue;
+        }
+        let id = derived_id(&[&w.user_id, "pattern", &members.join(",")]);
+        let Some(medoid) = snapshot.memories.iter().find(|m| m.id == pattern.medoid_id) else {
+            continue;
+        };
+        if w.memories.contains_key(&id) {
+            continue;
+        }
+        let mut memory = w.new_memory(id.clone(), medoid, &pattern.content);
+        memory.kind = MemoryKind::Semantic;
+        memory.category = Some("pattern".to_owned());
+        memory.derived_from = members.clone();
+        memory.embedding = medoid.embedding.clone();
+        let mut tags = BTreeSet::new();
+        let mut importances = Vec::new();
+        for member in members.iter().filter_map(|m| w.memories.get(m)) {
+            tags.extend(member.tags.iter().cloned());
+            importances.push(member.importance);
+        }
+        memory.tags = tags.into_iter().collect();
+        memory.importance = merge::median(&mut importances);
+        w.create(memory);
+        let reason = format!(
+            "{} similar episodes (mean cosine {:.2})",
+            members.len(),
+            pattern.cohesion
+        );
+        for member in &members {
+            w.link(
+                member,
+                &id,
+                LinkType::InstanceOf,
+                pattern.cohesion,
+                reason.clone(),
+            );
+            w.touch(member);
+        }
+        w.counts.patterns_extracted += 1;
+        w.patterns.push(PatternFinding {
+            pattern_memory_id: id.clone(),
+            content: pattern.content.clone(),
+            source_memory_ids: members.clone(),
+        });
+        let reasons = vec![
+            reason,
+            format!("text of the medoid episode {}", pattern.medoid_id),
+        ];
+        w.record(&rule, members, pattern.cohesion, reasons)
+            .new_memory_ids = vec![id];
+    }
+}
+
+fn split(w: &mut Working<'_>, detections: &Detections) {
+    for verbose in &detections.verbose {
+        let id = &verbose.memory_id;
+        if !w.is_active(id) {
+            continue;
+        }
+        let ids = vec![id.clone()];
+        let Some(rule) = w.decide(Detection::Verbose, &ids, None, false) else {
+            continue;
+        };
+        let Some(original) = w.memories.get(id).cloned() else {
+            continue;
+        };
+        let mut pieces = Vec::new();
+        for (index, sentence) in verbose.sentences.iter().enumerate() {
+            let piece_id = derived_id(&[&w.user_id, "split", id, &index.to_string()]);
+            if w.memories.contains_key(&piece_id) {
+                continue;
+            }
+            let piece = w.new_memory(piece_id.clone(), &original, sentence);
+            w.create(piece);
+            w.link(
+                &piece_id,
+                id,
+                LinkType::SplitFrom,
+                1.0,
+                format!("sentence {} of {}", index + 1, verbose.sentences.len()),
+            );
+            pieces.push(piece_id);
+        }
+        if pieces.is_empty() {
+            continue;
+        }
+        w.touch(id);
+        w.counts.split += 1;
+        let reasons = vec![format!(
+            "{} characters, {} reads: split into {} sentences; the original stays active",
+            verbose.chars,
+            verbose.access_count,
+            pieces.len()
+        )];
+        w.record(&rule, ids, verbose.access_count as f64, reasons)
+            .new_memory_ids = pieces;
+    }
+}
+
+/// Turns the working copy into the plan: what was created, what changed.
+fn finish(w: Working<'_>, snapshot: &Snapshot) -> Plan {
+    let original: BTreeMap<&str, &Memory> = snapshot
+        .memories
+        .iter()
+        .map(|m| (m.id.as_str(), m))
+        .collect();
+    let mut created = Vec::new();
+    let mut updated = Vec::new();
+    let mut memory_changes = Vec::new();
+    for (id, memory) in &w.memories {
+        match original.get(id.as_str()) {
+            None => created.push(memory.clone()),
+            Some(before) if *before != memory => {
+                memory_changes.push(MemoryChange {
+                    memory_id: id.clone(),
+                    before: MemoryFields::of(before),
+                    after: MemoryFields::of(memory),
+                });
+                updated.push(memory.clone());
+            }
+            Some(_) => {}
+        }
+    }
+    created.sort_by(|a, b| (a.created_at(), &a.id).cmp(&(b.created_at(), &b.id)));
+    let before_links: BTreeMap<LinkKey, &Link> =
+        snapshot.links.iter().map(|l| (key(l), l)).collect();
+    let mut link_changes = Vec::new();
+    let keys: BTreeSet<&LinkKey> = before_links.keys().chain(w.links.keys()).collect();
+    for k in keys {
+        let (before, after) = (before_links.get(k).copied(), w.links.get(k));
+        if before != after {
+            link_changes.push(LinkChange {
+                before: before.cloned(),
+                after: after.cloned(),
+            });
+        }
+    }
+    let mut counts = w.counts;
+    counts.links_created = link_changes.iter().filter(|c| c.before.is_none()).count() as i64;
+    let tokens = usage(&snapshot.memories);
+    Plan {
+        tier: w.request.tier,
+        tokens,
+        settings: w.request.settings.clone(),
+        counts,
+        actions: w.actions,
+        skipped: w.skipped,
+        contradictions: w.contradictions,
+        patterns: w.patterns,
+        created_ids: created.iter().map(|m| m.id.clone()).collect(),
+        created,
+        updated,
+        memory_changes,
+        link_changes,
+    }
+}

@@ -1,0 +1,889 @@
+//! The consolidation engine end to end, with the real model: the seed
+//! scenarios, merge semantics, determinism, execute/undo, rollback on
+//! failure, tiers, triggers and the optional pattern rewriter.
+
+mod common;
+
+use std::io::{Cursor, Read, Write as _};
+use std::net::TcpListener;
+use std::sync::Arc;
+
+use common::*;
+use engram::clock::{Clock, ClockMode};
+use engram::cycle::{
+    CycleOutput, CycleRequest, CycleSettings, load_snapshot, plan_cycle, run_cycle,
+};
+use engram::embed::{EMBEDDING_DIM, Embedder, EmbeddingConfig, dot};
+use engram::emit::JsonLinesSink;
+use engram::event::*;
+use engram::index::{IndexConfig, UserIndexes};
+use engram::model::{LinkType, MemoryKind, MemoryStatus, Tier};
+use engram::pipeline::{EmbeddedPipeline, RunSummary};
+use engram::rewrite::ChatRewriter;
+use engram::source::LineSource;
+use engram::store::{Store, StoreError, WriteBatch, dump};
+use serde_json::Value;
+
+const DAY: i64 = 24 * 3600;
+
+/// Feeds events through the embedded pipeline (real embeddings); returns
+/// the summary and the output events.
+fn ingest(
+    store: &dyn Store,
+    events: &[Event],
+    settings: CycleSettings,
+) -> (RunSummary, Vec<Value>) {
+    let codec = EventCodec::new(Limits::default()).unwrap();
+    let mut out = Vec::new();
+    let summary = {
+        let mut sink = JsonLinesSink::new(&codec, Box::new(&mut out), None);
+        let input = lines(events);
+        let mut source = LineSource::new(Cursor::new(input.as_bytes()), "test", 1 << 20);
+        let model = model();
+        let mut pipeline = EmbeddedPipeline::new(
+            &codec,
+            store,
+            settings,
+            100,
+            Clock::new(ClockMode::Stream, true),
+        )
+        .with_embedder(
+            model.as_ref() as &dyn Embedder,
+            &EmbeddingConfig::default(),
+            UserIndexes::new(EMBEDDING_DIM, IndexConfig::default()),
+        );
+        pipeline.run(&mut source, &mut sink).unwrap()
+    };
+    let outputs = String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (summary, outputs)
+}
+
+fn request(user: &str, run: &str, seconds: i64, mode: RunMode) -> CycleRequest {
+    CycleRequest {
+        user_id: user.into(),
+        run_id: run.into(),
+        trigger: TriggerReason::Manual,
+        mode,
+        now: at(seconds).timestamp_millis(),
+    }
+}
+
+fn execute(
+    store: &dyn Store,
+    user: &str,
+    run: &str,
+    seconds: i64,
+    settings: &CycleSettings,
+) -> CycleOutput {
+    let model = model();
+    let embedder = Some((
+        model.as_ref() as &dyn Embedder,
+        EmbeddingConfig::default().sub_batch(),
+    ));
+    run_cycle(
+        store,
+        &request(user, run, seconds, RunMode::Execute),
+        settings,
+        embedder,
+    )
+    .unwrap()
+}
+
+fn memory_created(user: &str, id: &str, content: &str, seconds: i64) -> Event {
+    Event::MemoryCreated(created(user, id, content, seconds))
+}
+
+fn episodic(user: &str, id: &str, content: &str, seconds: i64) -> Event {
+    let mut event = created(user, id, content, seconds);
+    event.kind = MemoryKind::Episodic;
+    Event::MemoryCreated(event)
+}
+
+fn similarity(a: &str, b: &str) -> f64 {
+    let vectors = model().embed(&[a, b], 2).unwrap();
+    f64::from(dot(&vectors[0], &vectors[1]))
+}
+
+fn status(store: &dyn Store, user: &str, id: &str) -> MemoryStatus {
+    store.memory(user, id).unwrap().unwrap().status
+}
+
+fn events_of(output: &CycleOutput, kind: EventType) -> Vec<&Event> {
+    output
+        .events
+        .iter()
+        .filter(|e| e.event_type() == kind)
+        .collect()
+}
+
+const TEST_RUNS: [&str; 10] = [
+    "Ran the test suite before committing the parser fix",
+    "Ran cargo test before committing the login change",
+    "The user ran the tests before making a commit",
+    "Ran all unit tests before committing to main",
+    "Before committing, the user ran the full test suite",
+    "Ran tests locally before committing the refactor",
+    "User ran the test suite prior to the commit",
+    "Ran the integration tests before committing the API change",
+    "Tests were run before committing the migration",
+    "Ran make test before committing the docs update",
+];
+
+#[test]
+fn ten_test_run_episodes_become_one_semantic_pattern() {
+    let (_dir, store) = store();
+    let mut events: Vec<Event> = TEST_RUNS
+        .iter()
+        .enumerate()
+        .map(|(i, text)| episodic("u", &format!("e{i}"), text, i as i64 * 3600))
+        .collect();
+    events.push(episodic(
+        "u",
+        "lunch",
+        "Had lunch at the Italian place",
+        100,
+    ));
+    events.push(episodic(
+        "u",
+        "review",
+        "Reviewed a pull request about caching",
+        200,
+    ));
+    events.push(episodic(
+        "u",
+        "deploy",
+        "Deployed the service to staging",
+        300,
+    ));
+    ingest(&store, &events, manual_cycles_only());
+    let output = execute(&store, "u", "r1", 2 * DAY, &CycleSettings::default());
+    let patterns = events_of(&output, EventType::PatternExtracted);
+    assert_eq!(patterns.len(), 1, "{:#?}", output.report.patterns);
+    let Event::PatternExtracted(pattern) = patterns[0] else {
+        unreachable!()
+    };
+    let mut sources = pattern.source_memory_ids.clone();
+    sources.sort();
+    let expected: Vec<String> = (0..10).map(|i| format!("e{i}")).collect();
+    assert_eq!(sources, expected, "exactly the ten test runs");
+    println!("pattern text: {:?}", pattern.content);
+    assert!(
+        TEST_RUNS.contains(&pattern.content.as_str()),
+        "the medoid's text"
+    );
+    let memory = store
+        .memory("u", &pattern.pattern_memory_id)
+        .unwrap()
+        .unwrap();
+    assert_eq!(memory.kind, MemoryKind::Semantic);
+    assert_eq!(memory.derived_from.len(), 10);
+    assert!(memory.embedding.is_some());
+    let instance_links = store
+        .links_of("u", &memory.id)
+        .unwrap()
+        .into_iter()
+        .filter(|l| l.link_type == LinkType::InstanceOf && l.to_id == memory.id)
+        .count();
+    assert_eq!(instance_links, 10);
+    for id in &expected {
+        assert_eq!(
+            status(&store, "u", id),
+            MemoryStatus::Active,
+            "episodes stay"
+        );
+    }
+    // The next cycle does not extract the same episodes again.
+    let again = execute(&store, "u", "r2", 2 * DAY + 60, &CycleSettings::default());
+    assert_eq!(again.report.counts.patterns_extracted, 0);
+}
+
+#[test]
+fn postgres_and_mysql_contradict_and_are_linked_both_ways() {
+    let (_dir, store) = store();
+    let first = "Project uses PostgreSQL";
+    let second = "Project uses MySQL";
+    println!(
+        "cosine({first:?}, {second:?}) = {:.4}",
+        similarity(first, second)
+    );
+    ingest(
+        &store,
+        &[
+            memory_created("u", "pg", first, 0),
+            memory_created("u", "my", second, 60),
+        ],
+        manual_cycles_only(),
+    );
+    let output = execute(&store, "u", "r1", DAY, &CycleSettings::default());
+    let found = events_of(&output, EventType::ContradictionDetected);
+    assert_eq!(found.len(), 1);
+    let Event::ContradictionDetected(c) = found[0] else {
+        unreachable!()
+    };
+    assert_eq!(
+        (c.first_memory_id.as_str(), c.second_memory_id.as_str()),
+        ("pg", "my")
+    );
+    assert_eq!(c.resolution, ContradictionResolution::Flagged);
+    assert!(c.signals.contains(&"value".to_owned()), "{:?}", c.signals);
+    assert!(c.explanation.contains("postgresql") && c.explanation.contains("mysql"));
+    assert!(c.confidence > 0.3 && c.confidence <= 1.0);
+    assert_eq!(status(&store, "u", "pg"), MemoryStatus::Active);
+    assert_eq!(status(&store, "u", "my"), MemoryStatus::Active);
+    let links = store.links("u").unwrap();
+    let contradicts = |from: &str, to: &str| {
+        links
+            .iter()
+            .any(|l| l.link_type == LinkType::Contradicts && l.from_id == from && l.to_id == to)
+    };
+    assert!(contradicts("pg", "my") && contradicts("my", "pg"));
+    assert_eq!(
+        output.report.counts.duplicates_merged, 0,
+        "a contradiction is never merged"
+    );
+    // Flagged once: the next cycle does not report it again.
+    let again = execute(&store, "u", "r2", DAY + 60, &CycleSettings::default());
+    assert_eq!(again.report.counts.contradictions_found, 0);
+}
+
+#[test]
+fn near_duplicates_merge_above_the_measured_threshold_only() {
+    let (a, b) = ("API uses REST", "The API is RESTful");
+    let measured = similarity(a, b);
+    println!("cosine({a:?}, {b:?}) = {measured:.4}");
+    assert!(
+        (0.78..0.82).contains(&measured),
+        "the model scores this pair {measured}"
+    );
+
+    // A threshold just above the pair keeps both.
+    let (_dir1, strict_store) = store();
+    ingest(
+        &strict_store,
+        &[
+            memory_created("u", "a", a, 0),
+            memory_created("u", "b", b, 60),
+        ],
+        manual_cycles_only(),
+    );
+    let mut strict = CycleSettings::default();
+    strict.consolidation.duplicate_threshold = 0.80;
+    let output = execute(&strict_store, "u", "r1", DAY, &strict);
+    assert_eq!(output.report.counts.duplicates_merged, 0);
+
+    // The default (0.78) merges them, with DESIGN.md §4's semantics.
+    let (_dir, store) = store();
+    let mut first = created("u", "a", a, 0);
+    first.tags = Some(vec!["api".into()]);
+    first.importance = Some(0.6);
+    let mut second = created("u", "b", b, 60);
+    second.tags = Some(vec!["http".into(), "api".into()]);
+    second.importance = Some(0.2);
+    let mut third = created("u", "c", "the api is RESTful!", 120);
+    third.importance = Some(0.9);
+    let events = vec![
+        Event::MemoryCreated(first),
+        Event::MemoryCreated(second),
+        Event::MemoryCreated(third),
+        memory_created("u", "other", "Deploys happen on Fridays", 130),
+        // Reads make `a` the most salient: it becomes the canonical memory.
+        Event::MemoryAccessed(accessed("u", "a", 3000)),
+        Event::MemoryAccessed(accessed("u", "a", 3100)),
+        Event::MemoryAccessed(accessed("u", "b", 3200)),
+    ];
+    ingest(&store, &events, manual_cycles_only());
+    let links_to_b = engram::model::Link {
+        user_id: "u".into(),
+        from_id: "other".into(),
+        to_id: "b".into(),
+        link_type: LinkType::Related,
+        confidence: 0.4,
+        reason: "test".into(),
+        created_at: 0,
+        run_id: None,
+    };
+    let mut batch = WriteBatch::default();
+    batch.push(engram::store::Write::PutLink(links_to_b));
+    store.commit(&batch).unwrap();
+
+    let output = execute(&store, "u", "r1", DAY, &CycleSettings::default());
+    let merges: Vec<_> = output
+        .report
+        .actions
+        .iter()
+        .filter(|a| a.action_type.as_str() == "merge")
+        .collect();
+    assert_eq!(merges.len(), 1, "{:#?}", output.report.actions);
+    assert_eq!(merges[0].canonical_id.as_deref(), Some("a"));
+    let canonical = store.memory("u", "a").unwrap().unwrap();
+    assert_eq!(canonical.status, MemoryStatus::Active);
+    assert_eq!(canonical.merged_from, vec!["b", "c"]);
+    assert_eq!(canonical.tags, vec!["api", "http"]);
+    assert_eq!(canonical.salience.access_count(), 3, "access counts summed");
+    assert_eq!(canonical.importance, 0.6, "median of 0.6, 0.2, 0.9");
+    for merged in ["b", "c"] {
+        assert_eq!(status(&store, "u", merged), MemoryStatus::Superseded);
+    }
+    let links = store.links("u").unwrap();
+    assert!(
+        links
+            .iter()
+            .any(|l| l.from_id == "other" && l.to_id == "a" && l.link_type == LinkType::Related),
+        "links move to the canonical"
+    );
+    assert!(
+        !links
+            .iter()
+            .any(|l| l.to_id == "b" && l.link_type == LinkType::Related)
+    );
+    assert!(
+        links
+            .iter()
+            .any(|l| l.from_id == "a" && l.to_id == "b" && l.link_type == LinkType::Consolidates)
+    );
+    assert_eq!(status(&store, "u", "other"), MemoryStatus::Active);
+}
+
+#[test]
+fn faded_memory_is_archived_and_preferences_are_kept() {
+    // A steeper salience curve than the default (scale 0.4 instead of 1), so
+    // a memory last presented 30 days ago sits near the seed's 0.05.
+    let mut settings = CycleSettings::default();
+    settings.salience.scale = 0.4;
+    let (_dir, store) = store();
+    let mut faded = created("u", "faded", "The office wifi password was rotated", 0);
+    faded.importance = Some(0.0);
+    let mut preference = created("u", "pref", "The user prefers window seats", 0);
+    preference.importance = Some(0.0);
+    preference.category = Some("preference".into());
+    let mut fresh = created("u", "fresh", "Standup moved to 10am", 0);
+    fresh.importance = Some(0.0);
+    ingest(
+        &store,
+        &[
+            Event::MemoryCreated(faded),
+            Event::MemoryCreated(preference),
+            Event::MemoryCreated(fresh),
+            Event::MemoryAccessed(accessed("u", "fresh", 29 * DAY)),
+        ],
+        manual_cycles_only(),
+    );
+    let now = 30 * DAY;
+    let memory = store.memory("u", "faded").unwrap().unwrap();
+    let salience = memory
+        .salience
+        .salience(at(now).timestamp_millis(), 0.0, &settings.salience);
+    println!("salience of the faded memory, last read 30 days ago: {salience:.4}");
+    assert!((0.04..0.07).contains(&salience), "{salience}");
+    let output = execute(&store, "u", "r1", now, &settings);
+    assert_eq!(
+        output.report.counts.archived, 1,
+        "{:#?}",
+        output.report.actions
+    );
+    assert_eq!(status(&store, "u", "faded"), MemoryStatus::Archived);
+    assert_eq!(status(&store, "u", "pref"), MemoryStatus::Active);
+    assert_eq!(
+        status(&store, "u", "fresh"),
+        MemoryStatus::Active,
+        "read yesterday"
+    );
+    let skipped = &output.report.skipped;
+    assert!(
+        skipped
+            .iter()
+            .any(|s| s.target_ids == ["pref"] && s.reason.contains("keep-preferences"))
+    );
+    let archive = output
+        .report
+        .actions
+        .iter()
+        .find(|a| a.action_type.as_str() == "archive")
+        .unwrap();
+    assert!(
+        archive.reasons[0].contains("not read for 30.0 days"),
+        "{:?}",
+        archive.reasons
+    );
+}
+
+#[test]
+fn a_stated_change_supersedes_the_older_fact() {
+    let (_dir, store) = store();
+    let (old, new) = (
+        "Using Pinecone for vector search",
+        "Now using PostgreSQL with pgvector",
+    );
+    println!("cosine({old:?}, {new:?}) = {:.4}", similarity(old, new));
+    ingest(
+        &store,
+        &[
+            memory_created("u", "old", old, 0),
+            memory_created("u", "new", new, DAY),
+        ],
+        manual_cycles_only(),
+    );
+    let output = execute(&store, "u", "r1", 2 * DAY, &CycleSettings::default());
+    assert_eq!(output.report.counts.superseded, 1, "{:#?}", output.report);
+    assert_eq!(status(&store, "u", "old"), MemoryStatus::Superseded);
+    assert_eq!(status(&store, "u", "new"), MemoryStatus::Active);
+    let links = store.links("u").unwrap();
+    assert!(
+        links
+            .iter()
+            .any(|l| l.from_id == "new" && l.to_id == "old" && l.link_type == LinkType::Supersedes)
+    );
+    let found = events_of(&output, EventType::ContradictionDetected);
+    let Event::ContradictionDetected(c) = found[0] else {
+        unreachable!()
+    };
+    assert_eq!(c.resolution, ContradictionResolution::Superseded);
+    assert!(c.signals.contains(&"class_value".to_owned()));
+
+    // Read after the change was stated: both stay, flagged instead.
+    let (_dir2, store) = common::store();
+    ingest(
+        &store,
+        &[
+            memory_created("u", "old", old, 0),
+            memory_created("u", "new", new, DAY),
+            Event::MemoryAccessed(accessed("u", "old", DAY + 60)),
+        ],
+        manual_cycles_only(),
+    );
+    let output = execute(&store, "u", "r1", 2 * DAY, &CycleSettings::default());
+    assert_eq!(output.report.counts.superseded, 0);
+    assert_eq!(status(&store, "u", "old"), MemoryStatus::Active);
+}
+
+#[test]
+fn identical_text_of_two_users_is_never_merged() {
+    let (_dir, store) = store();
+    let text = "The user prefers dark mode in every editor";
+    ingest(
+        &store,
+        &[
+            memory_created("alice", "m1", text, 0),
+            memory_created("bob", "m1", text, 1),
+            memory_created("bob", "m2", text, 2),
+        ],
+        manual_cycles_only(),
+    );
+    let alice = execute(&store, "alice", "ra", DAY, &CycleSettings::default());
+    assert_eq!(alice.report.counts.duplicates_merged, 0);
+    assert!(alice.report.actions.is_empty());
+    let bob = execute(&store, "bob", "rb", DAY, &CycleSettings::default());
+    assert_eq!(bob.report.counts.duplicates_merged, 1);
+    for action in &bob.report.actions {
+        for id in &action.target_ids {
+            assert!(store.memory("bob", id).unwrap().is_some());
+        }
+    }
+    assert_eq!(status(&store, "alice", "m1"), MemoryStatus::Active);
+    assert!(store.links("alice").unwrap().is_empty());
+    for link in store.links("bob").unwrap() {
+        assert_eq!(link.user_id, "bob");
+    }
+}
+
+/// A user with something for every detector.
+fn busy_user(store: &dyn Store) {
+    let mut events: Vec<Event> = TEST_RUNS[..4]
+        .iter()
+        .enumerate()
+        .map(|(i, text)| episodic("u", &format!("e{i}"), text, 28 * DAY + i as i64))
+        .collect();
+    events.push(memory_created("u", "a", "API uses REST", 0));
+    events.push(memory_created("u", "b", "The API is RESTful", 1));
+    events.push(memory_created("u", "pg", "Project uses PostgreSQL", 2));
+    events.push(memory_created("u", "my", "Project uses MySQL", 3));
+    let mut working = created("u", "w", "The deploy key rotates every Monday", 4);
+    working.kind = MemoryKind::Working;
+    working.importance = Some(0.9);
+    events.push(Event::MemoryCreated(working));
+    let long = "The staging cluster runs on three nodes in Frankfurt. Deploys to it need a green \
+                CI run and a review from the platform team. Database migrations run before the new \
+                version starts. Rollbacks use the previous image tag, never a reverted migration. \
+                The on-call engineer is paged if the health check fails twice.";
+    events.push(memory_created("u", "long", long, 5));
+    for day in 1..=6 {
+        events.push(Event::MemoryAccessed(accessed("u", "long", day * DAY)));
+    }
+    ingest(store, &events, manual_cycles_only());
+}
+
+#[test]
+fn the_plan_is_deterministic_and_carries_the_config_hash() {
+    let (_dir, store) = store();
+    busy_user(&store);
+    let settings = CycleSettings::default();
+    let snapshot = load_snapshot(&store, "u").unwrap();
+    let request = request("u", "r1", 30 * DAY, RunMode::DryRun);
+    let first = serde_json::to_string(&plan_cycle(&request, &snapshot, &settings)).unwrap();
+    let second = serde_json::to_string(&plan_cycle(
+        &request,
+        &load_snapshot(&store, "u").unwrap(),
+        &settings,
+    ))
+    .unwrap();
+    assert_eq!(
+        first, second,
+        "same state, time and config: byte-identical plan"
+    );
+    let plan = plan_cycle(&request, &snapshot, &settings);
+    let kinds: Vec<&str> = plan
+        .actions
+        .iter()
+        .map(|a| a.action_type.as_str())
+        .collect();
+    println!("actions: {kinds:?}");
+    for expected in [
+        "merge",
+        "flag_contradiction",
+        "extract_pattern",
+        "split",
+        "promote",
+    ] {
+        assert!(kinds.contains(&expected), "{expected} in {kinds:?}");
+    }
+    // A memory takes part in at most one destructive action.
+    let mut destructive = std::collections::BTreeSet::new();
+    for action in &plan.actions {
+        if ["merge", "supersede", "archive", "promote"].contains(&action.action_type.as_str()) {
+            for id in &action.target_ids {
+                assert!(destructive.insert(id.clone()), "{id} twice");
+            }
+        }
+    }
+    // The dry run writes only its report.
+    let before = store.memories("u").unwrap();
+    let output = run_cycle(&store, &request, &settings, None).unwrap();
+    assert_eq!(store.memories("u").unwrap(), before);
+    assert_eq!(output.report.config_hash, settings.config_hash());
+    let mut other = CycleSettings::default();
+    other.consolidation.duplicate_threshold = 0.9;
+    assert_ne!(other.config_hash(), settings.config_hash());
+}
+
+#[test]
+fn split_pieces_are_embedded_and_working_memory_is_promoted() {
+    let (_dir, store) = store();
+    busy_user(&store);
+    let output = execute(&store, "u", "r1", 30 * DAY, &CycleSettings::default());
+    assert_eq!(output.report.counts.split, 1);
+    assert_eq!(
+        status(&store, "u", "long"),
+        MemoryStatus::Active,
+        "the original stays"
+    );
+    let pieces: Vec<_> = store
+        .memories("u")
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.derived_from == ["long"])
+        .collect();
+    assert_eq!(pieces.len(), 5);
+    assert!(pieces.iter().all(|p| {
+        p.embedding
+            .as_ref()
+            .is_some_and(|v| v.len() == EMBEDDING_DIM)
+    }));
+    assert!(
+        pieces
+            .iter()
+            .any(|p| p.content == "The staging cluster runs on three nodes in Frankfurt.")
+    );
+    let split_links = store
+        .links_of("u", "long")
+        .unwrap()
+        .into_iter()
+        .filter(|l| l.link_type == LinkType::SplitFrom)
+        .count();
+    assert_eq!(split_links, 5);
+    assert_eq!(
+        store.memory("u", "w").unwrap().unwrap().kind,
+        MemoryKind::Semantic
+    );
+}
+
+#[test]
+fn execute_twice_is_a_noop_and_undo_restores_the_prior_state() {
+    let (_dir, store) = store();
+    busy_user(&store);
+    let memories_before = store.memories("u").unwrap();
+    let links_before = store.links("u").unwrap();
+    let first = execute(&store, "u", "r1", 30 * DAY, &CycleSettings::default());
+    assert!(first.fresh && !first.report.actions.is_empty());
+    let after = dump(&store).unwrap();
+    let again = execute(&store, "u", "r1", 30 * DAY, &CycleSettings::default());
+    assert!(!again.fresh);
+    assert_eq!(
+        dump(&store).unwrap(),
+        after,
+        "re-running a run changes nothing"
+    );
+    // The same events again (ids included); only the duration differs.
+    let last = first.events.len() - 1;
+    assert_eq!(again.events[..last], first.events[..last]);
+    let (Event::ConsolidationCompleted(a), Event::ConsolidationCompleted(b)) =
+        (&again.events[last], &first.events[last])
+    else {
+        panic!("the last event is the completion");
+    };
+    assert_eq!(
+        (&a.event_id, &a.actions, &a.counts),
+        (&b.event_id, &b.actions, &b.counts)
+    );
+
+    let summary = engram::undo::undo(&store, "r1", 0).unwrap();
+    assert!(
+        summary.restored_memories > 0 && summary.removed_memories > 0,
+        "{summary:?}"
+    );
+    assert_eq!(store.memories("u").unwrap(), memories_before);
+    assert_eq!(store.links("u").unwrap(), links_before);
+    let twice = engram::undo::undo(&store, "r1", 0).unwrap();
+    assert!(twice.already_undone);
+    assert!(matches!(
+        engram::undo::undo(&store, "nope", 0),
+        Err(engram::undo::UndoError::UnknownRun(_))
+    ));
+}
+
+/// A store whose commits fail, to prove a failed run changes nothing.
+struct FailingCommits<'a>(&'a dyn Store);
+
+impl Store for FailingCommits<'_> {
+    fn commit(&self, _: &WriteBatch) -> Result<(), StoreError> {
+        Err(StoreError::Backend("disk full (injected)".into()))
+    }
+    fn memory(&self, u: &str, m: &str) -> Result<Option<engram::model::Memory>, StoreError> {
+        self.0.memory(u, m)
+    }
+    fn embedding_for_hash(&self, u: &str, h: &str) -> Result<Option<Vec<f32>>, StoreError> {
+        self.0.embedding_for_hash(u, h)
+    }
+    fn memories(&self, u: &str) -> Result<Vec<engram::model::Memory>, StoreError> {
+        self.0.memories(u)
+    }
+    fn links_of(&self, u: &str, m: &str) -> Result<Vec<engram::model::Link>, StoreError> {
+        self.0.links_of(u, m)
+    }
+    fn links(&self, u: &str) -> Result<Vec<engram::model::Link>, StoreError> {
+        self.0.links(u)
+    }
+    fn user_state(&self, u: &str) -> Result<Option<engram::model::UserState>, StoreError> {
+        self.0.user_state(u)
+    }
+    fn users(&self) -> Result<Vec<String>, StoreError> {
+        self.0.users()
+    }
+    fn run_report(&self, u: &str, r: &str) -> Result<Option<engram::model::RunReport>, StoreError> {
+        self.0.run_report(u, r)
+    }
+    fn find_run_report(&self, r: &str) -> Result<Option<engram::model::RunReport>, StoreError> {
+        self.0.find_run_report(r)
+    }
+    fn run_reports(&self, u: &str) -> Result<Vec<engram::model::RunReport>, StoreError> {
+        self.0.run_reports(u)
+    }
+}
+
+#[test]
+fn a_failed_execute_rolls_back_and_reports_it() {
+    let (_dir, store) = store();
+    busy_user(&store);
+    let before = dump(&store).unwrap();
+    let failing = FailingCommits(&store);
+    let error = run_cycle(
+        &failing,
+        &request("u", "r1", 30 * DAY, RunMode::Execute),
+        &CycleSettings::default(),
+        None,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        error.contains("rolled back") && error.contains("disk full"),
+        "{error}"
+    );
+    assert_eq!(dump(&store).unwrap(), before);
+}
+
+#[test]
+fn a_full_budget_makes_consolidation_aggressive() {
+    let (_dir, store) = store();
+    busy_user(&store);
+    let mut settings = CycleSettings::default();
+    settings.consolidation.token_budget = 100;
+    let output = run_cycle(
+        &store,
+        &request("u", "r1", 30 * DAY, RunMode::DryRun),
+        &settings,
+        None,
+    )
+    .unwrap();
+    assert_eq!(output.report.tier, Tier::Aggressive);
+    assert_eq!(
+        output.report.thresholds.duplicate_threshold,
+        settings.consolidation.aggressive_duplicate_threshold
+    );
+    assert_eq!(
+        output.report.thresholds.archive_threshold,
+        settings.consolidation.aggressive_archive_threshold
+    );
+    let gentle = run_cycle(
+        &store,
+        &request("u", "r2", 30 * DAY, RunMode::DryRun),
+        &CycleSettings::default(),
+        None,
+    )
+    .unwrap();
+    assert_eq!(gentle.report.tier, Tier::Gentle);
+}
+
+#[test]
+fn triggers_threshold_manual_schedule_and_capacity() {
+    let (_dir, store) = store();
+    let mut settings = CycleSettings::default();
+    settings.consolidation.trigger_new_memories = 3;
+    settings.consolidation.schedule_interval_secs = DAY as u64;
+    let mut events: Vec<Event> = (0..3)
+        .map(|i| {
+            memory_created(
+                "u",
+                &format!("m{i}"),
+                &format!("Fact number {i} about the build"),
+                i,
+            )
+        })
+        .collect();
+    events.push(Event::ConsolidationRequested(ConsolidationRequested {
+        event_id: "req".into(),
+        user_id: "u".into(),
+        requested_at: at(100),
+        execute: None,
+        reason: None,
+    }));
+    // Two days later, a read: the schedule runs the changed user.
+    events.push(Event::MemoryAccessed(accessed("u", "m0", 2 * DAY)));
+    let (summary, outputs) = ingest(&store, &events, settings.clone());
+    let reasons: Vec<&str> = outputs
+        .iter()
+        .filter(|o| o["type"] == "consolidation.triggered")
+        .map(|o| o["reason"].as_str().unwrap())
+        .collect();
+    assert_eq!(reasons, ["threshold", "manual", "schedule"], "{summary}");
+    let modes: Vec<&str> = outputs
+        .iter()
+        .filter(|o| o["type"] == "consolidation.completed")
+        .map(|o| o["mode"].as_str().unwrap())
+        .collect();
+    assert_eq!(modes, ["execute", "dry_run", "execute"]);
+    let state = store.user_state("u").unwrap().unwrap();
+    assert!(state.cycle.pending_runs.is_empty());
+    assert_eq!(state.new_since_cycle, 0);
+
+    // Capacity: crossing into another tier triggers a cycle.
+    let (_dir2, store) = common::store();
+    let mut settings = manual_cycles_only();
+    settings.consolidation.token_budget = 40;
+    let (_, outputs) = ingest(
+        &store,
+        &[
+            memory_created("v", "a", "A short note", 0),
+            memory_created(
+                "v",
+                "b",
+                "A much longer note that fills a good share of this tiny token budget",
+                1,
+            ),
+        ],
+        settings,
+    );
+    let reasons: Vec<&str> = outputs
+        .iter()
+        .filter(|o| o["type"] == "consolidation.triggered")
+        .map(|o| o["reason"].as_str().unwrap())
+        .collect();
+    assert_eq!(reasons, ["capacity"]);
+    assert_eq!(
+        store.user_state("v").unwrap().unwrap().cycle.tier,
+        Tier::Aggressive
+    );
+}
+
+/// Serves one canned HTTP response per connection, for `count` connections.
+fn fake_endpoint(response: &'static str, count: usize, delay_ms: u64) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!(
+        "http://{}/v1/chat/completions",
+        listener.local_addr().unwrap()
+    );
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(count) {
+            let Ok(mut stream) = stream else { continue };
+            let mut buffer = [0u8; 65536];
+            let _ = stream.read(&mut buffer);
+            std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+            let _ = stream.write_all(response.as_bytes());
+        }
+    });
+    url
+}
+
+fn pattern_text_with(url: &str) -> (String, Vec<String>) {
+    let (_dir, store) = store();
+    let events: Vec<Event> = TEST_RUNS[..4]
+        .iter()
+        .enumerate()
+        .map(|(i, text)| episodic("u", &format!("e{i}"), text, i as i64))
+        .collect();
+    ingest(&store, &events, manual_cycles_only());
+    let mut settings = CycleSettings::default();
+    settings.consolidation.pattern_rewrite_url = url.to_owned();
+    settings.consolidation.pattern_rewrite_model = "test-model".into();
+    settings.consolidation.pattern_rewrite_timeout_ms = 500;
+    settings.rewriter =
+        ChatRewriter::from_config(&settings.consolidation).map(|r| Arc::new(r) as _);
+    let output = execute(&store, "u", "r1", DAY, &settings);
+    let pattern = &output.report.patterns[0];
+    let memory = store
+        .memory("u", &pattern.pattern_memory_id)
+        .unwrap()
+        .unwrap();
+    assert_eq!(memory.content, pattern.content);
+    assert!(memory.embedding.is_some());
+    (pattern.content.clone(), output.report.warnings)
+}
+
+#[test]
+fn an_optional_endpoint_may_rewrite_pattern_texts_and_failures_keep_the_medoid() {
+    const OK: &str = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 82\r\nConnection: close\r\n\r\n{\"choices\":[{\"message\":{\"content\":\"The user runs the tests before committing.\"}}]}";
+    let (text, warnings) = pattern_text_with(&fake_endpoint(OK, 1, 0));
+    assert_eq!(text, "The user runs the tests before committing.");
+    assert!(warnings.is_empty(), "{warnings:?}");
+
+    const FAIL: &str =
+        "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+    let (text, warnings) = pattern_text_with(&fake_endpoint(FAIL, 1, 0));
+    assert!(TEST_RUNS.contains(&text.as_str()), "{text}");
+    assert!(
+        warnings.iter().any(|w| w.contains("rewrite failed")),
+        "{warnings:?}"
+    );
+
+    let (text, warnings) = pattern_text_with(&fake_endpoint(OK, 1, 2000));
+    assert!(
+        TEST_RUNS.contains(&text.as_str()),
+        "a timeout keeps the medoid: {text}"
+    );
+    assert!(
+        warnings.iter().any(|w| w.contains("rewrite failed")),
+        "{warnings:?}"
+    );
+}
