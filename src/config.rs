@@ -150,6 +150,12 @@ pub struct ConsolidationConfig {
     pub verbose_min_chars: usize,
     pub verbose_min_age_days: u64,
     pub verbose_min_accesses: u64,
+    /// Up to this many memories a cycle compares every pair; above it, an
+    /// inverted-file index blocks the comparisons (ARCHITECTURE.md).
+    pub exact_pairs_up_to: usize,
+    /// Lists each memory is compared with above `exact_pairs_up_to`: more
+    /// finds more pairs, slower.
+    pub pair_probes: usize,
     /// Per-user budget in estimated tokens (characters / 4).
     pub token_budget: u64,
     /// Budget shares where the selective and aggressive tiers start.
@@ -184,6 +190,8 @@ impl Default for ConsolidationConfig {
             verbose_min_chars: 280,
             verbose_min_age_days: 14,
             verbose_min_accesses: 5,
+            exact_pairs_up_to: 2_000,
+            pair_probes: 8,
             token_budget: 200_000,
             selective_at: 0.3,
             aggressive_at: 0.5,

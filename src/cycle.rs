@@ -331,6 +331,7 @@ pub fn run_cycle(
         state.new_since_cycle = 0;
         state.duplicate_candidates = 0;
         state.last_cycle_at = Some(request.now);
+        state.cycle.changed_since = None;
         state.last_run_id = Some(request.run_id.clone());
         let after: Vec<_> = merged_view(&snapshot, &plan);
         state.cycle.tokens = usage(after.iter());

@@ -20,6 +20,7 @@ pub mod pipeline;
 pub mod plan;
 pub mod rewrite;
 pub mod salience;
+pub mod schedule;
 pub mod source;
 pub mod state;
 pub mod store;

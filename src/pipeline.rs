@@ -18,6 +18,7 @@ use crate::event::{DeadLetter, DecodeError, Event, EventCodec};
 use crate::event::{RunMode, TriggerReason};
 use crate::index::UserIndexes;
 use crate::model::{Millis, PendingRun};
+use crate::schedule::Schedule;
 use crate::source::{LineSource, SourceRecord};
 use crate::state::{Disposition, Position, StateBatch};
 use crate::store::{Store, StoreError};
@@ -136,6 +137,7 @@ pub struct EmbeddedPipeline<'a> {
     batch_size: usize,
     clock: Clock,
     embedding: Option<Embedding<'a>>,
+    schedule: Schedule,
 }
 
 /// The embedder and what goes with it.
@@ -157,8 +159,9 @@ impl<'a> EmbeddedPipeline<'a> {
         Self {
             codec,
             store,
-            settings,
             batch_size: batch_size.max(1),
+            schedule: Schedule::new(settings.consolidation.schedule_interval_secs),
+            settings,
             clock,
             embedding: None,
         }
@@ -192,6 +195,7 @@ impl<'a> EmbeddedPipeline<'a> {
         // Cycles a crash left triggered but not run come first.
         for user_id in self.store.users()? {
             self.run_pending(&user_id, sink, &mut summary)?;
+            self.refresh_schedule(&user_id)?;
         }
         loop {
             let (done, batch_summary) = self.run_batch(source, sink)?;
@@ -239,6 +243,15 @@ impl<'a> EmbeddedPipeline<'a> {
         let mut triggered = Vec::new();
         for (record, event) in &decoded {
             self.clock.observe(event.occurred_at().timestamp_millis());
+            let now = self.clock.now();
+            if self.schedule.next_due(now).is_some() {
+                // Commit what came before, then run the users now due.
+                summary.near_duplicates += batch.near_duplicates();
+                let committed = commit(batch);
+                self.emit_committed(committed, sink, &mut summary)?;
+                self.run_scheduled(now, sink, &mut summary)?;
+                batch = new_batch(self.store, &self.settings, &mut self.embedding);
+            }
             let position = Position {
                 stream: record.stream.clone(),
                 offset: record.offset,
@@ -259,6 +272,9 @@ impl<'a> EmbeddedPipeline<'a> {
                     ));
                 }
             }
+            if let Some(state) = event.user_id().and_then(|user| batch.user_state(user)) {
+                self.schedule.update(state);
+            }
             if batch.cycle_due() {
                 // Commit up to the triggering event, then run the cycles.
                 triggered.clear();
@@ -268,6 +284,7 @@ impl<'a> EmbeddedPipeline<'a> {
                 self.emit_committed(committed, sink, &mut summary)?;
                 for user_id in &triggered {
                     self.run_pending(user_id, sink, &mut summary)?;
+                    self.refresh_schedule(user_id)?;
                 }
                 batch = new_batch(self.store, &self.settings, &mut self.embedding);
             }
@@ -275,7 +292,6 @@ impl<'a> EmbeddedPipeline<'a> {
         summary.near_duplicates += batch.near_duplicates();
         let committed = commit(batch);
         self.emit_committed(committed, sink, &mut summary)?;
-        self.schedule(sink, &mut summary)?;
         // In input order, whichever stage rejected them.
         dead_letters.sort_by_key(|(offset, _)| *offset);
         for (_, event) in &dead_letters {
@@ -359,39 +375,44 @@ impl<'a> EmbeddedPipeline<'a> {
         Ok(())
     }
 
-    /// The schedule trigger: users changed since their last cycle whose
-    /// interval has passed get a cycle.
-    fn schedule(
+    /// Runs every scheduled cycle due at or before `now`, earliest first,
+    /// each with "now" at its due time.
+    fn run_scheduled(
         &mut self,
+        now: Millis,
         sink: &mut JsonLinesSink<'_>,
         summary: &mut RunSummary,
     ) -> Result<(), PipelineError> {
-        let interval = self.settings.consolidation.schedule_interval_secs as i64 * 1000;
-        if interval <= 0 {
-            return Ok(());
-        }
-        let now = self.clock.now();
-        for user_id in self.store.users()? {
+        while let Some((due, user_id)) = self.schedule.next_due(now) {
             let Some(mut state) = self.store.user_state(&user_id)? else {
+                self.schedule.remove(&user_id);
                 continue;
             };
-            let Some(changed) = state.cycle.changed_since else {
-                continue;
-            };
-            if now - state.last_cycle_at.unwrap_or(changed) < interval {
-                continue;
-            }
             let previous = state.last_run_id.clone().unwrap_or_default();
             state.cycle.pending_runs.push(PendingRun {
-                run_id: derived_id(&[&user_id, "schedule", &now.to_string(), &previous]),
+                run_id: derived_id(&[&user_id, "schedule", &due.to_string(), &previous]),
                 trigger: TriggerReason::Schedule,
                 mode: RunMode::Execute,
-                now,
+                now: due,
             });
             let mut batch = crate::store::WriteBatch::default();
             batch.push(crate::store::Write::PutUserState(state));
             self.store.commit(&batch)?;
             self.run_pending(&user_id, sink, summary)?;
+            self.refresh_schedule(&user_id)?;
+            if self.schedule.next_due(now) == Some((due, user_id.clone())) {
+                // Not cleared by its cycle; never loop on it.
+                self.schedule.remove(&user_id);
+            }
+        }
+        Ok(())
+    }
+
+    /// Re-reads a user's schedule from the store.
+    fn refresh_schedule(&mut self, user_id: &str) -> Result<(), PipelineError> {
+        match self.store.user_state(user_id)? {
+            Some(state) => self.schedule.update(&state),
+            None => self.schedule.remove(user_id),
         }
         Ok(())
     }

@@ -95,6 +95,11 @@ impl<'a> StateBatch<'a> {
         self.near_duplicates
     }
 
+    /// A user's state as this batch has it (`None`: no event of theirs yet).
+    pub fn user_state(&self, user_id: &str) -> Option<&UserState> {
+        self.users.get(user_id)
+    }
+
     /// Events seen by this batch (applied, replayed or rejected).
     pub fn len(&self) -> usize {
         self.events

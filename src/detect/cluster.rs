@@ -1,9 +1,10 @@
 //! Deterministic agglomerative clustering over a similarity function.
 //!
 //! Clusters only ever join along pairs at or above the threshold, so the
-//! work is split by the connected components of that graph first; each
-//! component is then merged greedily, best pair first, ties by the lowest
-//! member index. Same input, same clusters, whatever the platform.
+//! work is split by the connected components of that graph first (its edges
+//! come from [`super::pairs`], so large users are not compared all-pairs);
+//! each component is then merged greedily, best pair first, ties by the
+//! lowest member index. Same input, same clusters, whatever the platform.
 
 use std::collections::BTreeMap;
 
@@ -16,34 +17,27 @@ pub enum Linkage {
     Average,
 }
 
-/// Clusters items `0..n`. `similarity` gives `None` for pairs that cannot be
-/// compared; `apart` marks pairs that must never share a cluster. Returns
-/// clusters of two or more, members ascending, ordered by first member.
+/// Clusters items `0..n`. `edges` must hold every pair whose similarity is
+/// at or above `threshold`; `similarity` scores any pair inside a component
+/// (`None`: cannot be compared); `apart` marks pairs that must never share a
+/// cluster. Returns clusters of two or more, members ascending, ordered by
+/// first member.
 pub fn cluster(
     n: usize,
+    edges: impl IntoIterator<Item = (usize, usize)>,
     similarity: impl Fn(usize, usize) -> Option<f64>,
     apart: impl Fn(usize, usize) -> bool,
     threshold: f64,
     linkage: Linkage,
 ) -> Vec<Vec<usize>> {
-    let mut scores: BTreeMap<(usize, usize), f64> = BTreeMap::new();
     let mut parent: Vec<usize> = (0..n).collect();
-    for i in 0..n {
-        for j in i + 1..n {
-            let Some(score) = similarity(i, j) else {
-                continue;
-            };
-            if apart(i, j) {
-                scores.insert((i, j), f64::NEG_INFINITY);
-                continue;
-            }
-            scores.insert((i, j), score);
-            if score >= threshold {
-                let (a, b) = (root(&mut parent, i), root(&mut parent, j));
-                if a != b {
-                    parent[a.max(b)] = a.min(b);
-                }
-            }
+    for (i, j) in edges {
+        if i == j || i >= n || j >= n || apart(i, j) {
+            continue;
+        }
+        let (a, b) = (root(&mut parent, i), root(&mut parent, j));
+        if a != b {
+            parent[a.max(b)] = a.min(b);
         }
     }
     let mut components: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
@@ -52,14 +46,14 @@ pub fn cluster(
         components.entry(r).or_default().push(i);
     }
     let score = |i: usize, j: usize| {
-        scores
-            .get(&(i.min(j), i.max(j)))
-            .copied()
-            .unwrap_or(f64::NEG_INFINITY)
+        if apart(i, j) {
+            return f64::NEG_INFINITY;
+        }
+        similarity(i, j).unwrap_or(f64::NEG_INFINITY)
     };
     let mut out = Vec::new();
     for members in components.into_values().filter(|m| m.len() > 1) {
-        out.extend(agglomerate(members, &score, threshold, linkage));
+        out.extend(agglomerate(&members, &score, threshold, linkage));
     }
     out.sort();
     out
@@ -73,61 +67,75 @@ fn root(parent: &mut [usize], mut i: usize) -> usize {
     i
 }
 
+/// Greedy merging with Lance–Williams updates: the linkage between clusters
+/// is kept in a matrix (a minimum for complete linkage, a sum of pair scores
+/// for average), so each merge costs one row update.
 fn agglomerate(
-    members: Vec<usize>,
+    members: &[usize],
     score: &impl Fn(usize, usize) -> f64,
     threshold: f64,
     linkage: Linkage,
 ) -> Vec<Vec<usize>> {
-    let mut clusters: Vec<Vec<usize>> = members.into_iter().map(|m| vec![m]).collect();
+    let c = members.len();
+    let mut table = vec![0.0f64; c * c];
+    for a in 0..c {
+        for b in a + 1..c {
+            let s = score(members[a], members[b]);
+            table[a * c + b] = s;
+            table[b * c + a] = s;
+        }
+    }
+    let mut clusters: Vec<Vec<usize>> = members.iter().map(|&m| vec![m]).collect();
+    // Slots of the live clusters, in the order of their first member.
+    let mut live: Vec<usize> = (0..c).collect();
+    let value = |table: &[f64], clusters: &[Vec<usize>], a: usize, b: usize| match linkage {
+        Linkage::Complete => table[a * c + b],
+        Linkage::Average => table[a * c + b] / (clusters[a].len() * clusters[b].len()) as f64,
+    };
     loop {
         let mut best: Option<(f64, usize, usize)> = None;
-        for a in 0..clusters.len() {
-            for b in a + 1..clusters.len() {
-                let value = link(&clusters[a], &clusters[b], score, linkage);
-                if value >= threshold && best.is_none_or(|(top, _, _)| value > top) {
-                    best = Some((value, a, b));
+        for (x, &a) in live.iter().enumerate() {
+            for &b in &live[x + 1..] {
+                let v = value(&table, &clusters, a, b);
+                if v >= threshold && best.is_none_or(|(top, _, _)| v > top) {
+                    best = Some((v, a, b));
                 }
             }
         }
         let Some((_, a, b)) = best else {
             break;
         };
-        let absorbed = clusters.remove(b);
+        for &k in &live {
+            if k == a || k == b {
+                continue;
+            }
+            let merged = match linkage {
+                Linkage::Complete => table[a * c + k].min(table[b * c + k]),
+                Linkage::Average => table[a * c + k] + table[b * c + k],
+            };
+            table[a * c + k] = merged;
+            table[k * c + a] = merged;
+        }
+        let absorbed = std::mem::take(&mut clusters[b]);
         clusters[a].extend(absorbed);
         clusters[a].sort_unstable();
+        live.retain(|&k| k != b);
     }
-    clusters.retain(|c| c.len() > 1);
-    clusters
-}
-
-fn link(
-    first: &[usize],
-    second: &[usize],
-    score: &impl Fn(usize, usize) -> f64,
-    linkage: Linkage,
-) -> f64 {
-    let mut min = f64::INFINITY;
-    let mut sum = 0.0;
-    for &i in first {
-        for &j in second {
-            let s = score(i, j);
-            if s == f64::NEG_INFINITY {
-                return s;
-            }
-            min = min.min(s);
-            sum += s;
-        }
-    }
-    match linkage {
-        Linkage::Complete => min,
-        Linkage::Average => sum / (first.len() * second.len()) as f64,
-    }
+    live.into_iter()
+        .map(|k| std::mem::take(&mut clusters[k]))
+        .filter(|cluster| cluster.len() > 1)
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn all_pairs(n: usize) -> Vec<(usize, usize)> {
+        (0..n)
+            .flat_map(|i| (i + 1..n).map(move |j| (i, j)))
+            .collect()
+    }
 
     /// Similarities on a line: items at positions, similarity 1 − distance.
     fn on_line(positions: &[f64]) -> impl Fn(usize, usize) -> Option<f64> + '_ {
@@ -138,9 +146,23 @@ mod tests {
     fn complete_linkage_keeps_every_pair_above_threshold() {
         // A chain 0.0, 0.08, 0.16: neighbours at 0.92, ends at 0.84.
         let positions = [0.0, 0.08, 0.16, 5.0];
-        let clusters = cluster(4, on_line(&positions), |_, _| false, 0.9, Linkage::Complete);
+        let clusters = cluster(
+            4,
+            all_pairs(4),
+            on_line(&positions),
+            |_, _| false,
+            0.9,
+            Linkage::Complete,
+        );
         assert_eq!(clusters, vec![vec![0, 1]]);
-        let average = cluster(4, on_line(&positions), |_, _| false, 0.85, Linkage::Average);
+        let average = cluster(
+            4,
+            all_pairs(4),
+            on_line(&positions),
+            |_, _| false,
+            0.85,
+            Linkage::Average,
+        );
         assert_eq!(average, vec![vec![0, 1, 2]]);
     }
 
@@ -149,6 +171,7 @@ mod tests {
         let positions = [0.0, 0.01, 0.02];
         let clusters = cluster(
             3,
+            all_pairs(3),
             on_line(&positions),
             |i, j| (i, j) == (0, 2),
             0.9,
@@ -161,6 +184,7 @@ mod tests {
     fn incomparable_items_stay_alone_and_order_is_stable() {
         let clusters = cluster(
             4,
+            all_pairs(4),
             |i, j| (i % 2 == j % 2).then_some(0.99),
             |_, _| false,
             0.9,

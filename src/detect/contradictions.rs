@@ -21,7 +21,9 @@
 
 use serde::Serialize;
 
-use super::{DetectSettings, Item, Lexicon, Prepared, Supersession, round4, supersession};
+use std::collections::BTreeMap;
+
+use super::{DetectSettings, Item, Lexicon, Pair, Prepared, Supersession, round4, supersession};
 
 /// Evidence for a contradiction, kept in reports and events.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -63,45 +65,87 @@ impl Contradiction {
 
 pub fn detect(
     prepared: &Prepared<'_>,
+    close: &[Pair],
     settings: &DetectSettings,
     lexicon: &Lexicon,
 ) -> Vec<Contradiction> {
+    let mut candidates: Vec<(usize, usize, f64)> = close
+        .iter()
+        .filter(|p| p.similarity >= settings.contradiction_min_similarity)
+        .map(|p| (p.first, p.second, p.similarity))
+        .chain(stated_changes(prepared, settings, lexicon))
+        .collect();
+    candidates.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    candidates.dedup_by(|a, b| (a.0, a.1) == (b.0, b.1));
     let mut found = Vec::new();
     let items = &prepared.items;
-    for i in 0..items.len() {
-        for j in i + 1..items.len() {
-            let Some(similarity) = prepared.similarity(i, j) else {
-                continue;
-            };
-            if similarity < settings.change_min_similarity
-                || items[i].memory.content_hash == items[j].memory.content_hash
-            {
-                continue;
-            }
-            let signals = signals(&items[i], &items[j], lexicon);
-            if signals.is_empty() {
-                continue;
-            }
-            let resolved = supersession::resolve(&items[i], &items[j], lexicon);
-            let stated_change =
-                resolved.is_some() && signals.iter().any(|s| s.kind == "class_value");
-            if similarity < settings.contradiction_min_similarity && !stated_change {
-                continue;
-            }
-            let combined = 1.0 - signals.iter().map(|s| 1.0 - s.weight()).product::<f64>();
-            let floor = settings.change_min_similarity;
-            let closeness = ((similarity - floor) / (1.0 - floor)).clamp(0.0, 1.0);
-            found.push(Contradiction {
-                first_id: items[i].memory.id.clone(),
-                second_id: items[j].memory.id.clone(),
-                similarity: round4(similarity),
-                confidence: round4(combined * (0.5 + 0.5 * closeness)),
-                signals,
-                supersession: resolved,
-            });
+    for (i, j, similarity) in candidates {
+        if similarity < settings.change_min_similarity
+            || items[i].memory.content_hash == items[j].memory.content_hash
+        {
+            continue;
         }
+        let signals = signals(&items[i], &items[j], lexicon);
+        if signals.is_empty() {
+            continue;
+        }
+        let resolved = supersession::resolve(&items[i], &items[j], lexicon);
+        let stated_change = resolved.is_some() && signals.iter().any(|s| s.kind == "class_value");
+        if similarity < settings.contradiction_min_similarity && !stated_change {
+            continue;
+        }
+        let combined = 1.0 - signals.iter().map(|s| 1.0 - s.weight()).product::<f64>();
+        let floor = settings.change_min_similarity;
+        let closeness = ((similarity - floor) / (1.0 - floor)).clamp(0.0, 1.0);
+        found.push(Contradiction {
+            first_id: items[i].memory.id.clone(),
+            second_id: items[j].memory.id.clone(),
+            similarity: round4(similarity),
+            confidence: round4(combined * (0.5 + 0.5 * closeness)),
+            signals,
+            supersession: resolved,
+        });
     }
     found
+}
+
+/// Pairs below `contradiction_min_similarity` that may still be a stated
+/// change: both name a value of one lexicon class and the later one carries
+/// a change marker. Blocked by class, so a large user is not compared
+/// all-pairs.
+fn stated_changes(
+    prepared: &Prepared<'_>,
+    settings: &DetectSettings,
+    lexicon: &Lexicon,
+) -> Vec<(usize, usize, f64)> {
+    let mut by_class: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (i, item) in prepared.items.iter().enumerate() {
+        let mut classes: Vec<String> = lexicon
+            .values_in(&item.words)
+            .into_iter()
+            .map(|(class, _)| class)
+            .collect();
+        classes.dedup();
+        for class in classes {
+            by_class.entry(class).or_default().push(i);
+        }
+    }
+    let mut pairs = Vec::new();
+    for members in by_class.values() {
+        for (n, &j) in members.iter().enumerate() {
+            if lexicon.change_marker_in(&prepared.items[j].words).is_none() {
+                continue;
+            }
+            for &i in &members[..n] {
+                if let Some(similarity) = prepared.similarity(i, j)
+                    && similarity >= settings.change_min_similarity
+                {
+                    pairs.push((i, j, similarity));
+                }
+            }
+        }
+    }
+    pairs
 }
 
 /// The conflict signals between two memories (empty: no conflict).
@@ -290,7 +334,9 @@ mod tests {
             memory("b", "Project uses MySQL", T0 + 1, vector(0.64, 2)),
             memory("c", "The deploy takes 5 minutes", T0 + 2, vector(0.1, 3)),
         ]);
-        let found = detect(&Prepared::new(&snapshot), &settings(), &lexicon());
+        let prepared = Prepared::new(&snapshot);
+        let close = prepared.close_pairs(&settings());
+        let found = detect(&prepared, &close, &settings(), &lexicon());
         assert_eq!(found.len(), 1);
         let pair = &found[0];
         assert_eq!(

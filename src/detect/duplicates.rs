@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 
 use super::cluster::{Linkage, cluster};
-use super::{Contradiction, DetectSettings, Prepared, round4};
+use super::{Contradiction, DetectSettings, Pair, Prepared, round4};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DuplicateCluster {
@@ -24,6 +24,7 @@ pub struct DuplicateCluster {
 
 pub fn detect(
     prepared: &Prepared<'_>,
+    close: &[Pair],
     settings: &DetectSettings,
     contradictions: &[Contradiction],
 ) -> Vec<DuplicateCluster> {
@@ -36,8 +37,13 @@ pub fn detect(
         let (a, b) = (items[i].memory.id.as_str(), items[j].memory.id.as_str());
         conflicting.contains(&(a, b)) || conflicting.contains(&(b, a))
     };
+    let edges = close
+        .iter()
+        .filter(|p| p.similarity >= settings.duplicate_threshold)
+        .map(|p| (p.first, p.second));
     let groups = cluster(
         items.len(),
+        edges,
         |i, j| prepared.similarity(i, j),
         apart,
         settings.duplicate_threshold,
@@ -76,8 +82,9 @@ mod tests {
     fn run(memories: Vec<crate::model::Memory>) -> Vec<DuplicateCluster> {
         let snapshot = snapshot(memories);
         let prepared = Prepared::new(&snapshot);
-        let found = contradictions::detect(&prepared, &settings(), &lexicon());
-        detect(&prepared, &settings(), &found)
+        let close = prepared.close_pairs(&settings());
+        let found = contradictions::detect(&prepared, &close, &settings(), &lexicon());
+        detect(&prepared, &close, &settings(), &found)
     }
 
     #[test]

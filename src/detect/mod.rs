@@ -10,6 +10,7 @@ pub mod cluster;
 pub mod contradictions;
 pub mod duplicates;
 pub mod lexicon;
+pub mod pairs;
 pub mod patterns;
 pub mod promotion;
 pub mod stale;
@@ -21,6 +22,7 @@ use serde::{Deserialize, Serialize};
 pub use contradictions::{Contradiction, Signal};
 pub use duplicates::DuplicateCluster;
 pub use lexicon::{Lexicon, LexiconSpec};
+pub use pairs::{Pair, PairSearch, similar_pairs};
 pub use patterns::PatternCluster;
 pub use stale::StaleMemory;
 pub use supersession::Supersession;
@@ -47,6 +49,7 @@ pub struct DetectSettings {
     pub verbose_min_chars: usize,
     pub verbose_min_age_days: u64,
     pub verbose_min_accesses: u64,
+    pub pair_search: PairSearch,
     pub salience: SalienceParams,
 }
 
@@ -78,7 +81,7 @@ pub struct Item<'a> {
     pub words: Vec<String>,
 }
 
-/// The active memories of a snapshot, in order, with pairwise similarity.
+/// The active memories of a snapshot, in order, with their similarity.
 pub struct Prepared<'a> {
     pub items: Vec<Item<'a>>,
 }
@@ -99,6 +102,15 @@ impl<'a> Prepared<'a> {
             })
             .collect();
         Self { items }
+    }
+
+    /// Pairs close enough to be duplicates or contradictions.
+    pub fn close_pairs(&self, settings: &DetectSettings) -> Vec<Pair> {
+        let all: Vec<usize> = (0..self.items.len()).collect();
+        let floor = settings
+            .duplicate_threshold
+            .min(settings.contradiction_min_similarity);
+        similar_pairs(self, &all, floor, settings.pair_search)
     }
 
     /// Cosine similarity of two items: 1 for the same normalised text, the
@@ -123,8 +135,9 @@ pub fn detect(
     lexicon: &Lexicon,
 ) -> Detections {
     let prepared = Prepared::new(snapshot);
-    let contradictions = contradictions::detect(&prepared, settings, lexicon);
-    let duplicates = duplicates::detect(&prepared, settings, &contradictions);
+    let close = prepared.close_pairs(settings);
+    let contradictions = contradictions::detect(&prepared, &close, settings, lexicon);
+    let duplicates = duplicates::detect(&prepared, &close, settings, &contradictions);
     Detections {
         duplicates,
         contradictions,

@@ -15,7 +15,7 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 
 use super::cluster::{Linkage, cluster};
-use super::{DAY_MS, DetectSettings, Prepared, round4};
+use super::{DAY_MS, DetectSettings, Prepared, round4, similar_pairs};
 use crate::model::{Link, LinkType, MemoryKind, Millis};
 use crate::text::tidy;
 
@@ -55,8 +55,19 @@ pub fn detect(
         .map(|(i, _)| i)
         .collect();
     let similarity = |a: usize, b: usize| prepared.similarity(episodes[a], episodes[b]);
+    let local = |i: usize| episodes.binary_search(&i).unwrap_or(usize::MAX);
+    let edges: Vec<(usize, usize)> = similar_pairs(
+        prepared,
+        &episodes,
+        settings.pattern_similarity,
+        settings.pair_search,
+    )
+    .into_iter()
+    .map(|p| (local(p.first), local(p.second)))
+    .collect();
     let groups = cluster(
         episodes.len(),
+        edges,
         similarity,
         |_, _| false,
         settings.pattern_similarity,

@@ -11,7 +11,7 @@
 //! merges); a higher archive threshold lets more faded memories go.
 
 use crate::config::ConsolidationConfig;
-use crate::detect::DetectSettings;
+use crate::detect::{DetectSettings, PairSearch};
 use crate::model::Memory;
 pub use crate::model::Tier;
 use crate::salience::SalienceParams;
@@ -86,6 +86,10 @@ impl Tier {
             verbose_min_chars: config.verbose_min_chars,
             verbose_min_age_days: config.verbose_min_age_days,
             verbose_min_accesses: config.verbose_min_accesses,
+            pair_search: PairSearch {
+                exact_pairs_up_to: config.exact_pairs_up_to,
+                pair_probes: config.pair_probes,
+            },
             salience: *salience,
         }
     }

@@ -1,0 +1,308 @@
+//! Similar pairs: which memories are worth comparing, without comparing all
+//! of them when a user is large.
+//!
+//! Up to `exact_pairs_up_to` memories every pair is scored: that is exact and,
+//! at that size, cheap. Above it the vectors are blocked with an inverted-file
+//! index: spherical k-means (deterministic: seeded from evenly spaced rows,
+//! a fixed number of rounds on an evenly spaced sample) puts each memory in
+//! the list of its nearest centroid, and each memory is compared only with
+//! the lists of its `pair_probes` nearest centroids. Two near-duplicates sit
+//! close to the same centroids, so they almost always meet (the benchmark
+//! reports recall against exact search); the work is about
+//! `2 · n · sqrt(probes · n)` dot products instead of `n² / 2`.
+//!
+//! Memories with the same normalised text are always paired (similarity 1),
+//! vector or not.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::Prepared;
+use crate::embed::dot;
+
+/// How pairs are searched for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PairSearch {
+    /// Up to this many memories, every pair is compared.
+    pub exact_pairs_up_to: usize,
+    /// Above it, how many nearest lists each memory is compared with.
+    pub pair_probes: usize,
+}
+
+/// A pair of item indices (`first < second`) and their similarity.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Pair {
+    pub first: usize,
+    pub second: usize,
+    pub similarity: f64,
+}
+
+/// Lloyd rounds for the centroids: enough to settle on a sample.
+const KMEANS_ROUNDS: usize = 4;
+/// Sample rows per centroid used to train them.
+const SAMPLE_PER_CENTROID: usize = 8;
+
+/// Pairs among `members` (ascending item indices) with similarity at or above
+/// `floor`, ordered by `(first, second)`.
+pub fn similar_pairs(
+    prepared: &Prepared<'_>,
+    members: &[usize],
+    floor: f64,
+    search: PairSearch,
+) -> Vec<Pair> {
+    let mut found = Vec::new();
+    let mut by_text: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for &i in members {
+        by_text
+            .entry(prepared.items[i].memory.content_hash.as_str())
+            .or_default()
+            .push(i);
+    }
+    for group in by_text.values() {
+        for (n, &i) in group.iter().enumerate() {
+            for &j in &group[n + 1..] {
+                found.push((i, j));
+            }
+        }
+    }
+    let dimension = members
+        .iter()
+        .find_map(|&i| prepared.items[i].memory.embedding.as_ref())
+        .map_or(0, Vec::len);
+    let with_vectors: Vec<(usize, &[f32])> = members
+        .iter()
+        .filter_map(|&i| {
+            let v = prepared.items[i].memory.embedding.as_deref()?;
+            (v.len() == dimension && dimension > 0).then_some((i, v))
+        })
+        .collect();
+    if with_vectors.len() <= search.exact_pairs_up_to.max(1) {
+        for (n, &(i, a)) in with_vectors.iter().enumerate() {
+            for &(j, b) in &with_vectors[n + 1..] {
+                if f64::from(dot(a, b)) >= floor {
+                    found.push((i, j));
+                }
+            }
+        }
+    } else {
+        found.extend(blocked_pairs(&with_vectors, floor, search.pair_probes));
+    }
+    found.sort_unstable();
+    found.dedup();
+    found
+        .into_iter()
+        .filter_map(|(first, second)| {
+            let similarity = prepared.similarity(first, second)?;
+            (similarity >= floor).then_some(Pair {
+                first,
+                second,
+                similarity,
+            })
+        })
+        .collect()
+}
+
+/// Candidate pairs through an inverted-file index over the vectors.
+fn blocked_pairs(rows: &[(usize, &[f32])], floor: f64, probes: usize) -> Vec<(usize, usize)> {
+    let n = rows.len();
+    let probes = probes.clamp(1, 64);
+    // Balances assigning rows to centroids (n · lists) against scanning the
+    // probed lists (n · probes · n / lists).
+    let lists = (((probes * n) as f64).sqrt().round() as usize).clamp(1, n);
+    let dimension = rows[0].1.len();
+    let centroids = train_centroids(rows, lists, dimension);
+    let nearest: Vec<Vec<usize>> =
+        parallel_map(rows, |(_, v)| top_centroids(v, &centroids, probes));
+    // Rows laid out list by list, so a probe scans contiguous memory.
+    let mut members: Vec<Vec<usize>> = vec![Vec::new(); centroids.len()];
+    for (row, near) in nearest.iter().enumerate() {
+        members[near[0]].push(row);
+    }
+    let mut offsets = Vec::with_capacity(members.len() + 1);
+    let mut order = Vec::with_capacity(n);
+    let mut matrix = Vec::with_capacity(n * dimension);
+    for list in &members {
+        offsets.push(order.len());
+        for &row in list {
+            order.push(rows[row].0);
+            matrix.extend_from_slice(rows[row].1);
+        }
+    }
+    offsets.push(order.len());
+    let indexed: Vec<(usize, &[f32], &[usize])> = rows
+        .iter()
+        .zip(&nearest)
+        .map(|(&(i, v), near)| (i, v, near.as_slice()))
+        .collect();
+    let per_row = parallel_map(&indexed, |&(i, v, near)| {
+        let mut out = Vec::new();
+        for &list in near {
+            for at in offsets[list]..offsets[list + 1] {
+                let j = order[at];
+                if j != i
+                    && f64::from(dot(v, &matrix[at * dimension..(at + 1) * dimension])) >= floor
+                {
+                    out.push((i.min(j), i.max(j)));
+                }
+            }
+        }
+        out
+    });
+    per_row.into_iter().flatten().collect()
+}
+
+/// Spherical k-means on an evenly spaced sample, seeded from evenly spaced
+/// rows: the same rows give the same centroids.
+fn train_centroids(rows: &[(usize, &[f32])], lists: usize, dimension: usize) -> Vec<Vec<f32>> {
+    let spaced = |count: usize| -> Vec<&[f32]> {
+        let count = count.clamp(1, rows.len());
+        (0..count).map(|k| rows[k * rows.len() / count].1).collect()
+    };
+    let mut centroids: Vec<Vec<f32>> = spaced(lists).into_iter().map(<[f32]>::to_vec).collect();
+    let sample = spaced(lists * SAMPLE_PER_CENTROID);
+    for _ in 0..KMEANS_ROUNDS {
+        let assigned = parallel_map(&sample, |v| top_centroids(v, &centroids, 1)[0]);
+        let mut sums = vec![vec![0f32; dimension]; centroids.len()];
+        for (v, &c) in sample.iter().zip(&assigned) {
+            for (s, x) in sums[c].iter_mut().zip(v.iter()) {
+                *s += x;
+            }
+        }
+        for (centroid, sum) in centroids.iter_mut().zip(sums) {
+            let norm = sum.iter().map(|x| x * x).sum::<f32>().sqrt();
+            // An empty list keeps its centroid.
+            if norm > 0.0 {
+                *centroid = sum.into_iter().map(|x| x / norm).collect();
+            }
+        }
+    }
+    centroids
+}
+
+/// Indices of the `k` centroids most similar to `v`, best first (ties by
+/// index).
+fn top_centroids(v: &[f32], centroids: &[Vec<f32>], k: usize) -> Vec<usize> {
+    let mut best: Vec<(f32, usize)> = Vec::with_capacity(k + 1);
+    for (c, centroid) in centroids.iter().enumerate() {
+        let score = dot(v, centroid);
+        if best.len() == k && best.last().is_some_and(|&(worst, _)| score <= worst) {
+            continue;
+        }
+        let at = best.partition_point(|&(s, _)| s >= score);
+        best.insert(at, (score, c));
+        best.truncate(k);
+    }
+    best.into_iter().map(|(_, c)| c).collect()
+}
+
+/// `f` over `items` on every core, results in input order.
+fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let chunk = items.len().div_ceil(threads).max(256);
+    if items.len() <= chunk {
+        return items.iter().map(&f).collect();
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = items
+            .chunks(chunk)
+            .map(|part| {
+                let f = &f;
+                scope.spawn(move || part.iter().map(f).collect::<Vec<R>>())
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::detect::testing::*;
+
+    /// A deterministic pseudo-random unit vector.
+    fn noise(seed: u64) -> Vec<f32> {
+        let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+        let v: Vec<f32> = (0..crate::embed::EMBEDDING_DIM)
+            .map(|_| {
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                ((state >> 33) as f32 / (1u64 << 31) as f32) - 0.5
+            })
+            .collect();
+        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.into_iter().map(|x| x / norm).collect()
+    }
+
+    fn near(base: &[f32], seed: u64, weight: f32) -> Vec<f32> {
+        let v: Vec<f32> = base
+            .iter()
+            .zip(noise(seed))
+            .map(|(b, n)| b + weight * n)
+            .collect();
+        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.into_iter().map(|x| x / norm).collect()
+    }
+
+    #[test]
+    fn blocked_search_finds_the_near_duplicates_exact_search_finds() {
+        let mut memories = Vec::new();
+        for k in 0..600u64 {
+            let base = noise(k);
+            memories.push(memory(
+                &format!("m{k}a"),
+                &format!("a{k}"),
+                T0 + k as i64,
+                base.clone(),
+            ));
+            if k % 3 == 0 {
+                let twin = near(&base, 10_000 + k, 0.5);
+                memories.push(memory(
+                    &format!("m{k}b"),
+                    &format!("b{k}"),
+                    T0 + k as i64,
+                    twin,
+                ));
+            }
+        }
+        let snapshot = snapshot(memories);
+        let prepared = Prepared::new(&snapshot);
+        let all: Vec<usize> = (0..prepared.items.len()).collect();
+        let exact = PairSearch {
+            exact_pairs_up_to: usize::MAX,
+            pair_probes: 1,
+        };
+        let blocked = PairSearch {
+            exact_pairs_up_to: 10,
+            pair_probes: 8,
+        };
+        let truth = similar_pairs(&prepared, &all, 0.78, exact);
+        let approx = similar_pairs(&prepared, &all, 0.78, blocked);
+        assert_eq!(truth.len(), 200);
+        let found = truth.iter().filter(|p| approx.contains(p)).count();
+        assert!(found >= 198, "recall {found}/200");
+        assert!(
+            approx
+                .iter()
+                .all(|p| p.similarity >= 0.78 && p.first < p.second)
+        );
+        assert_eq!(approx, similar_pairs(&prepared, &all, 0.78, blocked));
+    }
+
+    #[test]
+    fn identical_text_pairs_without_vectors() {
+        let mut a = memory("a", "Same words", T0, vec![]);
+        let mut b = memory("b", "same words!", T0 + 1, vec![]);
+        a.embedding = None;
+        b.embedding = None;
+        let snapshot = snapshot(vec![a, b]);
+        let prepared = Prepared::new(&snapshot);
+        let pairs = similar_pairs(&prepared, &[0, 1], 0.9, settings().pair_search);
+        assert_eq!(pairs.len(), 1);
+        assert_eq!(pairs[0].similarity, 1.0);
+    }
+}
