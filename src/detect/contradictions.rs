@@ -75,7 +75,7 @@ pub fn detect(
         .map(|p| (p.first, p.second, p.similarity))
         .chain(stated_changes(prepared, settings, lexicon))
         .collect();
-    candidates.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    candidates.sort_by_key(|&(i, j, _)| (i, j));
     candidates.dedup_by(|a, b| (a.0, a.1) == (b.0, b.1));
     let mut found = Vec::new();
     let items = &prepared.items;
