@@ -10,6 +10,8 @@
 //! Sentences/s, CPU seconds (user + system) and peak RSS come from the child
 //! process; the ratio bucketed/raw is the figure the batcher must earn.
 
+mod common;
+
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::Arc;
@@ -165,7 +167,7 @@ fn child(mode: &str) {
         "{} {} {}",
         count as f64 / elapsed,
         cpu_seconds() - cpu_before,
-        peak_rss_mib()
+        common::peak_rss_mib()
     );
 }
 
@@ -294,13 +296,4 @@ fn cpu_seconds() -> f64 {
             .unwrap_or(0.0)
     };
     (ticks(11) + ticks(12)) / 100.0
-}
-
-fn peak_rss_mib() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        .map_or(0.0, |kb| kb / 1024.0)
 }

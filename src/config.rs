@@ -191,7 +191,7 @@ impl Default for ConsolidationConfig {
             verbose_min_age_days: 14,
             verbose_min_accesses: 5,
             exact_pairs_up_to: 2_000,
-            pair_probes: 8,
+            pair_probes: 16,
             token_budget: 200_000,
             selective_at: 0.3,
             aggressive_at: 0.5,

@@ -14,6 +14,9 @@
 //! * `class_value`: each names a different value of one class from the
 //!   lexicon (databases, vector stores …).
 //!
+//! Only facts, preferences and procedures are compared: episodes record
+//! events, and two different events do not contradict each other.
+//!
 //! A `class_value` pair where the newer memory states a change ("now",
 //! "switched to" …) counts from the lower `change_min_similarity`: stating a
 //! replacement often shares few words ("Using Pinecone for vector search" /
@@ -23,7 +26,11 @@ use serde::Serialize;
 
 use std::collections::BTreeMap;
 
+use crate::model::MemoryKind;
+
+use super::pairs::parallel_map;
 use super::{DetectSettings, Item, Lexicon, Pair, Prepared, Supersession, round4, supersession};
+use crate::embed::dot;
 
 /// Evidence for a contradiction, kept in reports and events.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -82,6 +89,8 @@ pub fn detect(
     for (i, j, similarity) in candidates {
         if similarity < settings.change_min_similarity
             || items[i].memory.content_hash == items[j].memory.content_hash
+            || is_episode(&items[i])
+            || is_episode(&items[j])
         {
             continue;
         }
@@ -110,42 +119,107 @@ pub fn detect(
 }
 
 /// Pairs below `contradiction_min_similarity` that may still be a stated
-/// change: both name a value of one lexicon class and the later one carries
-/// a change marker. Blocked by class, so a large user is not compared
+/// change: the later memory carries a change marker and names a value of a
+/// lexicon class, and the earlier one names a different value of that class.
+/// Each change statement is paired with its most similar such predecessor
+/// only (at least `change_min_similarity`): "Now using PostgreSQL with
+/// pgvector" replaces the one vector store it is closest to, not every
+/// memory that names one. Blocked by class, so a large user is not compared
 /// all-pairs.
 fn stated_changes(
     prepared: &Prepared<'_>,
     settings: &DetectSettings,
     lexicon: &Lexicon,
 ) -> Vec<(usize, usize, f64)> {
-    let mut by_class: BTreeMap<String, Vec<usize>> = BTreeMap::new();
-    for (i, item) in prepared.items.iter().enumerate() {
-        let mut classes: Vec<String> = lexicon
-            .values_in(&item.words)
-            .into_iter()
-            .map(|(class, _)| class)
-            .collect();
-        classes.dedup();
-        for class in classes {
-            by_class.entry(class).or_default().push(i);
+    let values: Vec<Vec<(String, String)>> = prepared
+        .items
+        .iter()
+        .map(|item| lexicon.values_in(&item.words))
+        .collect();
+    // Per class: its members in order, each with the values it names there.
+    let mut by_class: BTreeMap<&str, Vec<(usize, Vec<&str>)>> = BTreeMap::new();
+    for (i, named) in values.iter().enumerate() {
+        if is_episode(&prepared.items[i]) {
+            continue;
+        }
+        for (class, value) in named {
+            let members = by_class.entry(class.as_str()).or_default();
+            match members.last_mut() {
+                Some((last, in_class)) if *last == i => in_class.push(value.as_str()),
+                _ => members.push((i, vec![value.as_str()])),
+            }
         }
     }
     let mut pairs = Vec::new();
     for members in by_class.values() {
-        for (n, &j) in members.iter().enumerate() {
-            if lexicon.change_marker_in(&prepared.items[j].words).is_none() {
-                continue;
-            }
-            for &i in &members[..n] {
-                if let Some(similarity) = prepared.similarity(i, j)
-                    && similarity >= settings.change_min_similarity
-                {
-                    pairs.push((i, j, similarity));
+        pairs.extend(closest_predecessors(prepared, members, settings, lexicon));
+    }
+    pairs
+}
+
+/// For each change statement among one class's `members` (in order, with
+/// the values each names), its most similar earlier member naming another
+/// value, ties by the earliest. Members are scanned in cache-sized blocks
+/// against groups of statements, on every core.
+fn closest_predecessors(
+    prepared: &Prepared<'_>,
+    members: &[(usize, Vec<&str>)],
+    settings: &DetectSettings,
+    lexicon: &Lexicon,
+) -> Vec<(usize, usize, f64)> {
+    const BLOCK: usize = 256;
+    const GROUP: usize = 32;
+    let vector = |m: usize| prepared.items[members[m].0].memory.embedding.as_deref();
+    let statements: Vec<usize> = (0..members.len())
+        .filter(|&m| {
+            vector(m).is_some()
+                && lexicon
+                    .change_marker_in(&prepared.items[members[m].0].words)
+                    .is_some()
+        })
+        .collect();
+    let groups: Vec<&[usize]> = statements.chunks(GROUP).collect();
+    let best = parallel_map(&groups, |group| {
+        let mut best: Vec<Option<(f64, usize)>> = vec![None; group.len()];
+        for start in (0..members.len()).step_by(BLOCK) {
+            for (slot, &statement) in best.iter_mut().zip(group.iter()) {
+                let Some(v) = vector(statement) else {
+                    continue;
+                };
+                let named = &members[statement].1;
+                let end = (start + BLOCK).min(statement);
+                for (earlier, (_, values)) in members.iter().enumerate().take(end).skip(start) {
+                    if values.iter().all(|value| named.contains(value)) {
+                        continue;
+                    }
+                    let Some(other) = vector(earlier) else {
+                        continue;
+                    };
+                    let similarity = f64::from(dot(other, v));
+                    if similarity >= settings.change_min_similarity
+                        && slot.is_none_or(|(top, _)| similarity > top)
+                    {
+                        *slot = Some((similarity, earlier));
+                    }
                 }
             }
         }
-    }
-    pairs
+        best
+    });
+    statements
+        .iter()
+        .zip(best.into_iter().flatten())
+        .filter_map(|(&statement, found)| {
+            let (similarity, earlier) = found?;
+            Some((members[earlier].0, members[statement].0, similarity))
+        })
+        .collect()
+}
+
+/// Episodes record events; two events that differ ("ran the tests on
+/// ticket 12" / "… on ticket 34") do not contradict each other.
+fn is_episode(item: &Item<'_>) -> bool {
+    item.memory.kind == MemoryKind::Episodic
 }
 
 /// The conflict signals between two memories (empty: no conflict).

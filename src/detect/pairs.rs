@@ -130,26 +130,38 @@ fn blocked_pairs(rows: &[(usize, &[f32])], floor: f64, probes: usize) -> Vec<(us
         }
     }
     offsets.push(order.len());
-    let indexed: Vec<(usize, &[f32], &[usize])> = rows
-        .iter()
-        .zip(&nearest)
-        .map(|(&(i, v), near)| (i, v, near.as_slice()))
-        .collect();
-    let per_row = parallel_map(&indexed, |&(i, v, near)| {
-        let mut out = Vec::new();
+    // Lists are uneven; a row stops probing once it has scanned as many rows
+    // as `probes` average lists hold (its nearest list is always scanned).
+    let budget = probes * n / centroids.len();
+    let mut probers: Vec<Vec<usize>> = vec![Vec::new(); centroids.len()];
+    for (row, near) in nearest.iter().enumerate() {
+        let mut scanned = 0;
         for &list in near {
-            for at in offsets[list]..offsets[list + 1] {
-                let j = order[at];
-                if j != i
-                    && f64::from(dot(v, &matrix[at * dimension..(at + 1) * dimension])) >= floor
-                {
+            if scanned > 0 && scanned + members[list].len() > budget {
+                break;
+            }
+            scanned += members[list].len();
+            probers[list].push(row);
+        }
+    }
+    // List by list, so a list's rows stay in cache while its probers pass:
+    // row by row, every probe would fetch its lists from memory again.
+    let list_ids: Vec<usize> = (0..centroids.len()).collect();
+    let per_list = parallel_map(&list_ids, |&list| {
+        let mut out = Vec::new();
+        let block = &matrix[offsets[list] * dimension..offsets[list + 1] * dimension];
+        for &row in &probers[list] {
+            let (i, v) = rows[row];
+            for (at, other) in block.chunks_exact(dimension).enumerate() {
+                let j = order[offsets[list] + at];
+                if j != i && f64::from(dot(v, other)) >= floor {
                     out.push((i.min(j), i.max(j)));
                 }
             }
         }
         out
     });
-    per_row.into_iter().flatten().collect()
+    per_list.into_iter().flatten().collect()
 }
 
 /// Spherical k-means on an evenly spaced sample, seeded from evenly spaced
@@ -197,10 +209,10 @@ fn top_centroids(v: &[f32], centroids: &[Vec<f32>], k: usize) -> Vec<usize> {
 }
 
 /// `f` over `items` on every core, results in input order.
-fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+pub(super) fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let chunk = items.len().div_ceil(threads).max(256);
-    if items.len() <= chunk {
+    let chunk = items.len().div_ceil(threads).max(1);
+    if threads == 1 || items.len() < 2 {
         return items.iter().map(&f).collect();
     }
     std::thread::scope(|scope| {
