@@ -225,16 +225,64 @@ impl ConsolidationConfig {
     }
 }
 
+/// Service mode (DESIGN.md §1, §6, §8): the broker, the topics and how the
+/// stream is consumed and committed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct KafkaConfig {
     /// Bootstrap servers; empty means embedded mode (file/stdin input).
     pub brokers: String,
     pub group_id: String,
+    /// librdkafka's `security.protocol`: plaintext, ssl, sasl_plaintext, sasl_ssl.
     pub security_protocol: String,
     pub sasl_mechanism: String,
     pub sasl_username: String,
     pub sasl_password: String,
+    pub ssl_ca_location: String,
+    pub ssl_certificate_location: String,
+    pub ssl_key_location: String,
+    pub ssl_key_password: String,
+    /// Any other librdkafka properties, `key=value` separated by commas; they
+    /// apply to the consumer and the producer alike.
+    pub client_properties: String,
+    /// Input topics. Names may repeat: one topic can carry several input
+    /// types (each message then says its type), which also orders them.
+    pub topic_memory_created: String,
+    pub topic_memory_accessed: String,
+    pub topic_consolidation_requested: String,
+    /// Output topics.
+    pub topic_consolidation_triggered: String,
+    pub topic_pattern_extracted: String,
+    pub topic_contradiction_detected: String,
+    pub topic_consolidation_completed: String,
+    pub topic_dlq: String,
+    /// `auto` (Avro single-object encoding when a message starts with its
+    /// marker, JSON otherwise), `json` or `avro`.
+    pub input_format: String,
+    /// `avro` or `json`.
+    pub output_format: String,
+    /// Create missing topics at start-up with these settings.
+    pub create_topics: bool,
+    pub topic_partitions: i32,
+    pub topic_replication: i32,
+    /// Where a new consumer group starts: earliest or latest.
+    pub auto_offset_reset: String,
+    pub session_timeout_ms: u64,
+    pub heartbeat_interval_ms: u64,
+    /// A partition's pending events are applied and made durable after this
+    /// many events or this long after the first, whichever comes first.
+    pub flush_max_events: usize,
+    pub flush_interval_ms: u64,
+    /// Durable offsets are committed to the group at this interval (and on
+    /// every revoke and at shutdown).
+    pub commit_interval_ms: u64,
+    /// Events fetched but not yet applied, per partition; above it the
+    /// partition is paused until its worker catches up.
+    pub max_in_flight_per_partition: usize,
+    /// Consolidation cycles running at once in this instance.
+    pub max_concurrent_cycles: usize,
+    /// How often each partition checks for scheduled cycles that are due.
+    pub schedule_check_ms: u64,
 }
 
 impl Default for KafkaConfig {
@@ -246,6 +294,33 @@ impl Default for KafkaConfig {
             sasl_mechanism: String::new(),
             sasl_username: String::new(),
             sasl_password: String::new(),
+            ssl_ca_location: String::new(),
+            ssl_certificate_location: String::new(),
+            ssl_key_location: String::new(),
+            ssl_key_password: String::new(),
+            client_properties: String::new(),
+            topic_memory_created: "memory.created".to_owned(),
+            topic_memory_accessed: "memory.accessed".to_owned(),
+            topic_consolidation_requested: "consolidation.requested".to_owned(),
+            topic_consolidation_triggered: "consolidation.triggered".to_owned(),
+            topic_pattern_extracted: "pattern.extracted".to_owned(),
+            topic_contradiction_detected: "contradiction.detected".to_owned(),
+            topic_consolidation_completed: "consolidation.completed".to_owned(),
+            topic_dlq: "engram.dlq".to_owned(),
+            input_format: "auto".to_owned(),
+            output_format: "avro".to_owned(),
+            create_topics: false,
+            topic_partitions: 6,
+            topic_replication: 1,
+            auto_offset_reset: "earliest".to_owned(),
+            session_timeout_ms: 10_000,
+            heartbeat_interval_ms: 3_000,
+            flush_max_events: 500,
+            flush_interval_ms: 200,
+            commit_interval_ms: 1_000,
+            max_in_flight_per_partition: 10_000,
+            max_concurrent_cycles: 1,
+            schedule_check_ms: 1_000,
         }
     }
 }

@@ -283,6 +283,37 @@ pub fn run_cycle(
     settings: &CycleSettings,
     embedder: Option<(&dyn Embedder, SubBatch)>,
 ) -> Result<CycleOutput, CycleError> {
+    run(store, request, settings, embedder, true)
+}
+
+/// Like [`run_cycle`], but the run stays in the user's pending list until
+/// [`confirm_run`]: a crash before its events are delivered re-runs it,
+/// which re-emits the stored report's events under the same ids.
+pub fn run_cycle_unconfirmed(
+    store: &dyn Store,
+    request: &CycleRequest,
+    settings: &CycleSettings,
+    embedder: Option<(&dyn Embedder, SubBatch)>,
+) -> Result<CycleOutput, CycleError> {
+    run(store, request, settings, embedder, false)
+}
+
+/// Removes a run whose events were delivered from the pending list.
+pub fn confirm_run(store: &dyn Store, request: &CycleRequest) -> Result<(), CycleError> {
+    finish_pending(store, request).map_err(|source| CycleError::Store {
+        user_id: request.user_id.clone(),
+        run_id: request.run_id.clone(),
+        source,
+    })
+}
+
+fn run(
+    store: &dyn Store,
+    request: &CycleRequest,
+    settings: &CycleSettings,
+    embedder: Option<(&dyn Embedder, SubBatch)>,
+    clear_pending: bool,
+) -> Result<CycleOutput, CycleError> {
     let started = std::time::Instant::now();
     let fail = |source: StoreError| CycleError::Store {
         user_id: request.user_id.clone(),
@@ -296,7 +327,9 @@ pub fn run_cycle(
         let report = CycleReport::from_stored(&stored)?;
         let events = report.events(0);
         // Clear the pending entry a crash may have left behind.
-        finish_pending(store, request).map_err(fail)?;
+        if clear_pending {
+            finish_pending(store, request).map_err(fail)?;
+        }
         return Ok(CycleOutput {
             report,
             events,
@@ -323,10 +356,12 @@ pub fn run_cycle(
         .user_state(&request.user_id)
         .map_err(fail)?
         .unwrap_or_else(|| crate::model::UserState::new(&request.user_id));
-    state
-        .cycle
-        .pending_runs
-        .retain(|p| p.run_id != request.run_id);
+    if clear_pending {
+        state
+            .cycle
+            .pending_runs
+            .retain(|p| p.run_id != request.run_id);
+    }
     if request.mode == RunMode::Execute {
         state.new_since_cycle = 0;
         state.duplicate_candidates = 0;

@@ -1,8 +1,42 @@
-//! Embedded-mode output: events as JSON lines to a file or stdout.
+//! Where output events go: the [`OutputSink`] trait, and its embedded-mode
+//! implementation writing JSON lines to a file or stdout. The Kafka sink is
+//! in [`crate::kafka`].
 
 use std::io::{self, Write};
 
+use thiserror::Error;
+
 use crate::event::{Event, EventCodec};
+
+#[derive(Debug, Error)]
+#[error("output failed: {0}")]
+pub struct SinkError(pub String);
+
+impl From<io::Error> for SinkError {
+    fn from(error: io::Error) -> Self {
+        SinkError(error.to_string())
+    }
+}
+
+/// Where the pipeline sends output events. The pipeline calls
+/// [`OutputSink::flush`] before it makes anything durable that would stop
+/// those events from being produced again after a crash.
+pub trait OutputSink {
+    /// Queues one event.
+    fn emit(&mut self, event: &Event) -> Result<(), SinkError>;
+    /// Returns once every queued event has reached its destination.
+    fn flush(&mut self) -> Result<(), SinkError>;
+}
+
+impl OutputSink for JsonLinesSink<'_> {
+    fn emit(&mut self, event: &Event) -> Result<(), SinkError> {
+        JsonLinesSink::emit(self, event).map_err(SinkError::from)
+    }
+
+    fn flush(&mut self) -> Result<(), SinkError> {
+        JsonLinesSink::flush(self).map_err(SinkError::from)
+    }
+}
 
 /// Writes output events, one JSON object per line. Dead letters can go to a
 /// separate writer.

@@ -15,6 +15,7 @@ pub mod emit;
 pub mod event;
 pub mod index;
 pub mod inspect;
+pub mod kafka;
 pub mod model;
 pub mod pipeline;
 pub mod plan;

@@ -4,6 +4,7 @@ use std::fs::File;
 use std::io::{self, BufReader, BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
@@ -18,7 +19,8 @@ use engram::event::EventCodec;
 use engram::event::{RunMode, TriggerReason};
 use engram::index::UserIndexes;
 use engram::inspect::neighbourhood;
-use engram::pipeline::EmbeddedPipeline;
+use engram::kafka;
+use engram::pipeline::Pipeline;
 use engram::plan::RuleSet;
 use engram::rewrite::ChatRewriter;
 use engram::source::LineSource;
@@ -170,6 +172,7 @@ fn run() -> Result<()> {
             depth,
         } => inspect(&config, &user, memory.as_deref(), links.then_some(depth)),
         Command::Undo { run_id } => undo(&config, &run_id),
+        Command::Run(_) if config.uses_broker() => run_service(&config),
         Command::Run(_) => run_embedded(&config),
     }
 }
@@ -217,12 +220,70 @@ fn dump(config: &Config, user: Option<&str>) -> Result<()> {
     Ok(())
 }
 
+/// Service mode: a member of the consumer group until SIGTERM or SIGINT.
+fn run_service(config: &Config) -> Result<()> {
+    let settings = cycle_settings(config)?;
+    let embedder: Option<Arc<dyn Embedder>> = if config.embedding.enabled {
+        let embedder = LocalEmbedder::load(&config.embedding)?;
+        info!(model = %config.embedding.model_dir.display(), "embedding model loaded");
+        Some(Arc::new(embedder))
+    } else {
+        info!("embedding.enabled = false: only platform-supplied embeddings are used");
+        None
+    };
+    let store: Arc<dyn Store> = Arc::new(open_store(config)?);
+    let shutdown = Arc::new(AtomicBool::new(false));
+    watch_signals(Arc::clone(&shutdown))?;
+    info!(
+        brokers = %config.kafka.brokers,
+        group = %config.kafka.group_id,
+        state = %config.state.dir.display(),
+        "engram service starting"
+    );
+    let parts = kafka::ServiceParts {
+        store,
+        settings,
+        embedder,
+    };
+    kafka::run(config, parts, shutdown)?;
+    Ok(())
+}
+
+/// Sets `shutdown` on the first SIGTERM or SIGINT; a second one exits at once.
+fn watch_signals(shutdown: Arc<AtomicBool>) -> Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    // Registered before returning, so no early signal is missed.
+    let (mut term, mut int) = {
+        let _context = runtime.enter();
+        (
+            signal(SignalKind::terminate())?,
+            signal(SignalKind::interrupt())?,
+        )
+    };
+    std::thread::Builder::new()
+        .name("engram-signals".to_owned())
+        .spawn(move || {
+            runtime.block_on(async move {
+                loop {
+                    tokio::select! {
+                        _ = term.recv() => {}
+                        _ = int.recv() => {}
+                    }
+                    if shutdown.swap(true, Ordering::SeqCst) {
+                        eprintln!("engram: second signal, exiting without finishing");
+                        std::process::exit(130);
+                    }
+                    info!("shutdown requested: finishing in-flight batches");
+                }
+            })
+        })?;
+    Ok(())
+}
+
 fn run_embedded(config: &Config) -> Result<()> {
-    if config.uses_broker() {
-        bail!(
-            "the Kafka processor is not available in this build; unset kafka.brokers to run on a file or stdin"
-        );
-    }
     let codec = EventCodec::new(config.limits)?;
     // Rules and model first: bad rules or a missing runtime should fail
     // before anything is created.
@@ -275,7 +336,7 @@ fn run_embedded(config: &Config) -> Result<()> {
         "engram run started"
     );
     let started = std::time::Instant::now();
-    let mut pipeline = EmbeddedPipeline::new(
+    let mut pipeline = Pipeline::new(
         &codec,
         &store as &dyn Store,
         settings,
@@ -573,10 +634,11 @@ fn doctor(config: &Config) -> Result<()> {
     println!("input");
     if config.uses_broker() {
         println!("  kafka             {}", config.kafka.brokers);
-        problems.push(
-            "kafka.brokers is set, but the Kafka processor is not available in this build"
-                .to_owned(),
-        );
+        println!("  group             {}", config.kafka.group_id);
+        match kafka::Topics::from_config(&config.kafka) {
+            Ok(topics) => println!("  input topics      {}", topics.inputs().join(", ")),
+            Err(error) => problems.push(error.to_string()),
+        }
     } else {
         println!(
             "  embedded mode     {} (no broker configured)",

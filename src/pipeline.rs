@@ -1,20 +1,26 @@
-//! Embedded mode end to end: source → decode → state → cycle → emit, with
+//! The engine of both modes: records → decode → embed → state → cycle → emit, with
 //! batched, atomic commits and dead letters for bad input.
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io::{self, BufRead};
+use std::sync::Arc;
 
 use chrono::DateTime;
 use thiserror::Error;
+use tokio::runtime::Handle;
+use tokio::sync::Semaphore;
 
 use crate::clock::Clock;
-use crate::cycle::{CycleError, CycleRequest, CycleSettings, derived_id, run_cycle};
-use crate::embed::{
-    EmbedCounts, EmbedError, Embedder, EmbeddingConfig, IngestEmbedError, SubBatch, embed_created,
+use crate::cycle::{
+    CycleError, CycleRequest, CycleSettings, confirm_run, derived_id, run_cycle_unconfirmed,
 };
-use crate::emit::JsonLinesSink;
-use crate::event::{DeadLetter, DecodeError, Event, EventCodec};
+use crate::embed::{
+    EmbedBatcher, EmbedCounts, EmbedError, Embedder, EmbeddingConfig, IngestEmbedError,
+    MissingEmbeddings, SubBatch, embed_bucketed,
+};
+use crate::emit::{OutputSink, SinkError};
+use crate::event::{DeadLetter, DecodeError, Event, EventCodec, EventType, WireFormat};
 use crate::event::{RunMode, TriggerReason};
 use crate::index::UserIndexes;
 use crate::model::{Millis, PendingRun};
@@ -28,7 +34,7 @@ pub enum PipelineError {
     #[error("reading input failed: {0}")]
     Input(#[source] io::Error),
     #[error("writing output failed: {0}")]
-    Output(#[source] io::Error),
+    Output(#[source] SinkError),
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]
@@ -129,15 +135,31 @@ impl fmt::Display for RunSummary {
     }
 }
 
-/// The embedded pipeline over one store.
-pub struct EmbeddedPipeline<'a> {
+/// How records become events.
+#[derive(Debug, Clone, Default)]
+pub enum Decoding {
+    /// One JSON object per record with a `type` field (files and stdin).
+    #[default]
+    JsonLines,
+    /// Broker messages: the input types each topic carries, and the format
+    /// (`None`: Avro when a message has the single-object marker, else JSON).
+    Topics {
+        format: Option<WireFormat>,
+        carried: Arc<BTreeMap<String, Vec<EventType>>>,
+    },
+}
+
+/// The pipeline over one store: the engine of both modes.
+pub struct Pipeline<'a> {
     codec: &'a EventCodec,
+    decoding: Decoding,
     store: &'a dyn Store,
     settings: CycleSettings,
     batch_size: usize,
     clock: Clock,
     embedding: Option<Embedding<'a>>,
     schedule: Schedule,
+    cycle_limit: Option<CycleLimit>,
 }
 
 /// The embedder and what goes with it.
@@ -146,9 +168,18 @@ struct Embedding<'a> {
     sub_batch: SubBatch,
     max_batch: usize,
     indexes: UserIndexes,
+    /// Shared micro-batcher: new memories of every partition are embedded
+    /// together (service mode).
+    batcher: Option<(EmbedBatcher, Handle)>,
 }
 
-impl<'a> EmbeddedPipeline<'a> {
+/// At most this many cycles run at once across the pipelines sharing it.
+struct CycleLimit {
+    permits: Arc<Semaphore>,
+    runtime: Handle,
+}
+
+impl<'a> Pipeline<'a> {
     pub fn new(
         codec: &'a EventCodec,
         store: &'a dyn Store,
@@ -158,12 +189,14 @@ impl<'a> EmbeddedPipeline<'a> {
     ) -> Self {
         Self {
             codec,
+            decoding: Decoding::JsonLines,
             store,
             batch_size: batch_size.max(1),
             schedule: Schedule::new(settings.consolidation.schedule_interval_secs),
             settings,
             clock,
             embedding: None,
+            cycle_limit: None,
         }
     }
 
@@ -180,7 +213,29 @@ impl<'a> EmbeddedPipeline<'a> {
             sub_batch: config.sub_batch(),
             max_batch: config.max_batch,
             indexes,
+            batcher: None,
         });
+        self
+    }
+
+    /// Sends new memories' texts through a shared micro-batcher instead of
+    /// calling the model directly. Must not be called on a runtime thread.
+    pub fn with_batcher(mut self, batcher: EmbedBatcher, runtime: Handle) -> Self {
+        if let Some(embedding) = &mut self.embedding {
+            embedding.batcher = Some((batcher, runtime));
+        }
+        self
+    }
+
+    pub fn with_decoding(mut self, decoding: Decoding) -> Self {
+        self.decoding = decoding;
+        self
+    }
+
+    /// Bounds the cycles running at once across every pipeline sharing
+    /// `permits`. Must not be called on a runtime thread.
+    pub fn with_cycle_limit(mut self, permits: Arc<Semaphore>, runtime: Handle) -> Self {
+        self.cycle_limit = Some(CycleLimit { permits, runtime });
         self
     }
 
@@ -189,71 +244,92 @@ impl<'a> EmbeddedPipeline<'a> {
     pub fn run<R: BufRead>(
         &mut self,
         source: &mut LineSource<R>,
-        sink: &mut JsonLinesSink<'_>,
+        sink: &mut dyn OutputSink,
     ) -> Result<RunSummary, PipelineError> {
-        let mut summary = RunSummary::default();
-        // Cycles a crash left triggered but not run come first.
-        for user_id in self.store.users()? {
-            self.run_pending(&user_id, sink, &mut summary)?;
-            self.refresh_schedule(&user_id)?;
-        }
+        let users = self.store.users()?;
+        let mut summary = self.resume(&users, sink)?;
         loop {
-            let (done, batch_summary) = self.run_batch(source, sink)?;
-            merge(&mut summary, batch_summary);
+            let mut part = RunSummary::default();
+            let (records, done) = self.read_batch(source, &mut part)?;
+            merge(&mut part, self.process(records, sink)?);
+            merge(&mut summary, part);
             if done {
                 break;
             }
         }
-        summary.outputs = sink.written();
         Ok(summary)
     }
 
-    fn run_batch<R: BufRead>(
+    /// Picks up `users` (at start-up, or when their partition is assigned):
+    /// runs the cycles a crash left triggered but not finished, and learns
+    /// when each is next due.
+    pub fn resume(
         &mut self,
-        source: &mut LineSource<R>,
-        sink: &mut JsonLinesSink<'_>,
-    ) -> Result<(bool, RunSummary), PipelineError> {
+        users: &[String],
+        sink: &mut dyn OutputSink,
+    ) -> Result<RunSummary, PipelineError> {
         let mut summary = RunSummary::default();
-        let (records, done) = self.read_batch(source, &mut summary)?;
-        let mut dead_letters = Vec::new();
+        for user_id in users {
+            self.run_pending(user_id, sink, &mut summary)?;
+            self.refresh_schedule(user_id)?;
+        }
+        Ok(summary)
+    }
+
+    /// Runs the scheduled cycles due by the clock's "now" (the service's
+    /// timer; with input flowing they also run between events).
+    pub fn run_due(&mut self, sink: &mut dyn OutputSink) -> Result<RunSummary, PipelineError> {
+        let mut summary = RunSummary::default();
+        let now = self.clock.now();
+        if self.schedule.next_due(now).is_some() {
+            self.run_scheduled(now, sink, &mut summary)?;
+            sink.flush().map_err(PipelineError::Output)?;
+        }
+        Ok(summary)
+    }
+
+    /// Decodes, embeds and applies a batch of records in order, committing
+    /// before each cycle and at the end. Dead letters are written, in input
+    /// order, before the commit that makes their records count as applied.
+    /// After an error nothing of the failed stage is stored, so the same
+    /// records can be processed again.
+    pub fn process(
+        &mut self,
+        records: Vec<SourceRecord>,
+        sink: &mut dyn OutputSink,
+    ) -> Result<RunSummary, PipelineError> {
+        let mut summary = RunSummary::default();
+        // (position in the batch, dead letter)
+        let mut dead_letters: Vec<(usize, Event)> = Vec::new();
         let mut decoded = Vec::with_capacity(records.len());
-        for record in records {
+        for (index, record) in records.into_iter().enumerate() {
             match self.decode(&record) {
-                Ok(event) => decoded.push((record, event)),
+                Ok(event) => decoded.push((index, record, event)),
                 Err(error) => {
                     *summary.rejected.entry(error.kind().to_owned()).or_default() += 1;
-                    dead_letters.push((
-                        record.offset,
-                        dead_letter(&record, error.kind(), &error.to_string(), self.clock.now()),
-                    ));
+                    let letter =
+                        dead_letter(&record, error.kind(), &error.to_string(), self.clock.now());
+                    dead_letters.push((index, letter));
                 }
             }
         }
-        if let Some(embedding) = &self.embedding {
-            let mut events: Vec<&mut Event> = decoded.iter_mut().map(|(_, event)| event).collect();
-            summary.embeddings = embed_created(
-                embedding.embedder,
-                self.store,
-                &mut events,
-                embedding.sub_batch,
-                embedding.max_batch,
-            )?;
-        }
+        summary.embeddings = self.embed(&mut decoded)?;
         let mut batch = new_batch(self.store, &self.settings, &mut self.embedding);
         let mut triggered = Vec::new();
-        for (record, event) in &decoded {
+        for (index, record, event) in &decoded {
             self.clock.observe(event.occurred_at().timestamp_millis());
             let now = self.clock.now();
             if self.schedule.next_due(now).is_some() {
                 // Commit what came before, then run the users now due.
                 summary.near_duplicates += batch.near_duplicates();
+                summary.outputs += emit_dead_letters(&mut dead_letters, *index, sink)?;
                 let committed = commit(batch);
                 self.emit_committed(committed, sink, &mut summary)?;
                 self.run_scheduled(now, sink, &mut summary)?;
                 batch = new_batch(self.store, &self.settings, &mut self.embedding);
             }
             let position = Position {
-                stream: record.stream.clone(),
+                stream: record.position_key(),
                 offset: record.offset,
             };
             match batch.apply(&position, event, self.clock.now())? {
@@ -266,10 +342,8 @@ impl<'a> EmbeddedPipeline<'a> {
                 Disposition::Replayed => summary.replayed += 1,
                 Disposition::Rejected { kind, reason } => {
                     *summary.rejected.entry(kind.to_owned()).or_default() += 1;
-                    dead_letters.push((
-                        record.offset,
-                        dead_letter(record, kind, &reason, self.clock.now()),
-                    ));
+                    let letter = dead_letter(record, kind, &reason, self.clock.now());
+                    dead_letters.push((*index, letter));
                 }
             }
             if let Some(state) = event.user_id().and_then(|user| batch.user_state(user)) {
@@ -280,6 +354,7 @@ impl<'a> EmbeddedPipeline<'a> {
                 triggered.clear();
                 triggered.extend(batch.triggered_users());
                 summary.near_duplicates += batch.near_duplicates();
+                summary.outputs += emit_dead_letters(&mut dead_letters, index + 1, sink)?;
                 let committed = commit(batch);
                 self.emit_committed(committed, sink, &mut summary)?;
                 for user_id in &triggered {
@@ -290,45 +365,82 @@ impl<'a> EmbeddedPipeline<'a> {
             }
         }
         summary.near_duplicates += batch.near_duplicates();
+        summary.outputs += emit_dead_letters(&mut dead_letters, usize::MAX, sink)?;
         let committed = commit(batch);
         self.emit_committed(committed, sink, &mut summary)?;
-        // In input order, whichever stage rejected them.
-        dead_letters.sort_by_key(|(offset, _)| *offset);
-        for (_, event) in &dead_letters {
-            sink.emit(event).map_err(PipelineError::Output)?;
-        }
         sink.flush().map_err(PipelineError::Output)?;
-        Ok((done, summary))
+        Ok(summary)
+    }
+
+    /// Drops cached vector indexes (after a failure: they may hold memories
+    /// that were never stored).
+    pub fn forget_indexes(&mut self) {
+        if let Some(embedding) = &mut self.embedding {
+            embedding.indexes.clear();
+        }
+    }
+
+    /// Gives the batch's new memories their embeddings.
+    fn embed(
+        &self,
+        decoded: &mut [(usize, SourceRecord, Event)],
+    ) -> Result<EmbedCounts, PipelineError> {
+        let Some(embedding) = &self.embedding else {
+            return Ok(EmbedCounts::default());
+        };
+        let mut events: Vec<&mut Event> = decoded.iter_mut().map(|(_, _, event)| event).collect();
+        let missing = MissingEmbeddings::find(self.store, &mut events)?;
+        if missing.is_empty() {
+            return Ok(missing.fill(&mut events, Vec::new()));
+        }
+        let texts = missing.texts();
+        let vectors = match &embedding.batcher {
+            Some((batcher, runtime)) => runtime.block_on(batcher.embed_all(texts))?,
+            None => {
+                let mut vectors = Vec::with_capacity(texts.len());
+                for chunk in texts.chunks(embedding.max_batch.max(1)) {
+                    let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
+                    vectors.extend(embed_bucketed(
+                        embedding.embedder,
+                        &refs,
+                        embedding.sub_batch,
+                    )?);
+                }
+                vectors
+            }
+        };
+        Ok(missing.fill(&mut events, vectors))
     }
 
     /// Writes a committed batch's outputs (none for an empty batch).
     fn emit_committed(
         &mut self,
         committed: Option<Result<Vec<Event>, StoreError>>,
-        sink: &mut JsonLinesSink<'_>,
+        sink: &mut dyn OutputSink,
         summary: &mut RunSummary,
     ) -> Result<(), PipelineError> {
         let Some(committed) = committed else {
             return Ok(());
         };
-        if committed.is_err()
-            && let Some(embedding) = &mut self.embedding
-        {
+        if committed.is_err() {
             // The indexes hold this batch's memories, which are not stored.
-            embedding.indexes.clear();
+            self.forget_indexes();
         }
         for event in &committed? {
             sink.emit(event).map_err(PipelineError::Output)?;
+            summary.outputs += 1;
         }
         summary.batches += 1;
         Ok(())
     }
 
-    /// Runs a user's pending cycles, oldest first, each in its own transaction.
+    /// Runs a user's pending cycles, oldest first, each in its own
+    /// transaction. A run leaves the pending list only once its events are
+    /// out, so a crash in between runs it again (re-emitting its report).
     fn run_pending(
         &mut self,
         user_id: &str,
-        sink: &mut JsonLinesSink<'_>,
+        sink: &mut dyn OutputSink,
         summary: &mut RunSummary,
     ) -> Result<(), PipelineError> {
         let Some(state) = self.store.user_state(user_id)? else {
@@ -349,7 +461,14 @@ impl<'a> EmbeddedPipeline<'a> {
                 now,
             };
             let embedder = self.embedding.as_ref().map(|e| (e.embedder, e.sub_batch));
-            let output = run_cycle(self.store, &request, &self.settings, embedder)?;
+            let permit = self.cycle_limit.as_ref().and_then(|limit| {
+                limit
+                    .runtime
+                    .block_on(Arc::clone(&limit.permits).acquire_owned())
+                    .ok()
+            });
+            let output = run_cycle_unconfirmed(self.store, &request, &self.settings, embedder)?;
+            drop(permit);
             if let Some(embedding) = &mut self.embedding
                 && mode == RunMode::Execute
             {
@@ -370,7 +489,10 @@ impl<'a> EmbeddedPipeline<'a> {
             }
             for event in &output.events {
                 sink.emit(event).map_err(PipelineError::Output)?;
+                summary.outputs += 1;
             }
+            sink.flush().map_err(PipelineError::Output)?;
+            confirm_run(self.store, &request)?;
         }
         Ok(())
     }
@@ -380,7 +502,7 @@ impl<'a> EmbeddedPipeline<'a> {
     fn run_scheduled(
         &mut self,
         now: Millis,
-        sink: &mut JsonLinesSink<'_>,
+        sink: &mut dyn OutputSink,
         summary: &mut RunSummary,
     ) -> Result<(), PipelineError> {
         while let Some((due, user_id)) = self.schedule.next_due(now) {
@@ -435,14 +557,40 @@ impl<'a> EmbeddedPipeline<'a> {
     }
 
     fn decode(&self, record: &SourceRecord) -> Result<Event, DecodeError> {
-        match record.oversize {
-            Some(size) => Err(DecodeError::EventTooLarge {
+        if let Some(size) = record.oversize {
+            return Err(DecodeError::EventTooLarge {
                 size,
                 limit: self.codec.limits().max_event_bytes,
-            }),
-            None => self.codec.decode_json(&record.payload),
+            });
+        }
+        match &self.decoding {
+            Decoding::JsonLines => self.codec.decode_json(&record.payload),
+            Decoding::Topics { format, carried } => {
+                let types = carried.get(&record.stream).map_or(&[][..], Vec::as_slice);
+                self.codec
+                    .decode_from_topic(&record.payload, *format, types)
+            }
         }
     }
+}
+
+/// Writes the dead letters of records before position `upto`, in input
+/// order, and makes sure they are out before the caller commits.
+fn emit_dead_letters(
+    dead_letters: &mut Vec<(usize, Event)>,
+    upto: usize,
+    sink: &mut dyn OutputSink,
+) -> Result<u64, PipelineError> {
+    dead_letters.sort_by_key(|(index, _)| *index);
+    let ready = dead_letters.partition_point(|(index, _)| *index < upto);
+    if ready == 0 {
+        return Ok(0);
+    }
+    for (_, letter) in dead_letters.drain(..ready) {
+        sink.emit(&letter).map_err(PipelineError::Output)?;
+    }
+    sink.flush().map_err(PipelineError::Output)?;
+    Ok(ready as u64)
 }
 
 /// Commits a non-empty batch.
@@ -473,6 +621,7 @@ fn trigger_name(trigger: TriggerReason) -> &'static str {
 
 fn merge(total: &mut RunSummary, part: RunSummary) {
     total.records += part.records;
+    total.outputs += part.outputs;
     total.replayed += part.replayed;
     total.batches += part.batches;
     total.near_duplicates += part.near_duplicates;

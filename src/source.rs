@@ -6,7 +6,7 @@ use std::io::{self, BufRead};
 /// One raw input record and where it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SourceRecord {
-    /// The stream it belongs to (`topic/partition`, or the embedded source id).
+    /// The topic it came from, or the embedded source id.
     pub stream: String,
     pub partition: Option<i32>,
     /// Position in the stream: the Kafka offset, or the 0-based line number.
@@ -14,6 +14,17 @@ pub struct SourceRecord {
     pub payload: Vec<u8>,
     /// Length of the original record when `payload` had to be cut short.
     pub oversize: Option<usize>,
+}
+
+impl SourceRecord {
+    /// The key of the applied-offset watermark: offsets are only comparable
+    /// within one partition of one topic.
+    pub fn position_key(&self) -> String {
+        match self.partition {
+            Some(partition) => format!("{}/{partition}", self.stream),
+            None => self.stream.clone(),
+        }
+    }
 }
 
 /// Reads newline-delimited records without ever holding more than

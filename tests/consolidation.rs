@@ -18,7 +18,7 @@ use engram::emit::JsonLinesSink;
 use engram::event::*;
 use engram::index::{IndexConfig, UserIndexes};
 use engram::model::{LinkType, MemoryKind, MemoryStatus, Tier};
-use engram::pipeline::{EmbeddedPipeline, RunSummary};
+use engram::pipeline::{Pipeline, RunSummary};
 use engram::rewrite::ChatRewriter;
 use engram::source::LineSource;
 use engram::store::{Store, StoreError, WriteBatch, dump};
@@ -40,7 +40,7 @@ fn ingest(
         let input = lines(events);
         let mut source = LineSource::new(Cursor::new(input.as_bytes()), "test", 1 << 20);
         let model = model();
-        let mut pipeline = EmbeddedPipeline::new(
+        let mut pipeline = Pipeline::new(
             &codec,
             store,
             settings,

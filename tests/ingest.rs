@@ -12,7 +12,7 @@ use engram::embed::{EMBEDDING_DIM, Embedder, EmbeddingConfig};
 use engram::emit::JsonLinesSink;
 use engram::event::*;
 use engram::index::{IndexConfig, UserIndexes};
-use engram::pipeline::{EmbeddedPipeline, RunSummary};
+use engram::pipeline::{Pipeline, RunSummary};
 use engram::source::LineSource;
 use engram::store::{Store, dump};
 
@@ -25,13 +25,12 @@ fn run(store: &dyn Store, input: &str, batch_size: usize) -> RunSummary {
     let mut source = LineSource::new(Cursor::new(input.as_bytes()), "test-input", 1 << 20);
     let clock = Clock::new(ClockMode::Stream, true);
     let model = model();
-    let mut pipeline =
-        EmbeddedPipeline::new(&codec, store, manual_cycles_only(), batch_size, clock)
-            .with_embedder(
-                model.as_ref() as &dyn Embedder,
-                &EmbeddingConfig::default(),
-                UserIndexes::new(EMBEDDING_DIM, IndexConfig::default()),
-            );
+    let mut pipeline = Pipeline::new(&codec, store, manual_cycles_only(), batch_size, clock)
+        .with_embedder(
+            model.as_ref() as &dyn Embedder,
+            &EmbeddingConfig::default(),
+            UserIndexes::new(EMBEDDING_DIM, IndexConfig::default()),
+        );
     pipeline.run(&mut source, &mut sink).unwrap()
 }
 

@@ -11,7 +11,7 @@ use engram::clock::{Clock, ClockMode};
 use engram::cycle::CycleSettings;
 use engram::emit::JsonLinesSink;
 use engram::event::*;
-use engram::pipeline::{EmbeddedPipeline, RunSummary};
+use engram::pipeline::{Pipeline, RunSummary};
 use engram::source::LineSource;
 use engram::store::{Store, dump};
 use serde_json::Value;
@@ -31,7 +31,7 @@ fn run(store: &dyn Store, input: &str, batch_size: usize) -> Run {
         let mut source = LineSource::new(Cursor::new(input.as_bytes()), "test-input", 1 << 20);
         let clock = Clock::new(ClockMode::Stream, true);
         let mut pipeline =
-            EmbeddedPipeline::new(&codec, store, CycleSettings::default(), batch_size, clock);
+            Pipeline::new(&codec, store, CycleSettings::default(), batch_size, clock);
         pipeline.run(&mut source, &mut sink).unwrap()
     };
     let outputs = String::from_utf8(out)

@@ -47,53 +47,86 @@ pub fn embed_created(
     sub_batch: SubBatch,
     max_batch: usize,
 ) -> Result<EmbedCounts, IngestEmbedError> {
-    let mut counts = EmbedCounts::default();
-    // (user, content hash) → indices of the events that need that text.
-    let mut wanted: HashMap<(String, String), Vec<usize>> = HashMap::new();
-    // First-seen order, so model calls do not depend on hash-map order.
-    let mut order: Vec<(String, String)> = Vec::new();
-    for (i, event) in events.iter_mut().enumerate() {
-        let Event::MemoryCreated(created) = &mut **event else {
-            continue;
-        };
-        if let Some(vector) = created.embedding.as_deref().and_then(usable_embedding) {
-            created.embedding = Some(vector);
-            counts.supplied += 1;
-            continue;
-        }
-        let key = (created.user_id.clone(), content_hash(&created.content));
-        let entry = wanted.entry(key.clone()).or_default();
-        if entry.is_empty() {
-            order.push(key);
-        } else {
-            counts.reused += 1;
-        }
-        entry.push(i);
+    let missing = MissingEmbeddings::find(store, events)?;
+    let mut vectors = Vec::with_capacity(missing.texts.len());
+    for chunk in missing.texts().chunks(max_batch.max(1)) {
+        let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
+        vectors.extend(embed_bucketed(embedder, &refs, sub_batch)?);
     }
-    let mut texts: Vec<(String, Vec<usize>)> = Vec::new();
-    for key in order {
-        let Some(targets) = wanted.remove(&key) else {
-            continue;
-        };
-        if let Some(vector) = store.embedding_for_hash(&key.0, &key.1)? {
-            counts.reused += 1;
-            assign(events, &targets, &vector);
-            continue;
+    Ok(missing.fill(events, vectors))
+}
+
+/// The texts a batch of events still needs embedded, once each, after
+/// platform-supplied and already-stored vectors were filled in.
+#[derive(Debug, Default)]
+pub struct MissingEmbeddings {
+    /// Each distinct text and the events that need it, in first-seen order.
+    texts: Vec<(String, Vec<usize>)>,
+    counts: EmbedCounts,
+}
+
+impl MissingEmbeddings {
+    /// Fills in what needs no model call and lists the rest.
+    pub fn find(store: &dyn Store, events: &mut [&mut Event]) -> Result<Self, StoreError> {
+        let mut counts = EmbedCounts::default();
+        // (user, content hash) → indices of the events that need that text.
+        let mut wanted: HashMap<(String, String), Vec<usize>> = HashMap::new();
+        // First-seen order, so model calls do not depend on hash-map order.
+        let mut order: Vec<(String, String)> = Vec::new();
+        for (i, event) in events.iter_mut().enumerate() {
+            let Event::MemoryCreated(created) = &mut **event else {
+                continue;
+            };
+            if let Some(vector) = created.embedding.as_deref().and_then(usable_embedding) {
+                created.embedding = Some(vector);
+                counts.supplied += 1;
+                continue;
+            }
+            let key = (created.user_id.clone(), content_hash(&created.content));
+            let entry = wanted.entry(key.clone()).or_default();
+            if entry.is_empty() {
+                order.push(key);
+            } else {
+                counts.reused += 1;
+            }
+            entry.push(i);
         }
-        let Some(text) = content_of(events, targets[0]) else {
-            continue;
-        };
-        texts.push((text, targets));
+        let mut texts = Vec::new();
+        for key in order {
+            let Some(targets) = wanted.remove(&key) else {
+                continue;
+            };
+            if let Some(vector) = store.embedding_for_hash(&key.0, &key.1)? {
+                counts.reused += 1;
+                assign(events, &targets, &vector);
+                continue;
+            }
+            let Some(text) = content_of(events, targets[0]) else {
+                continue;
+            };
+            texts.push((text, targets));
+        }
+        Ok(Self { texts, counts })
     }
-    for chunk in texts.chunks(max_batch.max(1)) {
-        let refs: Vec<&str> = chunk.iter().map(|(text, _)| text.as_str()).collect();
-        let vectors = embed_bucketed(embedder, &refs, sub_batch)?;
-        for ((_, targets), vector) in chunk.iter().zip(&vectors) {
+
+    /// The texts to embed, in order.
+    pub fn texts(&self) -> Vec<String> {
+        self.texts.iter().map(|(text, _)| text.clone()).collect()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.texts.is_empty()
+    }
+
+    /// Gives the events the vectors of [`Self::texts`], in the same order.
+    pub fn fill(self, events: &mut [&mut Event], vectors: Vec<Vec<f32>>) -> EmbedCounts {
+        let mut counts = self.counts;
+        for ((_, targets), vector) in self.texts.iter().zip(&vectors) {
             assign(events, targets, vector);
         }
         counts.computed += vectors.len() as u64;
+        counts
     }
-    Ok(counts)
 }
 
 fn content_of(events: &[&mut Event], index: usize) -> Option<String> {

@@ -114,6 +114,59 @@ impl EventCodec {
         self.typed(event_type, json)
     }
 
+    /// Decodes one message of a topic that carries `carried` input types.
+    /// `format` `None` detects Avro by its single-object marker. A JSON
+    /// message may leave out `type` when the topic carries one type; an event
+    /// of a type its topic does not carry is rejected.
+    pub fn decode_from_topic(
+        &self,
+        bytes: &[u8],
+        format: Option<WireFormat>,
+        carried: &[EventType],
+    ) -> Result<Event, DecodeError> {
+        let format = format.unwrap_or(if bytes.starts_with(&SINGLE_OBJECT_MAGIC) {
+            WireFormat::Avro
+        } else {
+            WireFormat::Json
+        });
+        let event = match (format, carried) {
+            (WireFormat::Json, [only]) => self.decode_json_typed(bytes, *only)?,
+            _ => self.decode(bytes, format)?,
+        };
+        let event_type = event.event_type();
+        if !carried.is_empty() && !carried.contains(&event_type) {
+            return Err(DecodeError::WrongTopic(event_type.name().to_owned()));
+        }
+        Ok(event)
+    }
+
+    /// A JSON event whose `type`, when absent, is `default_type`.
+    fn decode_json_typed(
+        &self,
+        bytes: &[u8],
+        default_type: EventType,
+    ) -> Result<Event, DecodeError> {
+        self.check_size(bytes)?;
+        let has_type = serde_json::from_slice::<serde_json::Map<String, Json>>(bytes)
+            .map(|object| object.contains_key("type"))
+            .unwrap_or(true);
+        if has_type {
+            return self.decode_json(bytes);
+        }
+        // Splice the type in front of the object's first field.
+        let start = bytes.iter().position(|&b| b == b'{').map_or(0, |i| i + 1);
+        let mut typed = Vec::with_capacity(bytes.len() + 40);
+        typed.extend_from_slice(b"{\"type\":\"");
+        typed.extend_from_slice(default_type.name().as_bytes());
+        typed.extend_from_slice(b"\"");
+        let rest = &bytes[start..];
+        if rest.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'}') {
+            typed.push(b',');
+        }
+        typed.extend_from_slice(rest);
+        self.decode_json(&typed)
+    }
+
     /// Decodes one Avro single-object-encoded input event.
     pub fn decode_avro(&self, bytes: &[u8]) -> Result<Event, DecodeError> {
         self.check_size(bytes)?;

@@ -11,6 +11,8 @@ pub enum DecodeError {
     EventTooLarge { size: usize, limit: usize },
     #[error("unknown event type `{0}`")]
     UnknownType(String),
+    #[error("a `{0}` event on a topic configured for other input types")]
+    WrongTopic(String),
     #[error("`{0}` is an output event; engram does not consume it")]
     NotAnInput(String),
     #[error("missing required field `{0}`")]
@@ -40,6 +42,7 @@ impl DecodeError {
             DecodeError::Undecodable(_) => "undecodable",
             DecodeError::EventTooLarge { .. } => "event_too_large",
             DecodeError::UnknownType(_) => "unknown_type",
+            DecodeError::WrongTopic(_) => "wrong_topic",
             DecodeError::NotAnInput(_) => "not_an_input",
             DecodeError::MissingField(_) => "missing_field",
             DecodeError::WrongType { .. } => "wrong_type",

@@ -1,0 +1,313 @@
+//! The consumer: one thread polls the group, hands each message to its
+//! partition's worker, pauses partitions whose worker is behind, and commits
+//! the offsets the workers made durable, in batches.
+//!
+//! Rebalances (eager, range assignor): on revoke, the affected workers finish
+//! the batch they hold and their durable offsets are committed before the
+//! partitions are released; on assign, new workers load their users' state
+//! from the store as events arrive.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use rdkafka::client::ClientContext;
+use rdkafka::config::RDKafkaLogLevel;
+use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer, ConsumerContext, Rebalance};
+use rdkafka::error::KafkaError as RdKafkaError;
+use rdkafka::message::OwnedMessage;
+use rdkafka::{Message, Offset, TopicPartitionList};
+
+use super::client::{LogContext, client_config};
+use super::worker::WorkerHandle;
+use super::{KafkaError, Shared};
+
+/// Consumer-side state the rebalance callbacks and the poll loop share.
+#[derive(Default)]
+struct Group {
+    workers: BTreeMap<i32, WorkerHandle>,
+    /// Assigned topics per partition.
+    assigned: BTreeMap<i32, Vec<String>>,
+    /// Messages fetched while a worker's queue was full, in order.
+    parked: BTreeMap<i32, VecDeque<OwnedMessage>>,
+    paused: BTreeSet<i32>,
+    /// Offsets last committed, so unchanged ones are not sent again.
+    committed: HashMap<(String, i32), i64>,
+}
+
+pub struct GroupContext {
+    shared: Arc<Shared>,
+    group: Mutex<Group>,
+}
+
+impl GroupContext {
+    fn group(&self) -> MutexGuard<'_, Group> {
+        // A poisoned lock means a panic elsewhere; the state is still usable.
+        self.group.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn assign(&self, list: &TopicPartitionList) {
+        let mut group = self.group();
+        for element in list.elements() {
+            group
+                .assigned
+                .entry(element.partition())
+                .or_default()
+                .push(element.topic().to_owned());
+        }
+        let partitions: Vec<i32> = group.assigned.keys().copied().collect();
+        for &partition in &partitions {
+            if group.workers.contains_key(&partition) {
+                continue;
+            }
+            let topics = group.assigned[&partition].clone();
+            match WorkerHandle::spawn(partition, topics, Arc::clone(&self.shared)) {
+                Ok(worker) => {
+                    group.workers.insert(partition, worker);
+                }
+                Err(error) => {
+                    tracing::error!(partition, %error, "cannot start a partition worker")
+                }
+            }
+        }
+        tracing::info!(?partitions, "partitions assigned");
+    }
+
+    /// Stops the workers of the revoked partitions and commits what they
+    /// made durable.
+    fn revoke(&self, consumer: &BaseConsumer<GroupContext>, list: &TopicPartitionList) {
+        let partitions: BTreeSet<i32> = list.elements().iter().map(|e| e.partition()).collect();
+        let stopping: Vec<WorkerHandle> = {
+            let mut group = self.group();
+            for partition in &partitions {
+                group.assigned.remove(partition);
+                group.parked.remove(partition);
+                group.paused.remove(partition);
+            }
+            partitions
+                .iter()
+                .filter_map(|p| group.workers.remove(p))
+                .collect()
+        };
+        for worker in stopping {
+            worker.stop();
+        }
+        self.commit(consumer, CommitMode::Sync, Some(&partitions));
+        tracing::info!(?partitions, "partitions revoked");
+    }
+
+    /// Commits the durable offsets that changed (of `only` these partitions,
+    /// which are then forgotten).
+    fn commit(
+        &self,
+        consumer: &BaseConsumer<GroupContext>,
+        mode: CommitMode,
+        only: Option<&BTreeSet<i32>>,
+    ) {
+        let mut group = self.group();
+        let mut list = TopicPartitionList::new();
+        let mut changed = Vec::new();
+        for entry in self.shared.offsets.iter() {
+            let ((topic, partition), offset) = (entry.key().clone(), *entry.value());
+            if only.is_some_and(|only| !only.contains(&partition)) {
+                continue;
+            }
+            if group.committed.get(&(topic.clone(), partition)) == Some(&offset) {
+                continue;
+            }
+            if list
+                .add_partition_offset(&topic, partition, Offset::Offset(offset))
+                .is_ok()
+            {
+                changed.push(((topic, partition), offset));
+            }
+        }
+        if let Some(only) = only {
+            self.shared.offsets.retain(|(_, p), _| !only.contains(p));
+            group.committed.retain(|(_, p), _| !only.contains(p));
+        }
+        if changed.is_empty() {
+            return;
+        }
+        match consumer.commit(&list, mode) {
+            Ok(()) => {
+                tracing::debug!(offsets = changed.len(), "offsets committed");
+                if only.is_none() {
+                    group.committed.extend(changed);
+                }
+            }
+            Err(error) => {
+                tracing::warn!(%error, "offset commit failed; retrying at the next interval")
+            }
+        }
+    }
+
+    /// Hands a message to its worker, or parks it (and pauses the
+    /// partition) while the worker is behind.
+    fn dispatch(&self, consumer: &BaseConsumer<GroupContext>, message: OwnedMessage) {
+        let partition = message.partition();
+        let mut group = self.group();
+        if let Some(parked) = group.parked.get_mut(&partition)
+            && !parked.is_empty()
+        {
+            parked.push_back(message);
+            return;
+        }
+        let Some(worker) = group.workers.get(&partition) else {
+            // Not ours (any more): the owner reads it from the committed offset.
+            return;
+        };
+        if let Err(message) = worker.offer(message) {
+            group
+                .parked
+                .entry(partition)
+                .or_default()
+                .push_back(message);
+            if group.paused.insert(partition) {
+                let list = partition_list(&group.assigned, partition);
+                if let Err(error) = consumer.pause(&list) {
+                    tracing::warn!(partition, %error, "cannot pause a partition");
+                }
+                tracing::debug!(partition, "partition paused: its worker is behind");
+            }
+        }
+    }
+
+    /// Moves parked messages to their workers; resumes drained partitions.
+    fn drain_parked(&self, consumer: &BaseConsumer<GroupContext>) {
+        let mut group = self.group();
+        let Group {
+            workers,
+            assigned,
+            parked,
+            paused,
+            ..
+        } = &mut *group;
+        for (partition, queue) in parked.iter_mut() {
+            let Some(worker) = workers.get(partition) else {
+                queue.clear();
+                continue;
+            };
+            while let Some(message) = queue.pop_front() {
+                if let Err(message) = worker.offer(message) {
+                    queue.push_front(message);
+                    break;
+                }
+            }
+            if queue.is_empty() && paused.remove(partition) {
+                let list = partition_list(assigned, *partition);
+                if let Err(error) = consumer.resume(&list) {
+                    tracing::warn!(partition, %error, "cannot resume a partition");
+                }
+            }
+        }
+        parked.retain(|_, queue| !queue.is_empty());
+    }
+
+    fn stop_all(&self, consumer: &BaseConsumer<GroupContext>) {
+        let stopping: Vec<WorkerHandle> = {
+            let mut group = self.group();
+            group.parked.clear();
+            std::mem::take(&mut group.workers).into_values().collect()
+        };
+        for worker in stopping {
+            worker.stop();
+        }
+        self.commit(consumer, CommitMode::Sync, None);
+    }
+}
+
+fn partition_list(assigned: &BTreeMap<i32, Vec<String>>, partition: i32) -> TopicPartitionList {
+    let mut list = TopicPartitionList::new();
+    for topic in assigned.get(&partition).into_iter().flatten() {
+        list.add_partition(topic, partition);
+    }
+    list
+}
+
+impl ClientContext for GroupContext {
+    fn log(&self, level: RDKafkaLogLevel, facility: &str, message: &str) {
+        LogContext.log(level, facility, message);
+    }
+
+    fn error(&self, error: RdKafkaError, reason: &str) {
+        LogContext.error(error, reason);
+    }
+}
+
+impl ConsumerContext for GroupContext {
+    fn pre_rebalance(&self, consumer: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
+        if let Rebalance::Revoke(list) = rebalance {
+            self.revoke(consumer, list);
+        }
+    }
+
+    fn post_rebalance(&self, _consumer: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
+        match rebalance {
+            Rebalance::Assign(list) => self.assign(list),
+            Rebalance::Error(error) => tracing::error!(%error, "rebalance failed"),
+            Rebalance::Revoke(_) => {}
+        }
+    }
+}
+
+/// Polls until `shutdown` is set, then stops every worker, commits and
+/// leaves the group.
+pub fn consume(shared: Arc<Shared>, shutdown: &AtomicBool) -> Result<(), KafkaError> {
+    let config = &shared.config;
+    let defaults = [
+        ("group.id", config.group_id.clone()),
+        // Offsets are committed by engram once durable, never automatically.
+        ("enable.auto.commit", "false".to_owned()),
+        ("enable.auto.offset.store", "false".to_owned()),
+        ("auto.offset.reset", config.auto_offset_reset.clone()),
+        ("session.timeout.ms", config.session_timeout_ms.to_string()),
+        (
+            "heartbeat.interval.ms",
+            config.heartbeat_interval_ms.to_string(),
+        ),
+        // Partition p of every input topic goes to the same member.
+        ("partition.assignment.strategy", "range".to_owned()),
+    ];
+    let context = GroupContext {
+        shared: Arc::clone(&shared),
+        group: Mutex::new(Group::default()),
+    };
+    let consumer: BaseConsumer<GroupContext> = client_config(config, &defaults)?
+        .create_with_context(context)
+        .map_err(|e| KafkaError::Client(format!("cannot create the consumer: {e}")))?;
+    let inputs = shared.topics.inputs();
+    let names: Vec<&str> = inputs.iter().map(String::as_str).collect();
+    consumer
+        .subscribe(&names)
+        .map_err(|e| KafkaError::Client(format!("cannot subscribe to {names:?}: {e}")))?;
+    tracing::info!(topics = ?names, group = %config.group_id, "consuming");
+    let commit_every = Duration::from_millis(config.commit_interval_ms.max(1));
+    let report_every = Duration::from_secs(30);
+    let mut last_commit = Instant::now();
+    let mut last_report = Instant::now();
+    while !shutdown.load(Ordering::Relaxed) {
+        consumer.context().drain_parked(&consumer);
+        match consumer.poll(Duration::from_millis(100)) {
+            None => {}
+            Some(Ok(message)) => {
+                shared.stats.consumed.fetch_add(1, Ordering::Relaxed);
+                consumer.context().dispatch(&consumer, message.detach());
+            }
+            Some(Err(error)) => tracing::warn!(%error, "consumer error"),
+        }
+        if last_commit.elapsed() >= commit_every {
+            consumer.context().commit(&consumer, CommitMode::Sync, None);
+            last_commit = Instant::now();
+        }
+        if last_report.elapsed() >= report_every {
+            shared.stats.log("stream progress");
+            last_report = Instant::now();
+        }
+    }
+    tracing::info!("stopping: finishing in-flight batches");
+    consumer.context().stop_all(&consumer);
+    consumer.unsubscribe();
+    Ok(())
+}

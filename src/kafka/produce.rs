@@ -1,0 +1,167 @@
+//! Output events to their topics: keyed by `user_id`, idempotent producer,
+//! failed deliveries retried until they succeed or the partition stops.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use futures::future::join_all;
+use rdkafka::producer::{FutureProducer, FutureRecord, Producer};
+use rdkafka::util::Timeout;
+use tokio::runtime::Handle;
+
+use super::client::{LogContext, client_config};
+use super::topics::Topics;
+use super::{KafkaError, Stats};
+use crate::config::KafkaConfig;
+use crate::emit::{OutputSink, SinkError};
+use crate::event::{Event, EventCodec, WireFormat};
+
+/// The producer of every output topic (one per instance, shared).
+pub struct OutputProducer {
+    producer: FutureProducer<LogContext>,
+    codec: EventCodec,
+    topics: Topics,
+    format: WireFormat,
+    stats: Arc<Stats>,
+}
+
+impl OutputProducer {
+    pub fn new(
+        config: &KafkaConfig,
+        codec: EventCodec,
+        topics: Topics,
+        format: WireFormat,
+        stats: Arc<Stats>,
+    ) -> Result<Self, KafkaError> {
+        let defaults = [
+            // Broker-side de-duplication of retries, in order per partition.
+            ("enable.idempotence", "true".to_owned()),
+            ("acks", "all".to_owned()),
+            ("linger.ms", "5".to_owned()),
+            ("message.timeout.ms", "30000".to_owned()),
+        ];
+        let producer = client_config(config, &defaults)?
+            .create_with_context(LogContext)
+            .map_err(|e| KafkaError::Client(format!("cannot create the producer: {e}")))?;
+        Ok(Self {
+            producer,
+            codec,
+            topics,
+            format,
+            stats,
+        })
+    }
+
+    fn encode(&self, event: &Event) -> Result<Vec<u8>, KafkaError> {
+        match self.format {
+            WireFormat::Json => Ok(self.codec.encode_json(event)),
+            WireFormat::Avro => self
+                .codec
+                .encode_avro(event)
+                .map_err(|e| KafkaError::Encode(e.to_string())),
+        }
+    }
+
+    /// Sends `events` and returns once the broker has acknowledged all of
+    /// them. Failed sends are retried with backoff; when `stop` is set while
+    /// some are still failing, gives up with an error (their input offsets
+    /// are then not committed, so a restart produces them again).
+    pub async fn deliver(&self, events: &[Event], stop: &AtomicBool) -> Result<(), KafkaError> {
+        let payloads = events
+            .iter()
+            .map(|event| self.encode(event))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut pending: Vec<usize> = (0..events.len()).collect();
+        let mut backoff = Duration::from_millis(100);
+        loop {
+            let sends = pending.iter().map(|&i| {
+                let event = &events[i];
+                let mut record = FutureRecord::to(self.topics.topic(event.event_type()))
+                    .payload(payloads[i].as_slice());
+                if let Some(user_id) = event.user_id() {
+                    record = record.key(user_id);
+                }
+                self.producer
+                    .send(record, Timeout::After(Duration::from_secs(10)))
+            });
+            let results = join_all(sends).await;
+            let mut failed = Vec::new();
+            for (&i, result) in pending.iter().zip(results) {
+                match result {
+                    Ok(_) => {
+                        self.stats.produced.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Err((error, _)) => {
+                        self.stats.delivery_failures.fetch_add(1, Ordering::Relaxed);
+                        tracing::warn!(
+                            topic = self.topics.topic(events[i].event_type()),
+                            event_id = events[i].event_id(),
+                            %error,
+                            "output delivery failed; retrying"
+                        );
+                        failed.push(i);
+                    }
+                }
+            }
+            if failed.is_empty() {
+                return Ok(());
+            }
+            if stop.load(Ordering::Relaxed) {
+                return Err(KafkaError::Delivery(format!(
+                    "{} output events undelivered at stop",
+                    failed.len()
+                )));
+            }
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(Duration::from_secs(10));
+            pending = failed;
+        }
+    }
+
+    /// Waits for everything still queued in the client.
+    pub fn flush(&self, timeout: Duration) {
+        if let Err(error) = self.producer.flush(timeout) {
+            tracing::warn!(%error, "producer flush at shutdown did not finish");
+        }
+    }
+}
+
+/// The pipeline's sink in service mode: events are queued and delivered,
+/// all together, when the pipeline flushes.
+pub struct KafkaSink<'a> {
+    producer: &'a OutputProducer,
+    runtime: Handle,
+    stop: &'a AtomicBool,
+    queued: Vec<Event>,
+}
+
+impl<'a> KafkaSink<'a> {
+    pub fn new(producer: &'a OutputProducer, runtime: Handle, stop: &'a AtomicBool) -> Self {
+        Self {
+            producer,
+            runtime,
+            stop,
+            queued: Vec::new(),
+        }
+    }
+}
+
+impl OutputSink for KafkaSink<'_> {
+    fn emit(&mut self, event: &Event) -> Result<(), SinkError> {
+        self.queued.push(event.clone());
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), SinkError> {
+        if self.queued.is_empty() {
+            return Ok(());
+        }
+        let result = self
+            .runtime
+            .block_on(self.producer.deliver(&self.queued, self.stop));
+        // Delivered, or to be produced again from the uncommitted input.
+        self.queued.clear();
+        result.map_err(|e| SinkError(e.to_string()))
+    }
+}

@@ -1,0 +1,256 @@
+//! One partition's worker: a thread that applies the partition's events in
+//! order through the [`Pipeline`], in micro-batches, and records the
+//! offsets that are durable (state committed, outputs delivered).
+//!
+//! A worker owns partition `p` of every input topic: input topics are
+//! co-partitioned by `user_id` (the range assignor gives partition `p` of
+//! each topic to the same member), so one user's events have one writer.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use rdkafka::Message;
+use rdkafka::message::OwnedMessage;
+
+use super::Shared;
+use super::produce::KafkaSink;
+use crate::clock::Clock;
+use crate::embed::EMBEDDING_DIM;
+use crate::index::UserIndexes;
+use crate::pipeline::{Pipeline, PipelineError, RunSummary};
+use crate::source::SourceRecord;
+use crate::store::Store;
+
+/// The consumer's handle on a running worker.
+pub struct WorkerHandle {
+    inbox: SyncSender<OwnedMessage>,
+    stop: Arc<AtomicBool>,
+    thread: JoinHandle<()>,
+}
+
+impl WorkerHandle {
+    /// Starts the worker of `partition` for the given input topics.
+    pub fn spawn(
+        partition: i32,
+        topics: Vec<String>,
+        shared: Arc<Shared>,
+    ) -> std::io::Result<Self> {
+        let (inbox, messages) = sync_channel(shared.config.max_in_flight_per_partition.max(1));
+        let stop = Arc::new(AtomicBool::new(false));
+        let worker = Worker {
+            partition,
+            topics,
+            shared,
+            messages,
+            stop: Arc::clone(&stop),
+        };
+        let thread = std::thread::Builder::new()
+            .name(format!("engram-p{partition}"))
+            .spawn(move || worker.run())?;
+        Ok(Self {
+            inbox,
+            stop,
+            thread,
+        })
+    }
+
+    /// Hands a message over without blocking; gives it back when the
+    /// worker's queue is full (or the worker is gone).
+    pub fn offer(&self, message: OwnedMessage) -> Result<(), OwnedMessage> {
+        self.inbox.try_send(message).map_err(|e| match e {
+            std::sync::mpsc::TrySendError::Full(m)
+            | std::sync::mpsc::TrySendError::Disconnected(m) => m,
+        })
+    }
+
+    /// Asks the worker to finish the batch it holds and waits for it. Queued
+    /// messages it has not taken yet are dropped: their offsets are not
+    /// committed, so the partition's next owner reads them again.
+    pub fn stop(self) {
+        self.stop.store(true, Ordering::Relaxed);
+        drop(self.inbox);
+        if self.thread.join().is_err() {
+            tracing::error!("a partition worker panicked");
+        }
+    }
+}
+
+struct Worker {
+    partition: i32,
+    topics: Vec<String>,
+    shared: Arc<Shared>,
+    messages: Receiver<OwnedMessage>,
+    stop: Arc<AtomicBool>,
+}
+
+enum Collected {
+    Records(Vec<OwnedMessage>),
+    Idle,
+    Stopped,
+}
+
+impl Worker {
+    fn run(self) {
+        let shared = Arc::clone(&self.shared);
+        let clock = Clock::new(shared.clock_mode, false);
+        let mut pipeline = Pipeline::new(
+            &shared.codec,
+            shared.store.as_ref(),
+            shared.settings.clone(),
+            usize::MAX,
+            clock,
+        )
+        .with_decoding(shared.decoding.clone())
+        .with_cycle_limit(Arc::clone(&shared.cycles), shared.runtime.clone());
+        if let Some(embedder) = &shared.embedder {
+            let indexes = UserIndexes::new(EMBEDDING_DIM, shared.index_config.clone());
+            pipeline = pipeline.with_embedder(embedder.as_ref(), &shared.embedding_config, indexes);
+            if let Some(batcher) = &shared.batcher {
+                pipeline = pipeline.with_batcher(batcher.clone(), shared.runtime.clone());
+            }
+        }
+        let mut sink = KafkaSink::new(&shared.producer, shared.runtime.clone(), &self.stop);
+        // Cycles a crash left unfinished, and the schedule of this
+        // partition's users, before any new event.
+        let resumed = self.retry("resuming the partition's users", || {
+            let users = users_of_partition(shared.store.as_ref(), &self.topics, self.partition)?;
+            pipeline.resume(&users, &mut sink)
+        });
+        if resumed.is_none() {
+            return;
+        }
+        tracing::info!(partition = self.partition, "partition worker started");
+        loop {
+            match self.collect() {
+                Collected::Stopped => break,
+                Collected::Idle => {
+                    self.retry("running scheduled cycles", || pipeline.run_due(&mut sink));
+                }
+                Collected::Records(messages) => {
+                    let records: Vec<SourceRecord> = messages.iter().map(to_record).collect();
+                    let next_offsets = next_offsets(&messages);
+                    let processed = self.retry("applying a batch", || {
+                        let result = pipeline.process(records.clone(), &mut sink);
+                        if result.is_err() {
+                            pipeline.forget_indexes();
+                        }
+                        result
+                    });
+                    let Some(summary) = processed else {
+                        break;
+                    };
+                    self.shared.stats.add(&summary, messages.len());
+                    for (topic, offset) in next_offsets {
+                        self.shared.offsets.insert((topic, self.partition), offset);
+                    }
+                }
+            }
+        }
+        tracing::info!(partition = self.partition, "partition worker stopped");
+    }
+
+    /// Waits for the first message, then gathers more until the batch is
+    /// full or the flush interval has passed since the first.
+    fn collect(&self) -> Collected {
+        let config = &self.shared.config;
+        let idle = Duration::from_millis(config.schedule_check_ms.max(10));
+        if self.stop.load(Ordering::Relaxed) {
+            return Collected::Stopped;
+        }
+        let first = match self.messages.recv_timeout(idle) {
+            Ok(message) => message,
+            Err(RecvTimeoutError::Timeout) => return Collected::Idle,
+            Err(RecvTimeoutError::Disconnected) => return Collected::Stopped,
+        };
+        let deadline = Instant::now() + Duration::from_millis(config.flush_interval_ms);
+        let mut batch = vec![first];
+        while batch.len() < config.flush_max_events.max(1) && !self.stop.load(Ordering::Relaxed) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.messages.recv_timeout(left) {
+                Ok(message) => batch.push(message),
+                Err(_) => break,
+            }
+        }
+        Collected::Records(batch)
+    }
+
+    /// Runs `step` until it succeeds, with backoff, logging each failure;
+    /// `None` when the worker was stopped first. Steps are idempotent: what
+    /// a failed attempt committed is skipped by the watermarks next time.
+    fn retry(
+        &self,
+        what: &str,
+        mut step: impl FnMut() -> Result<RunSummary, PipelineError>,
+    ) -> Option<RunSummary> {
+        let mut backoff = Duration::from_millis(100);
+        loop {
+            match step() {
+                Ok(summary) => return Some(summary),
+                Err(error) => {
+                    self.shared.stats.failures.fetch_add(1, Ordering::Relaxed);
+                    tracing::error!(
+                        partition = self.partition,
+                        %error,
+                        "{what} failed; retrying in {} ms",
+                        backoff.as_millis()
+                    );
+                }
+            }
+            let until = Instant::now() + backoff;
+            while Instant::now() < until {
+                if self.stop.load(Ordering::Relaxed) {
+                    return None;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            backoff = (backoff * 2).min(Duration::from_secs(10));
+        }
+    }
+}
+
+fn to_record(message: &OwnedMessage) -> SourceRecord {
+    SourceRecord {
+        stream: message.topic().to_owned(),
+        partition: Some(message.partition()),
+        offset: message.offset(),
+        payload: message.payload().map(<[u8]>::to_vec).unwrap_or_default(),
+        oversize: None,
+    }
+}
+
+/// The offset to commit per topic once the batch is durable: one past the
+/// last message.
+fn next_offsets(messages: &[OwnedMessage]) -> BTreeMap<String, i64> {
+    let mut next = BTreeMap::new();
+    for message in messages {
+        let entry = next.entry(message.topic().to_owned()).or_insert(0);
+        *entry = (*entry).max(message.offset() + 1);
+    }
+    next
+}
+
+/// Users whose events came through this partition and who have a cycle
+/// pending or a change since their last cycle (they need the schedule).
+fn users_of_partition(
+    store: &dyn Store,
+    topics: &[String],
+    partition: i32,
+) -> Result<Vec<String>, PipelineError> {
+    let keys: Vec<String> = topics.iter().map(|t| format!("{t}/{partition}")).collect();
+    let mut users = Vec::new();
+    for user_id in store.users()? {
+        let Some(state) = store.user_state(&user_id)? else {
+            continue;
+        };
+        let here = state.applied_offsets.keys().any(|key| keys.contains(key));
+        let waiting = !state.cycle.pending_runs.is_empty() || state.cycle.changed_since.is_some();
+        if here && waiting {
+            users.push(user_id);
+        }
+    }
+    Ok(users)
+}
