@@ -49,6 +49,11 @@ impl Clock {
         self.latest_event = Some(self.latest_event.map_or(event_time, |t| t.max(event_time)));
     }
 
+    /// The current time, unless this is stream time and no event was seen yet.
+    pub fn known_now(&self) -> Option<Millis> {
+        (!self.stream || self.latest_event.is_some()).then(|| self.now())
+    }
+
     /// The current time. Stream time before any event falls back to the wall clock.
     pub fn now(&self) -> Millis {
         match (self.stream, self.latest_event) {

@@ -280,7 +280,11 @@ impl<'a> Pipeline<'a> {
     /// timer; with input flowing they also run between events).
     pub fn run_due(&mut self, sink: &mut dyn OutputSink) -> Result<RunSummary, PipelineError> {
         let mut summary = RunSummary::default();
-        let now = self.clock.now();
+        // Stream time stands still between events; before the first one it
+        // is unknown, and the wall clock would run every cycle early.
+        let Some(now) = self.clock.known_now() else {
+            return Ok(summary);
+        };
         if self.schedule.next_due(now).is_some() {
             self.run_scheduled(now, sink, &mut summary)?;
             sink.flush().map_err(PipelineError::Output)?;

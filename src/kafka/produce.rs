@@ -72,6 +72,7 @@ impl OutputProducer {
             .iter()
             .map(|event| self.encode(event))
             .collect::<Result<Vec<_>, _>>()?;
+        let keys: Vec<Option<String>> = events.iter().map(message_key).collect();
         let mut pending: Vec<usize> = (0..events.len()).collect();
         let mut backoff = Duration::from_millis(100);
         loop {
@@ -79,8 +80,8 @@ impl OutputProducer {
                 let event = &events[i];
                 let mut record = FutureRecord::to(self.topics.topic(event.event_type()))
                     .payload(payloads[i].as_slice());
-                if let Some(user_id) = event.user_id() {
-                    record = record.key(user_id);
+                if let Some(key) = &keys[i] {
+                    record = record.key(key.as_str());
                 }
                 self.producer
                     .send(record, Timeout::After(Duration::from_secs(10)))
@@ -124,6 +125,18 @@ impl OutputProducer {
         if let Err(error) = self.producer.flush(timeout) {
             tracing::warn!(%error, "producer flush at shutdown did not finish");
         }
+    }
+}
+
+/// Outputs are keyed by user; dead letters by their source partition, so
+/// each partition's rejects stay in order.
+fn message_key(event: &Event) -> Option<String> {
+    match event {
+        Event::DeadLetter(letter) => Some(match letter.partition {
+            Some(partition) => format!("{}/{partition}", letter.source_topic),
+            None => letter.source_topic.clone(),
+        }),
+        other => other.user_id().map(str::to_owned),
     }
 }
 

@@ -1,0 +1,347 @@
+//! A real Kafka-protocol broker for tests (`tansu`, fetched by `make models`
+//! into the project cache), engram service processes, and small clients.
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+use rdkafka::client::DefaultClientContext;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::producer::{FutureProducer, FutureRecord};
+use rdkafka::util::Timeout;
+use rdkafka::{ClientConfig, Message, Offset, TopicPartitionList};
+
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Runtime::new().unwrap()
+}
+
+/// A broker on a free 127.0.0.1 port, killed on drop.
+pub struct Broker {
+    child: Child,
+    pub address: String,
+}
+
+impl Broker {
+    pub fn start() -> Broker {
+        let binary = super::cache().join("bin/tansu");
+        assert!(
+            binary.exists(),
+            "{} is missing (run `make models`)",
+            binary.display()
+        );
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let url = format!("tcp://127.0.0.1:{port}");
+        let child = Command::new(binary)
+            .args([
+                "broker",
+                "--listener-url",
+                &url,
+                "--advertised-listener-url",
+                &url,
+            ])
+            .args(["--storage-engine", "memory://tansu/"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let address = format!("127.0.0.1:{port}");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while TcpStream::connect(&address).is_err() {
+            assert!(Instant::now() < deadline, "the broker did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Broker { child, address }
+    }
+
+    fn client(&self) -> ClientConfig {
+        let mut config = ClientConfig::new();
+        config.set("bootstrap.servers", &self.address);
+        config
+    }
+
+    pub fn create_topics(&self, names: &[&str], partitions: i32) {
+        let admin: AdminClient<DefaultClientContext> = self.client().create().unwrap();
+        let topics: Vec<NewTopic<'_>> = names
+            .iter()
+            .map(|name| NewTopic::new(name, partitions, TopicReplication::Fixed(1)))
+            .collect();
+        let results = runtime()
+            .block_on(admin.create_topics(&topics, &AdminOptions::new()))
+            .unwrap();
+        for result in results {
+            result.unwrap();
+        }
+    }
+
+    /// Produces `(key, payload)` messages in order; returns each one's
+    /// (partition, offset).
+    pub fn produce(&self, topic: &str, messages: &[(String, Vec<u8>)]) -> Vec<(i32, i64)> {
+        let producer: FutureProducer = self
+            .client()
+            .set("enable.idempotence", "true")
+            .set("linger.ms", "5")
+            .create()
+            .unwrap();
+        runtime().block_on(async {
+            let mut positions = Vec::with_capacity(messages.len());
+            // In windows, so order within a partition is kept and the client
+            // queue never fills.
+            for window in messages.chunks(500) {
+                let sends: Vec<_> = window
+                    .iter()
+                    .map(|(key, payload)| {
+                        producer.send(
+                            FutureRecord::to(topic).key(key).payload(payload),
+                            Timeout::After(Duration::from_secs(30)),
+                        )
+                    })
+                    .collect();
+                for send in sends {
+                    let delivery = send.await.unwrap_or_else(|(e, _)| panic!("produce: {e}"));
+                    positions.push((delivery.partition, delivery.offset));
+                }
+            }
+            positions
+        })
+    }
+
+    /// Every message of a topic from the beginning, until `count` arrived or
+    /// `wait` passed: (partition, offset, key, payload).
+    pub fn read_all(
+        &self,
+        topic: &str,
+        partitions: i32,
+        count: usize,
+        wait: Duration,
+    ) -> Vec<Fetched> {
+        let consumer: BaseConsumer = self
+            .client()
+            .set("group.id", "engram-test-reader")
+            .set("enable.auto.commit", "false")
+            .create()
+            .unwrap();
+        let mut list = TopicPartitionList::new();
+        for partition in 0..partitions {
+            list.add_partition_offset(topic, partition, Offset::Beginning)
+                .unwrap();
+        }
+        consumer.assign(&list).unwrap();
+        let mut out = Vec::new();
+        let deadline = Instant::now() + wait;
+        while out.len() < count && Instant::now() < deadline {
+            if let Some(Ok(message)) = consumer.poll(Duration::from_millis(100)) {
+                out.push(Fetched {
+                    partition: message.partition(),
+                    offset: message.offset(),
+                    key: message
+                        .key()
+                        .map(|k| String::from_utf8_lossy(k).into_owned()),
+                    payload: message.payload().unwrap_or_default().to_vec(),
+                });
+            }
+        }
+        out
+    }
+
+    /// The group's committed offset per partition of `topic` (-1: none).
+    pub fn committed(&self, group: &str, topic: &str, partitions: i32) -> Vec<i64> {
+        let consumer: BaseConsumer = self.client().set("group.id", group).create().unwrap();
+        let mut list = TopicPartitionList::new();
+        for partition in 0..partitions {
+            list.add_partition(topic, partition);
+        }
+        let Ok(committed) = consumer.committed_offsets(list, Duration::from_secs(5)) else {
+            return vec![-1; partitions as usize];
+        };
+        (0..partitions)
+            .map(
+                |p| match committed.find_partition(topic, p).map(|e| e.offset()) {
+                    Some(Offset::Offset(offset)) => offset,
+                    _ => -1,
+                },
+            )
+            .collect()
+    }
+
+    /// Waits until the group has committed `targets` (topic → next offset
+    /// per partition), panicking with what it saw after `wait`.
+    pub fn wait_committed(
+        &self,
+        group: &str,
+        targets: &BTreeMap<String, Vec<i64>>,
+        wait: Duration,
+    ) {
+        let deadline = Instant::now() + wait;
+        loop {
+            let seen: BTreeMap<String, Vec<i64>> = targets
+                .iter()
+                .map(|(topic, want)| {
+                    (
+                        topic.clone(),
+                        self.committed(group, topic, want.len() as i32),
+                    )
+                })
+                .collect();
+            let done = targets.iter().all(|(topic, want)| {
+                // -1 (nothing committed) is fine where nothing was produced.
+                seen[topic]
+                    .iter()
+                    .zip(want)
+                    .all(|(have, want)| (*have).max(0) >= *want)
+            });
+            if done {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "group {group} committed {seen:?}, expected {targets:?}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Broker {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub struct Fetched {
+    pub partition: i32,
+    pub offset: i64,
+    pub key: Option<String>,
+    pub payload: Vec<u8>,
+}
+
+/// Next offset per partition after the produced positions.
+pub fn ends(positions: &[(i32, i64)], partitions: i32) -> Vec<i64> {
+    let mut ends = vec![0; partitions as usize];
+    for &(partition, offset) in positions {
+        let end = &mut ends[partition as usize];
+        *end = (*end).max(offset + 1);
+    }
+    ends
+}
+
+/// An `engram run` service process; SIGKILLed on drop if still running.
+pub struct Engram {
+    child: Child,
+    pub log: PathBuf,
+}
+
+impl Engram {
+    /// Starts engram against `broker` with its state in `state` and the given
+    /// extra `ENGRAM_*` settings; logs (JSON) go to `log`.
+    pub fn start(broker: &Broker, state: &Path, log: PathBuf, settings: &[(&str, &str)]) -> Engram {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_engram"));
+        command
+            .arg("--state")
+            .arg(state)
+            .arg("run")
+            .env("ENGRAM_KAFKA_BROKERS", &broker.address)
+            .env("ENGRAM_KAFKA_SESSION_TIMEOUT_MS", "6000")
+            .env("ENGRAM_KAFKA_HEARTBEAT_INTERVAL_MS", "1000")
+            .env("ENGRAM_LOG_FORMAT", "json")
+            .env("ENGRAM_LOG_LEVEL", "info")
+            .env(
+                "ENGRAM_EMBEDDING_MODEL_DIR",
+                super::cache().join("models/all-MiniLM-L6-v2"),
+            )
+            .env(
+                "ENGRAM_EMBEDDING_RUNTIME_LIBRARY",
+                super::cache().join("onnxruntime/libonnxruntime.so"),
+            )
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap());
+        for (key, value) in settings {
+            command.env(key, value);
+        }
+        Engram {
+            child: command.spawn().unwrap(),
+            log,
+        }
+    }
+
+    /// Log lines (JSON objects) so far.
+    pub fn log_lines(&self) -> Vec<serde_json::Value> {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|line| serde_json::from_str(line).ok())
+            .collect()
+    }
+
+    /// The partitions of the latest assignment, once there is one.
+    pub fn assigned(&self) -> Option<Vec<i64>> {
+        self.log_lines()
+            .iter()
+            .rev()
+            .find(|line| line["fields"]["message"] == "partitions assigned")
+            .and_then(|line| {
+                let text = line["fields"]["partitions"].as_str()?.to_owned();
+                serde_json::from_str(&text).ok()
+            })
+    }
+
+    pub fn wait_assigned(&self, wait: Duration) -> Vec<i64> {
+        let deadline = Instant::now() + wait;
+        loop {
+            if let Some(partitions) = self.assigned().filter(|p| !p.is_empty()) {
+                return partitions;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no partitions assigned; log:\n{}",
+                std::fs::read_to_string(&self.log).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// SIGKILL: no flush, no commit, no goodbye.
+    pub fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// SIGTERM, then waits for a clean exit.
+    pub fn stop(mut self) {
+        let pid = self.child.id().to_string();
+        let status = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+        assert!(status.success());
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                assert!(
+                    status.success(),
+                    "engram exited with {status}; log:\n{}",
+                    std::fs::read_to_string(&self.log).unwrap_or_default()
+                );
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "engram did not stop after SIGTERM"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Engram {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

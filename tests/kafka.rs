@@ -1,0 +1,480 @@
+//! The Kafka stream processor against a real Kafka-protocol broker (tansu)
+//! on 127.0.0.1, with engram running as child processes.
+
+#[path = "common/broker.rs"]
+mod broker;
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+use broker::{Broker, Engram, ends};
+use common::*;
+use engram::event::*;
+use engram::store::{EmbeddedStore, Store, dump};
+
+const WAIT: Duration = Duration::from_secs(120);
+
+fn codec() -> EventCodec {
+    EventCodec::new(Limits::default()).unwrap()
+}
+
+fn encode(event: &Event, format: WireFormat) -> Vec<u8> {
+    match format {
+        WireFormat::Json => codec().encode_json(event),
+        WireFormat::Avro => codec().encode_avro(event).unwrap(),
+    }
+}
+
+fn keyed(events: &[Event], format: WireFormat) -> Vec<(String, Vec<u8>)> {
+    events
+        .iter()
+        .map(|e| (e.user_id().unwrap().to_owned(), encode(e, format)))
+        .collect()
+}
+
+fn decode_output(bytes: &[u8], format: WireFormat) -> Event {
+    match format {
+        WireFormat::Json => codec().decode_any_json(bytes).unwrap(),
+        WireFormat::Avro => codec().decode_any_avro(bytes).unwrap(),
+    }
+}
+
+fn targets(entries: &[(&str, Vec<i64>)]) -> BTreeMap<String, Vec<i64>> {
+    entries
+        .iter()
+        .map(|(topic, ends)| ((*topic).to_owned(), ends.clone()))
+        .collect()
+}
+
+/// Every output event on `topic` (waits until `count` arrived).
+fn outputs(
+    broker: &Broker,
+    topic: &str,
+    count: usize,
+    format: WireFormat,
+) -> Vec<(Option<String>, Event)> {
+    broker
+        .read_all(topic, 2, count, Duration::from_secs(30))
+        .into_iter()
+        .map(|m| (m.key, decode_output(&m.payload, format)))
+        .collect()
+}
+
+/// Memory-created events in, output events out, in either encoding.
+fn events_in_become_output_events_out(format: WireFormat) {
+    let name = match format {
+        WireFormat::Json => "json",
+        WireFormat::Avro => "avro",
+    };
+    let broker = Broker::start();
+    let dir = tempfile::tempdir().unwrap();
+    let engram = Engram::start(
+        &broker,
+        &dir.path().join("state"),
+        dir.path().join("engram.log"),
+        &[
+            ("ENGRAM_KAFKA_CREATE_TOPICS", "true"),
+            ("ENGRAM_KAFKA_TOPIC_PARTITIONS", "2"),
+            ("ENGRAM_KAFKA_OUTPUT_FORMAT", name),
+            ("ENGRAM_CONSOLIDATION_TRIGGER_NEW_MEMORIES", "4"),
+            ("ENGRAM_CONSOLIDATION_SCHEDULE_INTERVAL_SECS", "0"),
+        ],
+    );
+    engram.wait_assigned(WAIT);
+    let texts = [
+        ("rest", "API uses REST"),
+        ("restful", "The API is RESTful"),
+        ("pg", "Project uses PostgreSQL"),
+        ("my", "Project uses MySQL"),
+    ];
+    let created: Vec<Event> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, (id, text))| Event::MemoryCreated(created("ada", id, text, i as i64)))
+        .collect();
+    let positions = broker.produce("memory.created", &keyed(&created, format));
+    broker.wait_committed(
+        "engram",
+        &targets(&[("memory.created", ends(&positions, 2))]),
+        WAIT,
+    );
+    // Accesses only after their memories exist: the two topics are not
+    // ordered with respect to each other.
+    let accesses: Vec<Event> = (0..3)
+        .map(|i| Event::MemoryAccessed(accessed("ada", "pg", 10 + i)))
+        .collect();
+    let access_positions = broker.produce("memory.accessed", &keyed(&accesses, format));
+    let request = Event::ConsolidationRequested(ConsolidationRequested {
+        event_id: "req-1".to_owned(),
+        user_id: "ada".to_owned(),
+        requested_at: at(20),
+        execute: Some(false),
+        reason: Some("test".to_owned()),
+    });
+    let request_positions = broker.produce("consolidation.requested", &keyed(&[request], format));
+    broker.wait_committed(
+        "engram",
+        &targets(&[
+            ("memory.accessed", ends(&access_positions, 2)),
+            ("consolidation.requested", ends(&request_positions, 2)),
+        ]),
+        WAIT,
+    );
+
+    let triggered = outputs(&broker, "consolidation.triggered", 2, format);
+    let reasons: BTreeSet<String> = triggered
+        .iter()
+        .map(|(_, e)| match e {
+            Event::ConsolidationTriggered(t) => format!("{:?}", t.reason),
+            other => panic!("unexpected {other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        reasons,
+        BTreeSet::from(["Manual".to_owned(), "Threshold".to_owned()]),
+        "threshold (4 new memories) and manual triggers"
+    );
+    let completed = outputs(&broker, "consolidation.completed", 2, format);
+    assert_eq!(completed.len(), 2);
+    let contradictions = outputs(&broker, "contradiction.detected", 1, format);
+    assert!(!contradictions.is_empty(), "PostgreSQL vs MySQL is flagged");
+    let all: Vec<&(Option<String>, Event)> = triggered
+        .iter()
+        .chain(&completed)
+        .chain(&contradictions)
+        .collect();
+    assert!(
+        all.iter().all(|(key, _)| key.as_deref() == Some("ada")),
+        "outputs are keyed by user_id"
+    );
+    let ids: BTreeSet<&str> = all.iter().map(|(_, e)| e.event_id()).collect();
+    assert_eq!(ids.len(), all.len(), "event ids are unique");
+
+    engram.stop();
+    let store = EmbeddedStore::open(&dir.path().join("state")).unwrap();
+    let pg = store.memory("ada", "pg").unwrap().unwrap();
+    assert_eq!(pg.salience.access_count(), 3);
+    assert!(pg.embedding.is_some(), "embedded by the local model");
+    assert_eq!(store.run_reports("ada").unwrap().len(), 2);
+}
+
+#[test]
+fn json_events_in_become_output_events_out() {
+    events_in_become_output_events_out(WireFormat::Json);
+}
+
+#[test]
+fn avro_events_in_become_output_events_out() {
+    events_in_become_output_events_out(WireFormat::Avro);
+}
+
+#[test]
+fn poison_messages_go_to_the_dlq_and_the_stream_goes_on() {
+    let broker = Broker::start();
+    let dir = tempfile::tempdir().unwrap();
+    let engram = Engram::start(
+        &broker,
+        &dir.path().join("state"),
+        dir.path().join("engram.log"),
+        &[
+            ("ENGRAM_KAFKA_CREATE_TOPICS", "true"),
+            ("ENGRAM_KAFKA_TOPIC_PARTITIONS", "2"),
+            ("ENGRAM_KAFKA_OUTPUT_FORMAT", "json"),
+            ("ENGRAM_EMBEDDING_ENABLED", "false"),
+        ],
+    );
+    engram.wait_assigned(WAIT);
+    let good = Event::MemoryCreated(created("bo", "m1", "Bo likes tea", 0));
+    let mut avro_junk = vec![0xC3, 0x01];
+    avro_junk.extend_from_slice(&[7; 12]);
+    let access_as_created = codec().encode_json(&Event::MemoryAccessed(accessed("bo", "m1", 1)));
+    let poison: Vec<(String, Vec<u8>)> = vec![
+        ("bo".to_owned(), b"\xff\xfe not even text".to_vec()),
+        (
+            "bo".to_owned(),
+            br#"{"user_id":"bo","memory_id":"m2"}"#.to_vec(),
+        ),
+        ("bo".to_owned(), avro_junk),
+        ("bo".to_owned(), access_as_created),
+        ("bo".to_owned(), codec().encode_json(&good)),
+    ];
+    let positions = broker.produce("memory.created", &poison);
+    let mut expected = BTreeMap::new();
+    expected.insert("memory.created".to_owned(), ends(&positions, 2));
+    broker.wait_committed("engram", &expected, WAIT);
+    let ghost = keyed(
+        &[Event::MemoryAccessed(accessed("bo", "ghost", 2))],
+        WireFormat::Json,
+    );
+    let ghost_position = broker.produce("memory.accessed", &ghost);
+    expected.insert("memory.accessed".to_owned(), ends(&ghost_position, 2));
+    broker.wait_committed("engram", &expected, WAIT);
+
+    let mut letters: Vec<(Option<String>, DeadLetter)> =
+        outputs(&broker, "engram.dlq", 5, WireFormat::Json)
+            .into_iter()
+            .map(|(key, e)| match e {
+                Event::DeadLetter(letter) => (key, letter),
+                other => panic!("unexpected {other:?}"),
+            })
+            .collect();
+    letters.sort_by_key(|(_, l)| (l.source_topic != "memory.created", l.offset));
+    let kinds: Vec<&str> = letters.iter().map(|(_, l)| l.error_kind.as_str()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "undecodable",
+            "missing_field",
+            "unknown_type",
+            "wrong_topic",
+            "unknown_memory"
+        ]
+    );
+    for ((key, letter), (_, bytes)) in letters[..4].iter().zip(&poison) {
+        assert_eq!(letter.source_topic, "memory.created");
+        assert_eq!(&letter.original, bytes, "original bytes kept");
+        let partition = letter.partition.unwrap();
+        assert_eq!(
+            key.as_deref(),
+            Some(format!("memory.created/{partition}").as_str())
+        );
+    }
+    let offsets: Vec<(Option<i32>, i64)> = letters[..4]
+        .iter()
+        .map(|(_, l)| (l.partition, l.offset))
+        .collect();
+    let produced: Vec<(Option<i32>, i64)> =
+        positions[..4].iter().map(|&(p, o)| (Some(p), o)).collect();
+    assert_eq!(offsets, produced, "source partition and offset");
+    assert_eq!(letters[4].1.source_topic, "memory.accessed");
+    assert_eq!(letters[4].1.original, ghost[0].1);
+
+    engram.stop();
+    let store = EmbeddedStore::open(&dir.path().join("state")).unwrap();
+    assert!(
+        store.memory("bo", "m1").unwrap().is_some(),
+        "the valid event after the poison was applied"
+    );
+}
+
+/// Deterministic unit vector near one of a few directions, so memories of the
+/// same topic are near-duplicates without running the model.
+fn vector(topic: usize, jitter: usize) -> Vec<f32> {
+    let mut v: Vec<f32> = (0..384)
+        .map(|i| {
+            let base = ((i * 7 + topic * 13) % 17) as f32 - 8.0;
+            let noise = (((i + 1) * (jitter + 3) * 2654435761usize) % 1000) as f32 / 1000.0 - 0.5;
+            base + noise * 2.0
+        })
+        .collect();
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    v.iter_mut().for_each(|x| *x /= norm);
+    v
+}
+
+/// Memories and reads of `users`, in time order, with platform-supplied
+/// embeddings: (events, accesses per (user, memory)).
+fn workload(
+    users: usize,
+    memories: usize,
+    reads: usize,
+) -> (Vec<Event>, BTreeMap<(String, String), u64>) {
+    let mut events = Vec::new();
+    let mut counts = BTreeMap::new();
+    let mut t = 0i64;
+    for m in 0..memories {
+        for u in 0..users {
+            let user = format!("user-{u}");
+            let id = format!("m{m}");
+            let topic = m % 5;
+            let mut event = created(
+                &user,
+                &id,
+                &format!("fact {topic} variant {m} of {user}"),
+                t,
+            );
+            event.embedding = Some(vector(topic, m));
+            events.push(Event::MemoryCreated(event));
+            t += 60;
+            for r in 0..reads {
+                let read = (m * 31 + r * 17 + u) % (m + 1);
+                let target = format!("m{read}");
+                let mut access = accessed(&user, &target, t);
+                access.event_id = format!("a-{user}-{m}-{r}");
+                events.push(Event::MemoryAccessed(access));
+                *counts.entry((user.clone(), target)).or_insert(0) += 1;
+                t += 60;
+            }
+        }
+        t += 3_600;
+    }
+    (events, counts)
+}
+
+const INPUT: &str = "engram.input";
+
+/// One topic carries every input type, so each user's events stay in order.
+fn single_topic_settings(group: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("ENGRAM_KAFKA_GROUP_ID", group.to_owned()),
+        ("ENGRAM_KAFKA_TOPIC_MEMORY_CREATED", INPUT.to_owned()),
+        ("ENGRAM_KAFKA_TOPIC_MEMORY_ACCESSED", INPUT.to_owned()),
+        (
+            "ENGRAM_KAFKA_TOPIC_CONSOLIDATION_REQUESTED",
+            INPUT.to_owned(),
+        ),
+        ("ENGRAM_KAFKA_OUTPUT_FORMAT", "json".to_owned()),
+        ("ENGRAM_EMBEDDING_ENABLED", "false".to_owned()),
+        ("ENGRAM_PIPELINE_CLOCK", "stream".to_owned()),
+        ("ENGRAM_KAFKA_COMMIT_INTERVAL_MS", "100".to_owned()),
+        ("ENGRAM_KAFKA_FLUSH_MAX_EVENTS", "50".to_owned()),
+    ]
+}
+
+fn start(
+    broker: &Broker,
+    dir: &std::path::Path,
+    name: &str,
+    settings: &[(&'static str, String)],
+) -> Engram {
+    let settings: Vec<(&str, &str)> = settings.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    Engram::start(
+        broker,
+        &dir.join("state"),
+        dir.join(format!("{name}.log")),
+        &settings,
+    )
+}
+
+fn create_all_topics(broker: &Broker, partitions: i32) {
+    broker.create_topics(&[INPUT], partitions);
+    broker.create_topics(
+        &[
+            "consolidation.triggered",
+            "pattern.extracted",
+            "contradiction.detected",
+            "consolidation.completed",
+            "engram.dlq",
+        ],
+        2,
+    );
+}
+
+#[test]
+fn two_instances_split_the_partitions_and_one_takes_over_when_the_other_dies() {
+    let broker = Broker::start();
+    create_all_topics(&broker, 4);
+    let dir = tempfile::tempdir().unwrap();
+    let settings = single_topic_settings("pair");
+    let first = start(&broker, dir.path(), "first", &settings);
+    first.wait_assigned(WAIT);
+    let second = start(&broker, dir.path(), "second", &settings);
+    // Both members hold partitions once the group has settled.
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let (a, b) = (first.assigned(), second.assigned());
+        if let (Some(a), Some(b)) = (&a, &b)
+            && a.len() + b.len() == 4
+            && !a.is_empty()
+            && !b.is_empty()
+        {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "group did not settle: {a:?} {b:?}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let (events, counts) = workload(8, 12, 3);
+    let (before, after) = events.split_at(events.len() / 2);
+    let mut positions = broker.produce(INPUT, &keyed(before, WireFormat::Json));
+    let mut expected = BTreeMap::from([(INPUT.to_owned(), ends(&positions, 4))]);
+    broker.wait_committed("pair", &expected, WAIT);
+
+    first.kill();
+    positions.extend(broker.produce(INPUT, &keyed(after, WireFormat::Json)));
+    expected.insert(INPUT.to_owned(), ends(&positions, 4));
+    broker.wait_committed("pair", &expected, WAIT);
+    assert_eq!(
+        second.assigned().map(|p| p.len()),
+        Some(4),
+        "the survivor took over"
+    );
+    second.stop();
+
+    let store = EmbeddedStore::open(&dir.path().join("state")).unwrap();
+    let mut reads = BTreeMap::new();
+    let mut memories = 0;
+    for user in store.users().unwrap() {
+        for memory in store.memories(&user).unwrap() {
+            memories += 1;
+            let count = memory.salience.access_count();
+            if count > 0 {
+                reads.insert((user.clone(), memory.id.clone()), count);
+            }
+        }
+    }
+    assert_eq!(memories, 8 * 12, "no memory lost");
+    assert_eq!(reads, counts, "every read counted exactly once");
+}
+
+#[test]
+fn a_crash_mid_stream_and_a_restart_end_in_the_state_of_an_uninterrupted_run() {
+    let broker = Broker::start();
+    create_all_topics(&broker, 2);
+    let (events, _) = workload(6, 60, 4);
+    let positions = broker.produce(INPUT, &keyed(&events, WireFormat::Json));
+    let expected = BTreeMap::from([(INPUT.to_owned(), ends(&positions, 2))]);
+    let total: i64 = expected[INPUT].iter().sum();
+
+    let reference_dir = tempfile::tempdir().unwrap();
+    let reference = start(
+        &broker,
+        reference_dir.path(),
+        "reference",
+        &single_topic_settings("reference"),
+    );
+    broker.wait_committed("reference", &expected, WAIT);
+    reference.stop();
+
+    let crash_dir = tempfile::tempdir().unwrap();
+    let settings = single_topic_settings("crash");
+    let victim = start(&broker, crash_dir.path(), "victim", &settings);
+    let deadline = Instant::now() + WAIT;
+    let committed_at_kill = loop {
+        let committed: i64 = broker
+            .committed("crash", INPUT, 2)
+            .iter()
+            .map(|&c| c.max(0))
+            .sum();
+        if committed > 0 {
+            break committed;
+        }
+        assert!(Instant::now() < deadline, "nothing committed");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    victim.kill();
+    assert!(
+        committed_at_kill < total,
+        "killed mid-stream ({committed_at_kill} of {total} committed)"
+    );
+    let restarted = start(&broker, crash_dir.path(), "restarted", &settings);
+    broker.wait_committed("crash", &expected, WAIT);
+    restarted.stop();
+
+    let reference = EmbeddedStore::open(&reference_dir.path().join("state")).unwrap();
+    let crashed = EmbeddedStore::open(&crash_dir.path().join("state")).unwrap();
+    let runs: usize = reference
+        .users()
+        .unwrap()
+        .iter()
+        .map(|u| reference.run_reports(u).unwrap().len())
+        .sum();
+    assert!(runs > 6, "cycles ran during the stream ({runs})");
+    assert!(
+        dump(&crashed).unwrap() == dump(&reference).unwrap(),
+        "same final state"
+    );
+}
