@@ -10,7 +10,7 @@ export ENGRAM_CACHE ?= $(CURDIR)/.cache/engram
 export ENGRAM_EMBEDDING_MODEL_DIR ?= $(ENGRAM_CACHE)/models/all-MiniLM-L6-v2
 export ENGRAM_EMBEDDING_RUNTIME_LIBRARY ?= $(ENGRAM_CACHE)/onnxruntime/libonnxruntime.so
 
-.PHONY: all build models doctor run test fmt lint unit bench bench-embed bench-cycle sample clean
+.PHONY: all build models doctor run test fmt lint unit bench bench-embed bench-cycle bench-kafka sample clean
 
 all: build
 
@@ -56,12 +56,17 @@ unit: models
 	$(CARGO) test --all-targets
 
 ## Every benchmark.
-bench: bench-cycle bench-embed
+bench: bench-cycle bench-embed bench-kafka
 
 ## One user's consolidation cycle at 1k, 10k and 100k memories (time, peak
 ## memory), and the pair search's recall against exact search.
 bench-cycle:
 	$(CARGO) bench --bench cycle
+
+## Kafka throughput on a local broker: raw consume vs engram on access events
+## vs engram on memory-created events (with embedding) vs the raw model.
+bench-kafka: models
+	$(CARGO) bench --bench kafka
 
 ## Embedding throughput: raw ONNX Runtime vs engram's batcher, with and
 ## without length bucketing, on the same 5,000 sentences.

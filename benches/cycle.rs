@@ -48,6 +48,9 @@ fn main() {
     if let Some(n) = arg("--recall") {
         return recall_child(n);
     }
+    if !common::started_by_cargo_bench() {
+        return;
+    }
     let exe = std::env::current_exe().expect("own executable");
     let run = |flag: &str, n: usize| {
         let output = Command::new(&exe)

@@ -8,7 +8,7 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-use broker::{Broker, Engram, ends};
+use broker::{Broker, Engram, OUTPUT_TOPICS, ends};
 use common::*;
 use engram::event::*;
 use engram::store::{EmbeddedStore, Store, dump};
@@ -349,16 +349,7 @@ fn start(
 
 fn create_all_topics(broker: &Broker, partitions: i32) {
     broker.create_topics(&[INPUT], partitions);
-    broker.create_topics(
-        &[
-            "consolidation.triggered",
-            "pattern.extracted",
-            "contradiction.detected",
-            "consolidation.completed",
-            "engram.dlq",
-        ],
-        2,
-    );
+    broker.create_topics(&OUTPUT_TOPICS, 2);
 }
 
 #[test]

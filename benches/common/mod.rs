@@ -1,5 +1,8 @@
 //! What the benchmarks share.
 
+// Each benchmark uses its own subset of these.
+#![allow(dead_code)]
+
 /// This process's peak resident set size (VmHWM) in MiB.
 pub fn peak_rss_mib() -> f64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
@@ -8,4 +11,15 @@ pub fn peak_rss_mib() -> f64 {
         .find_map(|line| line.strip_prefix("VmHWM:"))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
         .map_or(0.0, |kb| kb / 1024.0)
+}
+
+/// Whether `cargo bench` started this binary (it passes `--bench`).
+/// `cargo test --all-targets` runs benchmarks too, without it: they then only
+/// say how to run them, so the test suite is not slowed by measurements.
+pub fn started_by_cargo_bench() -> bool {
+    let bench = std::env::args().any(|a| a == "--bench");
+    if !bench {
+        println!("benchmark skipped: run it with `make bench` (cargo bench)");
+    }
+    bench
 }

@@ -66,7 +66,7 @@ pub struct Stats {
 }
 
 impl Stats {
-    fn add(&self, summary: &RunSummary, _events: usize) {
+    fn add(&self, summary: &RunSummary) {
         self.applied
             .fetch_add(summary.applied_total(), Ordering::Relaxed);
         self.replayed.fetch_add(summary.replayed, Ordering::Relaxed);

@@ -143,7 +143,7 @@ impl Worker {
                     let Some(summary) = processed else {
                         break;
                     };
-                    self.shared.stats.add(&summary, messages.len());
+                    self.shared.stats.add(&summary);
                     for (topic, offset) in next_offsets {
                         self.shared.offsets.insert((topic, self.partition), offset);
                     }

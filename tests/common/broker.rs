@@ -16,6 +16,17 @@ use rdkafka::producer::{FutureProducer, FutureRecord};
 use rdkafka::util::Timeout;
 use rdkafka::{ClientConfig, Message, Offset, TopicPartitionList};
 
+use engram::kafka::LogContext;
+
+/// engram's output topics under their default names.
+pub const OUTPUT_TOPICS: [&str; 5] = [
+    "consolidation.triggered",
+    "pattern.extracted",
+    "contradiction.detected",
+    "consolidation.completed",
+    "engram.dlq",
+];
+
 pub fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Runtime::new().unwrap()
 }
@@ -85,11 +96,14 @@ impl Broker {
     /// Produces `(key, payload)` messages in order; returns each one's
     /// (partition, offset).
     pub fn produce(&self, topic: &str, messages: &[(String, Vec<u8>)]) -> Vec<(i32, i64)> {
-        let producer: FutureProducer = self
+        let producer: FutureProducer<LogContext> = self
             .client()
             .set("enable.idempotence", "true")
-            .set("linger.ms", "5")
-            .create()
+            // tansu answers each produce request a linger interval late and
+            // batches get one message each: 5 ms linger made 5,000 messages
+            // take 30 s, none takes 2 s.
+            .set("linger.ms", "0")
+            .create_with_context(LogContext)
             .unwrap();
         runtime().block_on(async {
             let mut positions = Vec::with_capacity(messages.len());

@@ -1,0 +1,254 @@
+//! Kafka throughput against one local broker (tansu), in one run:
+//! (a) raw consume of the access topic by an rdkafka consumer that does
+//!     nothing with the messages;
+//! (b) engram applying those access events end to end (decode, state update,
+//!     durable flush, offset commit);
+//! (c) engram applying memory-created events end to end, embedding included,
+//!     next to the raw embedding rate of the same texts.
+//! Run with `make bench-kafka`.
+
+#[path = "../tests/common/broker.rs"]
+mod broker;
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use broker::{Broker, Engram, OUTPUT_TOPICS, ends};
+use chrono::{DateTime, Utc};
+use engram::embed::{EmbeddingConfig, LocalEmbedder, embed_bucketed};
+use engram::event::*;
+use engram::model::MemoryKind;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::{ClientConfig, Offset, TopicPartitionList};
+
+const PARTITIONS: i32 = 2;
+const USERS: usize = 20;
+const MEMORIES: usize = 2_000;
+const ACCESSES: usize = 100_000;
+const WAIT: Duration = Duration::from_secs(1_800);
+
+fn cache() -> PathBuf {
+    std::env::var_os("ENGRAM_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".cache/engram"))
+}
+
+fn at(seconds: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp(1_760_000_000 + seconds, 0).unwrap_or_default()
+}
+
+const SUBJECTS: [&str; 10] = [
+    "The deploy pipeline",
+    "Our staging database",
+    "The user's favourite editor",
+    "The weekly report",
+    "The billing service",
+    "The mobile app",
+    "The search index",
+    "The on-call rota",
+    "The design system",
+    "The analytics job",
+];
+const PREDICATES: [&str; 10] = [
+    "runs every night at two",
+    "was migrated to a new cluster last week",
+    "needs a review before Friday",
+    "is owned by the platform team",
+    "failed twice because of a timeout",
+    "uses the blue colour palette",
+    "should stay under one second",
+    "moved to the new region",
+    "is documented in the team wiki",
+    "is paused during the holidays",
+];
+
+fn text(i: usize) -> String {
+    format!(
+        "{} {} (note {i}).",
+        SUBJECTS[i % SUBJECTS.len()],
+        PREDICATES[(i / SUBJECTS.len() + i) % PREDICATES.len()]
+    )
+}
+
+fn created_events() -> Vec<(String, Vec<u8>)> {
+    let codec = EventCodec::new(Limits::default()).expect("schemas");
+    (0..MEMORIES)
+        .map(|i| {
+            let user = format!("user-{}", i % USERS);
+            let event = Event::MemoryCreated(MemoryCreated {
+                event_id: format!("c-{i}"),
+                user_id: user.clone(),
+                memory_id: format!("m{i}"),
+                kind: MemoryKind::Semantic,
+                content: text(i),
+                created_at: at(i as i64),
+                category: None,
+                tags: None,
+                importance: None,
+                source: None,
+                embedding: None,
+            });
+            (user, codec.encode_json(&event))
+        })
+        .collect()
+}
+
+fn access_events() -> Vec<(String, Vec<u8>)> {
+    let codec = EventCodec::new(Limits::default()).expect("schemas");
+    (0..ACCESSES)
+        .map(|i| {
+            let memory = (i * 7919) % MEMORIES;
+            let user = format!("user-{}", memory % USERS);
+            let event = Event::MemoryAccessed(MemoryAccessed {
+                event_id: format!("a-{i}"),
+                user_id: user.clone(),
+                memory_id: format!("m{memory}"),
+                accessed_at: at((MEMORIES + i) as i64),
+                context: None,
+            });
+            (user, codec.encode_json(&event))
+        })
+        .collect()
+}
+
+/// (a): messages/s of a consumer that only receives.
+fn raw_consume(broker: &Broker, topic: &str, count: usize) -> f64 {
+    let consumer: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", &broker.address)
+        .set("group.id", "bench-raw")
+        .set("enable.auto.commit", "false")
+        .create()
+        .expect("consumer");
+    let mut list = TopicPartitionList::new();
+    for partition in 0..PARTITIONS {
+        list.add_partition_offset(topic, partition, Offset::Beginning)
+            .expect("partition");
+    }
+    let started = Instant::now();
+    consumer.assign(&list).expect("assign");
+    let mut seen = 0;
+    while seen < count {
+        if let Some(Ok(_)) = consumer.poll(Duration::from_millis(100)) {
+            seen += 1;
+        }
+        assert!(started.elapsed() < WAIT, "raw consumer stalled at {seen}");
+    }
+    count as f64 / started.elapsed().as_secs_f64()
+}
+
+/// Events/s of an engram run over `count` events of `topic`: from the
+/// moment partitions are assigned until every offset is committed.
+fn engram_run(
+    broker: &Broker,
+    state: &std::path::Path,
+    name: &str,
+    topic: &str,
+    ends: Vec<i64>,
+    count: usize,
+    embedding: bool,
+) -> f64 {
+    let log = state.with_extension(format!("{name}.log"));
+    let settings = [
+        ("ENGRAM_KAFKA_GROUP_ID", "bench"),
+        ("ENGRAM_KAFKA_OUTPUT_FORMAT", "json"),
+        ("ENGRAM_KAFKA_COMMIT_INTERVAL_MS", "100"),
+        ("ENGRAM_LOG_LEVEL", "warn,engram::kafka::consume=info"),
+        ("ENGRAM_CONSOLIDATION_TRIGGER_NEW_MEMORIES", "0"),
+        ("ENGRAM_CONSOLIDATION_SCHEDULE_INTERVAL_SECS", "0"),
+        (
+            "ENGRAM_EMBEDDING_ENABLED",
+            if embedding { "true" } else { "false" },
+        ),
+    ];
+    let engram = Engram::start(broker, state, log, &settings);
+    engram.wait_assigned(WAIT);
+    let started = Instant::now();
+    let targets = BTreeMap::from([(topic.to_owned(), ends)]);
+    broker.wait_committed("bench", &targets, WAIT);
+    let rate = count as f64 / started.elapsed().as_secs_f64();
+    engram.stop();
+    rate
+}
+
+/// Texts/s of the model alone, in the batcher's length-bucketed calls.
+fn raw_embedding(texts: &[String]) -> f64 {
+    let config = EmbeddingConfig {
+        model_dir: cache().join("models/all-MiniLM-L6-v2"),
+        runtime_library: cache().join("onnxruntime/libonnxruntime.so"),
+        ..EmbeddingConfig::default()
+    };
+    let model = LocalEmbedder::load(&config).expect("model (run `make models`)");
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let started = Instant::now();
+    for chunk in refs.chunks(config.max_batch) {
+        embed_bucketed(&model, chunk, config.sub_batch()).expect("embed");
+    }
+    texts.len() as f64 / started.elapsed().as_secs_f64()
+}
+
+fn main() {
+    if !common::started_by_cargo_bench() {
+        return;
+    }
+    // Client warnings (librdkafka logs through `tracing`) go to stderr.
+    tracing_subscriber::fmt()
+        .with_env_filter("warn")
+        .with_writer(std::io::stderr)
+        .init();
+    let broker = Broker::start();
+    broker.create_topics(
+        &[
+            "memory.created",
+            "memory.accessed",
+            "consolidation.requested",
+        ],
+        PARTITIONS,
+    );
+    broker.create_topics(&OUTPUT_TOPICS, PARTITIONS);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let state = dir.path().join("state");
+
+    println!(
+        "producing {MEMORIES} memory.created and {ACCESSES} memory.accessed events ({PARTITIONS} partitions)"
+    );
+    let created = created_events();
+    let created_positions = broker.produce("memory.created", &created);
+    let c = engram_run(
+        &broker,
+        &state,
+        "created",
+        "memory.created",
+        ends(&created_positions, PARTITIONS),
+        MEMORIES,
+        true,
+    );
+
+    let accesses = access_events();
+    let access_positions = broker.produce("memory.accessed", &accesses);
+    let a = raw_consume(&broker, "memory.accessed", ACCESSES);
+    let b = engram_run(
+        &broker,
+        &state,
+        "accessed",
+        "memory.accessed",
+        ends(&access_positions, PARTITIONS),
+        ACCESSES,
+        false,
+    );
+
+    let texts: Vec<String> = (0..MEMORIES).map(text).collect();
+    let embed = raw_embedding(&texts);
+
+    println!();
+    println!("| measurement | events/s |");
+    println!("|---|---|");
+    println!("| (a) raw consume, memory.accessed ({ACCESSES}) | {a:.0} |");
+    println!("| (b) engram, memory.accessed end to end ({ACCESSES}) | {b:.0} |");
+    println!("| (c) engram, memory.created end to end with embedding ({MEMORIES}) | {c:.0} |");
+    println!("| raw embedding, same texts | {embed:.0} |");
+    println!();
+    println!("b/a = {:.2} (target >= 0.5)", b / a);
+    println!("c/raw embedding = {:.2}", c / embed);
+}
