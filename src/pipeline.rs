@@ -319,6 +319,7 @@ impl<'a> Pipeline<'a> {
         }
         summary.embeddings = self.embed(&mut decoded)?;
         let mut batch = new_batch(self.store, &self.settings, &mut self.embedding);
+        batch.prefetch(decoded.iter().map(|(_, _, event)| event))?;
         let mut triggered = Vec::new();
         for (index, record, event) in &decoded {
             self.clock.observe(event.occurred_at().timestamp_millis());

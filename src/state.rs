@@ -146,6 +146,34 @@ impl<'a> StateBatch<'a> {
         Ok(disposition)
     }
 
+    /// Loads, in one read per user, the stored memories `events` refer to,
+    /// so applying them does not read the store memory by memory.
+    pub fn prefetch<'e>(
+        &mut self,
+        events: impl IntoIterator<Item = &'e Event>,
+    ) -> Result<(), StoreError> {
+        let mut wanted: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+        for event in events {
+            let (user_id, memory_id) = match event {
+                Event::MemoryCreated(e) => (e.user_id.as_str(), e.memory_id.as_str()),
+                Event::MemoryAccessed(e) => (e.user_id.as_str(), e.memory_id.as_str()),
+                _ => continue,
+            };
+            let key = (user_id.to_owned(), memory_id.to_owned());
+            if !self.memories.contains_key(&key) {
+                wanted.entry(user_id).or_default().insert(memory_id);
+            }
+        }
+        for (user_id, ids) in wanted {
+            let ids: Vec<&str> = ids.into_iter().collect();
+            for memory in self.store.memories_by_id(user_id, &ids)? {
+                self.memories
+                    .insert((memory.user_id.clone(), memory.id.clone()), memory);
+            }
+        }
+        Ok(())
+    }
+
     /// Whether an event of this batch triggered a cycle. The caller commits
     /// the batch there (the pending run is stored with the event that
     /// triggered it) and then runs the cycle in its own transaction.

@@ -347,6 +347,26 @@ pub fn embeddings_are_found_by_user_and_content_hash(store: &dyn Store) {
     assert_eq!(store.embedding_for_hash("u1", "h3").unwrap(), None);
 }
 
+pub fn memories_are_read_by_id_in_one_call(store: &dyn Store) {
+    commit(
+        store,
+        vec![
+            Write::PutMemory(memory("u1", "a", 1)),
+            Write::PutMemory(memory("u1", "b", 2)),
+            Write::PutMemory(memory("u2", "a", 3)),
+        ],
+    )
+    .unwrap();
+    let mut found = store.memories_by_id("u1", &["b", "a", "ghost"]).unwrap();
+    found.sort_by(|x, y| x.id.cmp(&y.id));
+    assert_eq!(
+        found,
+        vec![memory("u1", "a", 1), memory("u1", "b", 2)],
+        "only the user's own, only those that exist"
+    );
+    assert!(store.memories_by_id("u1", &[]).unwrap().is_empty());
+}
+
 pub fn empty_batch_is_fine(store: &dyn Store) {
     commit(store, vec![]).unwrap();
     assert!(store.users().unwrap().is_empty());
@@ -399,6 +419,10 @@ macro_rules! store_suite {
             #[test]
             fn delete_memory_removes_it_and_its_links() {
                 run(super::delete_memory_removes_it_and_its_links)
+            }
+            #[test]
+            fn memories_are_read_by_id_in_one_call() {
+                run(super::memories_are_read_by_id_in_one_call)
             }
             #[test]
             fn empty_batch_is_fine() {

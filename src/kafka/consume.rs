@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use rdkafka::client::ClientContext;
 use rdkafka::config::RDKafkaLogLevel;
 use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer, ConsumerContext, Rebalance};
-use rdkafka::error::KafkaError as RdKafkaError;
+use rdkafka::error::{KafkaError as RdKafkaError, KafkaResult};
 use rdkafka::message::OwnedMessage;
 use rdkafka::{Message, Offset, TopicPartitionList};
 
@@ -243,6 +243,14 @@ impl ConsumerContext for GroupContext {
         }
     }
 
+    fn commit_callback(&self, result: KafkaResult<()>, _offsets: &TopicPartitionList) {
+        if let Err(error) = result {
+            // Forget what was sent, so the next interval sends it all again.
+            self.group().committed.clear();
+            tracing::warn!(%error, "offset commit failed; retrying at the next interval");
+        }
+    }
+
     fn post_rebalance(&self, _consumer: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
         match rebalance {
             Rebalance::Assign(list) => self.assign(list),
@@ -298,7 +306,11 @@ pub fn consume(shared: Arc<Shared>, shutdown: &AtomicBool) -> Result<(), KafkaEr
             Some(Err(error)) => tracing::warn!(%error, "consumer error"),
         }
         if last_commit.elapsed() >= commit_every {
-            consumer.context().commit(&consumer, CommitMode::Sync, None);
+            // Asynchronous: the poll loop must not wait on the broker. The
+            // result arrives in `commit_callback`.
+            consumer
+                .context()
+                .commit(&consumer, CommitMode::Async, None);
             last_commit = Instant::now();
         }
         if last_report.elapsed() >= report_every {

@@ -91,6 +91,16 @@ pub trait Store: Send + Sync {
         content_hash: &str,
     ) -> Result<Option<Vec<f32>>, StoreError>;
 
+    /// The user's memories with these ids (those that exist), in one read
+    /// where the store can: a batch loads what its events touch this way.
+    fn memories_by_id(&self, user_id: &str, ids: &[&str]) -> Result<Vec<Memory>, StoreError> {
+        let mut found = Vec::with_capacity(ids.len());
+        for id in ids {
+            found.extend(self.memory(user_id, id)?);
+        }
+        Ok(found)
+    }
+
     /// Every memory of a user, whatever its status.
     fn memories(&self, user_id: &str) -> Result<Vec<Memory>, StoreError>;
 
