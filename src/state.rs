@@ -50,6 +50,8 @@ pub struct StateBatch<'a> {
     /// Users with stored state or a memory created in this batch.
     known_users: BTreeSet<String>,
     memories: BTreeMap<MemoryKey, Memory>,
+    /// Salience of memories that were only read (not loaded whole).
+    saliences: BTreeMap<MemoryKey, SalienceState>,
     dirty_users: BTreeSet<String>,
     full_writes: BTreeSet<MemoryKey>,
     salience_writes: BTreeSet<MemoryKey>,
@@ -70,6 +72,7 @@ impl<'a> StateBatch<'a> {
             users: BTreeMap::new(),
             known_users: BTreeSet::new(),
             memories: BTreeMap::new(),
+            saliences: BTreeMap::new(),
             dirty_users: BTreeSet::new(),
             full_writes: BTreeSet::new(),
             salience_writes: BTreeSet::new(),
@@ -146,29 +149,43 @@ impl<'a> StateBatch<'a> {
         Ok(disposition)
     }
 
-    /// Loads, in one read per user, the stored memories `events` refer to,
-    /// so applying them does not read the store memory by memory.
+    /// Loads, in one read per user and kind, what `events` will need: whole
+    /// memories for upserts, salience alone for reads.
     pub fn prefetch<'e>(
         &mut self,
         events: impl IntoIterator<Item = &'e Event>,
     ) -> Result<(), StoreError> {
-        let mut wanted: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+        let mut whole: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+        let mut read: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
         for event in events {
-            let (user_id, memory_id) = match event {
-                Event::MemoryCreated(e) => (e.user_id.as_str(), e.memory_id.as_str()),
-                Event::MemoryAccessed(e) => (e.user_id.as_str(), e.memory_id.as_str()),
+            let (wanted, user_id, memory_id) = match event {
+                Event::MemoryCreated(e) => (&mut whole, e.user_id.as_str(), e.memory_id.as_str()),
+                Event::MemoryAccessed(e) => (&mut read, e.user_id.as_str(), e.memory_id.as_str()),
                 _ => continue,
             };
             let key = (user_id.to_owned(), memory_id.to_owned());
-            if !self.memories.contains_key(&key) {
+            if !self.memories.contains_key(&key) && !self.saliences.contains_key(&key) {
                 wanted.entry(user_id).or_default().insert(memory_id);
             }
         }
-        for (user_id, ids) in wanted {
+        for (user_id, ids) in whole {
             let ids: Vec<&str> = ids.into_iter().collect();
             for memory in self.store.memories_by_id(user_id, &ids)? {
                 self.memories
                     .insert((memory.user_id.clone(), memory.id.clone()), memory);
+            }
+        }
+        for (user_id, ids) in read {
+            let ids: Vec<&str> = ids
+                .into_iter()
+                .filter(|id| {
+                    !self
+                        .memories
+                        .contains_key(&(user_id.to_owned(), (*id).to_owned()))
+                })
+                .collect();
+            for (id, salience) in self.store.saliences_by_id(user_id, &ids)? {
+                self.saliences.insert((user_id.to_owned(), id), salience);
             }
         }
         Ok(())
@@ -266,11 +283,15 @@ impl<'a> StateBatch<'a> {
             }
         }
         for key in self.salience_writes.difference(&self.full_writes) {
-            if let Some(memory) = self.memories.get(key) {
+            let salience = match self.memories.get(key) {
+                Some(memory) => Some(&memory.salience),
+                None => self.saliences.get(key),
+            };
+            if let Some(salience) = salience {
                 batch.push(Write::PutSalience {
-                    user_id: memory.user_id.clone(),
-                    memory_id: memory.id.clone(),
-                    salience: memory.salience.clone(),
+                    user_id: key.0.clone(),
+                    memory_id: key.1.clone(),
+                    salience: salience.clone(),
                 });
             }
         }
@@ -308,13 +329,42 @@ impl<'a> StateBatch<'a> {
         let key = (user_id.to_owned(), memory_id.to_owned());
         if !self.memories.contains_key(&key) {
             match self.store.memory(user_id, memory_id)? {
-                Some(memory) => {
+                Some(mut memory) => {
+                    // Reads this batch already applied travel with it.
+                    if let Some(salience) = self.saliences.remove(&key) {
+                        memory.salience = salience;
+                    }
                     self.memories.insert(key.clone(), memory);
                 }
                 None => return Ok(None),
             }
         }
         Ok(self.memories.get_mut(&key))
+    }
+
+    /// A memory's salience as this batch has it, read alone when the memory
+    /// is not loaded whole.
+    fn salience(
+        &mut self,
+        user_id: &str,
+        memory_id: &str,
+    ) -> Result<Option<&mut SalienceState>, StoreError> {
+        let key = (user_id.to_owned(), memory_id.to_owned());
+        if self.memories.contains_key(&key) {
+            return Ok(self.memories.get_mut(&key).map(|m| &mut m.salience));
+        }
+        if !self.saliences.contains_key(&key) {
+            let Some((_, salience)) = self
+                .store
+                .saliences_by_id(user_id, &[memory_id])?
+                .into_iter()
+                .next()
+            else {
+                return Ok(None);
+            };
+            self.saliences.insert(key.clone(), salience);
+        }
+        Ok(self.saliences.get_mut(&key))
     }
 
     fn create(&mut self, event: &MemoryCreated, now: Millis) -> Result<Disposition, StoreError> {
@@ -405,7 +455,7 @@ impl<'a> StateBatch<'a> {
     fn access(&mut self, event: &MemoryAccessed) -> Result<Disposition, StoreError> {
         let at = event.accessed_at.timestamp_millis();
         let user_known = self.known_users.contains(&event.user_id);
-        let Some(memory) = self.memory(&event.user_id, &event.memory_id)? else {
+        let Some(salience) = self.salience(&event.user_id, &event.memory_id)? else {
             let (kind, reason) = if user_known {
                 (
                     "unknown_memory",
@@ -419,7 +469,7 @@ impl<'a> StateBatch<'a> {
             };
             return Ok(Disposition::Rejected { kind, reason });
         };
-        memory.salience.record_access(at);
+        salience.record_access(at);
         self.salience_writes
             .insert((event.user_id.clone(), event.memory_id.clone()));
         Ok(Disposition::Applied(EventType::MemoryAccessed))

@@ -365,6 +365,33 @@ pub fn memories_are_read_by_id_in_one_call(store: &dyn Store) {
         "only the user's own, only those that exist"
     );
     assert!(store.memories_by_id("u1", &[]).unwrap().is_empty());
+    let mut saliences = store.saliences_by_id("u1", &["b", "a", "ghost"]).unwrap();
+    saliences.sort_by(|x, y| x.0.cmp(&y.0));
+    assert_eq!(
+        saliences,
+        vec![
+            ("a".to_owned(), memory("u1", "a", 1).salience),
+            ("b".to_owned(), memory("u1", "b", 2).salience)
+        ]
+    );
+}
+
+pub fn salience_writes_are_what_later_reads_see(store: &dyn Store) {
+    commit(store, vec![Write::PutMemory(memory("u1", "a", 1))]).unwrap();
+    let mut salience = memory("u1", "a", 1).salience;
+    salience.record_access(5_000);
+    commit(
+        store,
+        vec![Write::PutSalience {
+            user_id: "u1".to_owned(),
+            memory_id: "a".to_owned(),
+            salience: salience.clone(),
+        }],
+    )
+    .unwrap();
+    assert_eq!(store.memory("u1", "a").unwrap().unwrap().salience, salience);
+    assert_eq!(store.memories("u1").unwrap()[0].salience, salience);
+    assert_eq!(store.saliences_by_id("u1", &["a"]).unwrap()[0].1, salience);
 }
 
 pub fn empty_batch_is_fine(store: &dyn Store) {
@@ -423,6 +450,10 @@ macro_rules! store_suite {
             #[test]
             fn memories_are_read_by_id_in_one_call() {
                 run(super::memories_are_read_by_id_in_one_call)
+            }
+            #[test]
+            fn salience_writes_are_what_later_reads_see() {
+                run(super::salience_writes_are_what_later_reads_see)
             }
             #[test]
             fn empty_batch_is_fine() {

@@ -15,7 +15,7 @@ use crate::salience::SalienceState;
 const DB_FILE: &str = "engram.sqlite";
 /// Schema steps in order; a store at version `n` has run the first `n`.
 /// Released steps never change: new ones are appended.
-const MIGRATIONS: [&str; 3] = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3];
+const MIGRATIONS: [&str; 4] = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4];
 const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 const SCHEMA_V1: &str = "
 CREATE TABLE IF NOT EXISTS memories (
@@ -83,9 +83,33 @@ ALTER TABLE user_state ADD COLUMN cycle TEXT NOT NULL DEFAULT '{}';
 CREATE INDEX IF NOT EXISTS run_reports_by_id ON run_reports (run_id);
 ";
 
+/// Salience in a narrow table of its own: reads change it constantly, and
+/// rewriting a whole memory row (content, vector) for each read made flushes
+/// write several pages per read. `memories` keeps the values of its last
+/// full write in its own columns; `memory_salience` is the truth.
+const SCHEMA_V4: &str = "
+CREATE TABLE IF NOT EXISTS memory_salience (
+    user_id TEXT NOT NULL,
+    id TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    recent_accesses TEXT NOT NULL,
+    reads INTEGER NOT NULL,
+    read_offset_sum INTEGER NOT NULL,
+    PRIMARY KEY (user_id, id)
+) WITHOUT ROWID;
+INSERT OR REPLACE INTO memory_salience
+    (user_id, id, created_at, recent_accesses, reads, read_offset_sum)
+    SELECT user_id, id, created_at, recent_accesses, reads, read_offset_sum FROM memories;
+";
+
 const MEMORY_COLUMNS: &str = "user_id, id, kind, category, tags, content, importance, source, \
      content_hash, embedding, status, created_at, recent_accesses, reads, read_offset_sum, \
      merged_from, derived_from, last_run_id";
+/// A memory as read: its row with the salience from `memory_salience`.
+const MEMORY_SELECT: &str = "SELECT m.user_id, m.id, m.kind, m.category, m.tags, m.content, \
+     m.importance, m.source, m.content_hash, m.embedding, m.status, m.created_at, \
+     s.recent_accesses, s.reads, s.read_offset_sum, m.merged_from, m.derived_from, m.last_run_id \
+     FROM memories m JOIN memory_salience s ON s.user_id = m.user_id AND s.id = m.id";
 const LINK_COLUMNS: &str =
     "user_id, from_id, to_id, link_type, confidence, reason, created_at, run_id";
 
@@ -210,6 +234,21 @@ fn apply(tx: &Transaction<'_>, write: &Write) -> Result<(), StoreError> {
                 ],
             )
             .map_err(backend)?;
+            cached_execute(
+                tx,
+                "INSERT OR REPLACE INTO memory_salience \
+                 (user_id, id, created_at, recent_accesses, reads, read_offset_sum) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![
+                    m.user_id,
+                    m.id,
+                    m.salience.created_at(),
+                    to_json(&m.salience.recent()),
+                    m.salience.access_count() as i64,
+                    m.salience.read_offset_sum(),
+                ],
+            )
+            .map_err(backend)?;
         }
         Write::PutSalience {
             user_id,
@@ -218,7 +257,7 @@ fn apply(tx: &Transaction<'_>, write: &Write) -> Result<(), StoreError> {
         } => {
             let changed = cached_execute(
                 tx,
-                "UPDATE memories SET recent_accesses = ?3, reads = ?4, read_offset_sum = ?5 \
+                "UPDATE memory_salience SET recent_accesses = ?3, reads = ?4, read_offset_sum = ?5 \
                      WHERE user_id = ?1 AND id = ?2",
                 params![
                     user_id,
@@ -246,6 +285,12 @@ fn apply(tx: &Transaction<'_>, write: &Write) -> Result<(), StoreError> {
             cached_execute(
                 tx,
                 "DELETE FROM memories WHERE user_id = ?1 AND id = ?2",
+                params![user_id, memory_id],
+            )
+            .map_err(backend)?;
+            cached_execute(
+                tx,
+                "DELETE FROM memory_salience WHERE user_id = ?1 AND id = ?2",
                 params![user_id, memory_id],
             )
             .map_err(backend)?;
@@ -431,7 +476,7 @@ impl Store for EmbeddedStore {
         let connection = self.connection();
         connection
             .prepare_cached(&format!(
-                "SELECT {MEMORY_COLUMNS} FROM memories WHERE user_id = ?1 AND id = ?2"
+                "{MEMORY_SELECT} WHERE m.user_id = ?1 AND m.id = ?2"
             ))
             .and_then(|mut statement| {
                 statement
@@ -449,8 +494,8 @@ impl Store for EmbeddedStore {
         // One statement for any number of ids: they travel as a JSON array.
         let mut statement = connection
             .prepare_cached(&format!(
-                "SELECT {MEMORY_COLUMNS} FROM memories WHERE user_id = ?1 \
-                 AND id IN (SELECT value FROM json_each(?2))"
+                "{MEMORY_SELECT} WHERE m.user_id = ?1 \
+                 AND m.id IN (SELECT value FROM json_each(?2))"
             ))
             .map_err(backend)?;
         let rows = statement
@@ -459,11 +504,42 @@ impl Store for EmbeddedStore {
         rows.collect::<Result<_, _>>().map_err(backend)
     }
 
+    fn saliences_by_id(
+        &self,
+        user_id: &str,
+        ids: &[&str],
+    ) -> Result<Vec<(String, SalienceState)>, StoreError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let connection = self.connection();
+        let mut statement = connection
+            .prepare_cached(
+                "SELECT id, created_at, recent_accesses, reads, read_offset_sum \
+                 FROM memory_salience WHERE user_id = ?1 \
+                 AND id IN (SELECT value FROM json_each(?2))",
+            )
+            .map_err(backend)?;
+        let rows = statement
+            .query_map(params![user_id, to_json(&ids)], |row| {
+                let reads: i64 = row.get(3)?;
+                let salience = SalienceState::from_parts(
+                    row.get(1)?,
+                    json_column(row, 2, "recent_accesses")?,
+                    reads.max(0) as u64,
+                    row.get(4)?,
+                );
+                Ok((row.get(0)?, salience))
+            })
+            .map_err(backend)?;
+        rows.collect::<Result<_, _>>().map_err(backend)
+    }
+
     fn memories(&self, user_id: &str) -> Result<Vec<Memory>, StoreError> {
         let connection = self.connection();
         let mut statement = connection
             .prepare_cached(&format!(
-                "SELECT {MEMORY_COLUMNS} FROM memories WHERE user_id = ?1 ORDER BY created_at, id"
+                "{MEMORY_SELECT} WHERE m.user_id = ?1 ORDER BY m.created_at, m.id"
             ))
             .map_err(backend)?;
         let rows = statement

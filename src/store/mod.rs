@@ -101,6 +101,20 @@ pub trait Store: Send + Sync {
         Ok(found)
     }
 
+    /// The salience of the user's memories with these ids (those that
+    /// exist): all an access needs, without the rest of each memory.
+    fn saliences_by_id(
+        &self,
+        user_id: &str,
+        ids: &[&str],
+    ) -> Result<Vec<(String, SalienceState)>, StoreError> {
+        Ok(self
+            .memories_by_id(user_id, ids)?
+            .into_iter()
+            .map(|m| (m.id, m.salience))
+            .collect())
+    }
+
     /// Every memory of a user, whatever its status.
     fn memories(&self, user_id: &str) -> Result<Vec<Memory>, StoreError>;
 

@@ -3,10 +3,11 @@
 
 #![allow(dead_code)]
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
@@ -35,6 +36,10 @@ pub fn runtime() -> tokio::runtime::Runtime {
 pub struct Broker {
     child: Child,
     pub address: String,
+    /// One client per group for offset queries: a client per query costs
+    /// threads and connections, and polling with them starved the engram
+    /// processes under test of CPU.
+    offset_readers: Mutex<HashMap<String, BaseConsumer>>,
 }
 
 impl Broker {
@@ -70,7 +75,11 @@ impl Broker {
             assert!(Instant::now() < deadline, "the broker did not start");
             std::thread::sleep(Duration::from_millis(20));
         }
-        Broker { child, address }
+        Broker {
+            child,
+            address,
+            offset_readers: Mutex::new(HashMap::new()),
+        }
     }
 
     fn client(&self) -> ClientConfig {
@@ -168,7 +177,10 @@ impl Broker {
 
     /// The group's committed offset per partition of `topic` (-1: none).
     pub fn committed(&self, group: &str, topic: &str, partitions: i32) -> Vec<i64> {
-        let consumer: BaseConsumer = self.client().set("group.id", group).create().unwrap();
+        let mut readers = self.offset_readers.lock().unwrap();
+        let consumer = readers
+            .entry(group.to_owned())
+            .or_insert_with(|| self.client().set("group.id", group).create().unwrap());
         let mut list = TopicPartitionList::new();
         for partition in 0..partitions {
             list.add_partition(topic, partition);
@@ -226,6 +238,10 @@ impl Broker {
 
 impl Drop for Broker {
     fn drop(&mut self) {
+        // Clients first, so none reports the broker gone.
+        if let Ok(mut readers) = self.offset_readers.lock() {
+            readers.clear();
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
