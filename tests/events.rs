@@ -341,3 +341,50 @@ fn arbitrary_bytes_never_panic() {
         let _ = codec.decode_avro(&avro);
     }
 }
+
+#[test]
+fn broker_messages_are_typed_by_their_topic_and_detected_by_format() {
+    let codec = codec();
+    let accessed_only = [EventType::MemoryAccessed];
+    let access = Event::MemoryAccessed(accessed("u", "m", 5));
+    let mut untyped = serde_json::to_value(&access).unwrap();
+    untyped.as_object_mut().unwrap().remove("type");
+    let bytes = serde_json::to_vec(&untyped).unwrap();
+    assert_eq!(
+        codec
+            .decode_from_topic(&bytes, None, &accessed_only)
+            .unwrap(),
+        access,
+        "a single-type topic names the type"
+    );
+    let shared = [EventType::MemoryCreated, EventType::MemoryAccessed];
+    assert_eq!(
+        codec
+            .decode_from_topic(&bytes, None, &shared)
+            .unwrap_err()
+            .kind(),
+        "missing_field",
+        "a shared topic needs the type in the message"
+    );
+    let avro = codec.encode_avro(&access).unwrap();
+    assert_eq!(
+        codec.decode_from_topic(&avro, None, &shared).unwrap(),
+        access
+    );
+    assert_eq!(
+        codec
+            .decode_from_topic(&avro, Some(WireFormat::Json), &shared)
+            .unwrap_err()
+            .kind(),
+        "undecodable",
+        "a topic configured as JSON does not take Avro"
+    );
+    let created = codec.encode_json(&Event::MemoryCreated(created("u", "m", "text", 1)));
+    assert_eq!(
+        codec
+            .decode_from_topic(&created, None, &accessed_only)
+            .unwrap_err()
+            .kind(),
+        "wrong_topic"
+    );
+}

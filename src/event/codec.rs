@@ -87,6 +87,15 @@ impl EventCodec {
 
     /// Decodes one JSON event (one line, without its newline).
     pub fn decode_json(&self, bytes: &[u8]) -> Result<Event, DecodeError> {
+        self.decode_json_or(bytes, None)
+    }
+
+    /// A JSON event whose `type`, when absent, is `default_type`.
+    fn decode_json_or(
+        &self,
+        bytes: &[u8],
+        default_type: Option<EventType>,
+    ) -> Result<Event, DecodeError> {
         self.check_size(bytes)?;
         let text = std::str::from_utf8(bytes)
             .map_err(|e| DecodeError::Undecodable(format!("invalid UTF-8: {e}")))?;
@@ -104,7 +113,10 @@ impl EventCodec {
                     found: other.to_string(),
                 });
             }
-            None => return Err(DecodeError::MissingField("type".to_owned())),
+            None => match default_type {
+                Some(event_type) => event_type.name().to_owned(),
+                None => return Err(DecodeError::MissingField("type".to_owned())),
+            },
         };
         let event_type = self.input_type(&type_name)?;
         let schema = self.schema(event_type)?;
@@ -130,7 +142,7 @@ impl EventCodec {
             WireFormat::Json
         });
         let event = match (format, carried) {
-            (WireFormat::Json, [only]) => self.decode_json_typed(bytes, *only)?,
+            (WireFormat::Json, [only]) => self.decode_json_or(bytes, Some(*only))?,
             _ => self.decode(bytes, format)?,
         };
         let event_type = event.event_type();
@@ -138,33 +150,6 @@ impl EventCodec {
             return Err(DecodeError::WrongTopic(event_type.name().to_owned()));
         }
         Ok(event)
-    }
-
-    /// A JSON event whose `type`, when absent, is `default_type`.
-    fn decode_json_typed(
-        &self,
-        bytes: &[u8],
-        default_type: EventType,
-    ) -> Result<Event, DecodeError> {
-        self.check_size(bytes)?;
-        let has_type = serde_json::from_slice::<serde_json::Map<String, Json>>(bytes)
-            .map(|object| object.contains_key("type"))
-            .unwrap_or(true);
-        if has_type {
-            return self.decode_json(bytes);
-        }
-        // Splice the type in front of the object's first field.
-        let start = bytes.iter().position(|&b| b == b'{').map_or(0, |i| i + 1);
-        let mut typed = Vec::with_capacity(bytes.len() + 40);
-        typed.extend_from_slice(b"{\"type\":\"");
-        typed.extend_from_slice(default_type.name().as_bytes());
-        typed.extend_from_slice(b"\"");
-        let rest = &bytes[start..];
-        if rest.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'}') {
-            typed.push(b',');
-        }
-        typed.extend_from_slice(rest);
-        self.decode_json(&typed)
     }
 
     /// Decodes one Avro single-object-encoded input event.
