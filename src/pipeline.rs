@@ -16,8 +16,8 @@ use crate::cycle::{
     CycleError, CycleRequest, CycleSettings, confirm_run, derived_id, run_cycle_unconfirmed,
 };
 use crate::embed::{
-    EmbedBatcher, EmbedCounts, EmbedError, Embedder, EmbeddingConfig, IngestEmbedError,
-    MissingEmbeddings, SubBatch, embed_bucketed,
+    EmbedBatcher, EmbedCounts, EmbedError, Embedder, EmbeddingConfig, MissingEmbeddings, SubBatch,
+    embed_bucketed,
 };
 use crate::emit::{OutputSink, SinkError};
 use crate::event::{DeadLetter, DecodeError, Event, EventCodec, EventType, WireFormat};
@@ -41,15 +41,6 @@ pub enum PipelineError {
     Embed(#[from] EmbedError),
     #[error(transparent)]
     Cycle(#[from] CycleError),
-}
-
-impl From<IngestEmbedError> for PipelineError {
-    fn from(error: IngestEmbedError) -> Self {
-        match error {
-            IngestEmbedError::Embed(e) => PipelineError::Embed(e),
-            IngestEmbedError::Store(e) => PipelineError::Store(e),
-        }
-    }
 }
 
 /// What a run did, for the end-of-run summary and for tests.
@@ -219,7 +210,8 @@ impl<'a> Pipeline<'a> {
     }
 
     /// Sends new memories' texts through a shared micro-batcher instead of
-    /// calling the model directly. Must not be called on a runtime thread.
+    /// calling the model directly. The pipeline then blocks on `runtime`, so
+    /// it must run on a thread of its own, not on one of the runtime's.
     pub fn with_batcher(mut self, batcher: EmbedBatcher, runtime: Handle) -> Self {
         if let Some(embedding) = &mut self.embedding {
             embedding.batcher = Some((batcher, runtime));
@@ -233,14 +225,14 @@ impl<'a> Pipeline<'a> {
     }
 
     /// Bounds the cycles running at once across every pipeline sharing
-    /// `permits`. Must not be called on a runtime thread.
+    /// `permits` (blocking on `runtime` while waiting, as above).
     pub fn with_cycle_limit(mut self, permits: Arc<Semaphore>, runtime: Handle) -> Self {
         self.cycle_limit = Some(CycleLimit { permits, runtime });
         self
     }
 
-    /// Runs until the end of input. Each batch is committed to the store
-    /// before its outputs are written.
+    /// Runs until the end of input, `batch_size` records at a time (see
+    /// [`Pipeline::process`]).
     pub fn run<R: BufRead>(
         &mut self,
         source: &mut LineSource<R>,

@@ -1,11 +1,11 @@
 //! Gives every memory.created event of a batch an embedding before it is
 //! applied: the platform's own (if it has the model's dimension), else one
-//! already stored for the same user and normalised text, else one computed
-//! now in length-bucketed model calls of at most `max_batch` texts.
+//! already stored for the same user and normalised text; what is left is
+//! listed once per text for the pipeline to compute (directly, or through
+//! the shared micro-batcher).
 
 use std::collections::HashMap;
 
-use super::{EmbedError, Embedder, SubBatch, embed_bucketed};
 use crate::event::Event;
 use crate::state::usable_embedding;
 use crate::store::{Store, StoreError};
@@ -29,31 +29,6 @@ impl EmbedCounts {
         self.reused += other.reused;
         self.computed += other.computed;
     }
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum IngestEmbedError {
-    #[error(transparent)]
-    Embed(#[from] EmbedError),
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
-
-/// Fills in `embedding` on the memory.created events among `events`.
-pub fn embed_created(
-    embedder: &dyn Embedder,
-    store: &dyn Store,
-    events: &mut [&mut Event],
-    sub_batch: SubBatch,
-    max_batch: usize,
-) -> Result<EmbedCounts, IngestEmbedError> {
-    let missing = MissingEmbeddings::find(store, events)?;
-    let mut vectors = Vec::with_capacity(missing.texts.len());
-    for chunk in missing.texts().chunks(max_batch.max(1)) {
-        let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
-        vectors.extend(embed_bucketed(embedder, &refs, sub_batch)?);
-    }
-    Ok(missing.fill(events, vectors))
 }
 
 /// The texts a batch of events still needs embedded, once each, after

@@ -10,7 +10,7 @@ mod local;
 use thiserror::Error;
 
 pub use batcher::{BatcherConfig, EmbedBatcher};
-pub use ingest::{EmbedCounts, IngestEmbedError, MissingEmbeddings, embed_created};
+pub use ingest::{EmbedCounts, MissingEmbeddings};
 pub use local::{EmbeddingConfig, LocalEmbedder, ModelReport, inspect_model};
 
 /// Dimension of all-MiniLM-L6-v2 embeddings.
