@@ -496,3 +496,21 @@ fn embedded_store_reports_an_unusable_directory() {
     let error = EmbeddedStore::open(&file).err().unwrap();
     assert!(error.to_string().contains("not-a-dir"), "{error}");
 }
+
+#[test]
+fn embedded_store_opened_by_several_at_once_is_migrated_once() {
+    // Two engram processes on one directory start together (tests/kafka.rs
+    // runs two instances): each must open it, none may apply a step twice.
+    for _ in 0..5 {
+        let dir = tempfile::tempdir().unwrap();
+        let openers: Vec<_> = (0..4)
+            .map(|_| {
+                let path = dir.path().to_path_buf();
+                std::thread::spawn(move || EmbeddedStore::open(&path).map(|_| ()))
+            })
+            .collect();
+        for opener in openers {
+            opener.join().unwrap().unwrap();
+        }
+    }
+}

@@ -119,6 +119,48 @@ pub struct EmbeddedStore {
     connection: Mutex<Connection>,
 }
 
+/// Brings the schema to [`SCHEMA_VERSION`], one step per transaction. Each
+/// step re-reads the version under the write lock (`BEGIN IMMEDIATE`), so
+/// processes opening the same new store at once migrate it once.
+fn migrate(connection: &Connection) -> Result<(), String> {
+    loop {
+        connection
+            .execute_batch("BEGIN IMMEDIATE")
+            .map_err(|e| e.to_string())?;
+        let step = (|| {
+            let version: i64 = connection
+                .query_row("PRAGMA user_version", [], |row| row.get(0))
+                .map_err(|e| e.to_string())?;
+            if version > SCHEMA_VERSION {
+                return Err(format!(
+                    "schema version {version} is newer than this engram ({SCHEMA_VERSION})"
+                ));
+            }
+            let Some(sql) = MIGRATIONS.get(version.max(0) as usize) else {
+                return Ok(false);
+            };
+            connection
+                .execute_batch(&format!("{sql} PRAGMA user_version = {};", version + 1))
+                .map_err(|e| format!("schema migration {} failed: {e}", version + 1))?;
+            Ok(true)
+        })();
+        match step {
+            Ok(more) => {
+                connection
+                    .execute_batch("COMMIT")
+                    .map_err(|e| e.to_string())?;
+                if !more {
+                    return Ok(());
+                }
+            }
+            Err(error) => {
+                let _ = connection.execute_batch("ROLLBACK");
+                return Err(error);
+            }
+        }
+    }
+}
+
 impl EmbeddedStore {
     /// Opens (creating if needed) the store in `dir`.
     pub fn open(dir: &Path) -> Result<Self, StoreError> {
@@ -141,23 +183,7 @@ impl EmbeddedStore {
                  PRAGMA wal_autocheckpoint = 16384;",
             )
             .map_err(|e| open_error(e.to_string()))?;
-        let version: i64 = connection
-            .query_row("PRAGMA user_version", [], |row| row.get(0))
-            .map_err(|e| open_error(e.to_string()))?;
-        if version > SCHEMA_VERSION {
-            return Err(open_error(format!(
-                "schema version {version} is newer than this engram ({SCHEMA_VERSION})"
-            )));
-        }
-        for (step, sql) in MIGRATIONS.iter().enumerate().skip(version.max(0) as usize) {
-            // Each step and its version bump commit together.
-            connection
-                .execute_batch(&format!(
-                    "BEGIN; {sql} PRAGMA user_version = {}; COMMIT;",
-                    step + 1
-                ))
-                .map_err(|e| open_error(format!("schema migration {} failed: {e}", step + 1)))?;
-        }
+        migrate(&connection).map_err(open_error)?;
         // Every statement of a flush stays prepared.
         connection.set_prepared_statement_cache_capacity(64);
         Ok(Self {
