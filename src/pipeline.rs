@@ -23,7 +23,7 @@ use crate::emit::{OutputSink, SinkError};
 use crate::event::{DeadLetter, DecodeError, Event, EventCodec, EventType, WireFormat};
 use crate::event::{RunMode, TriggerReason};
 use crate::index::UserIndexes;
-use crate::model::{Millis, PendingRun};
+use crate::model::{Millis, PendingRun, UserState};
 use crate::schedule::Schedule;
 use crate::source::{LineSource, SourceRecord};
 use crate::state::{Disposition, Position, StateBatch};
@@ -238,8 +238,11 @@ impl<'a> Pipeline<'a> {
         source: &mut LineSource<R>,
         sink: &mut dyn OutputSink,
     ) -> Result<RunSummary, PipelineError> {
-        let users = self.store.users()?;
-        let mut summary = self.resume(&users, sink)?;
+        let mut states = Vec::new();
+        for user_id in self.store.users()? {
+            states.extend(self.store.user_state(&user_id)?);
+        }
+        let mut summary = self.resume(states, sink)?;
         loop {
             let mut part = RunSummary::default();
             let (records, done) = self.read_batch(source, &mut part)?;
@@ -252,18 +255,23 @@ impl<'a> Pipeline<'a> {
         Ok(summary)
     }
 
-    /// Picks up `users` (at start-up, or when their partition is assigned):
-    /// runs the cycles a crash left triggered but not finished, and learns
-    /// when each is next due.
+    /// Picks up users from their stored `states` (at start-up, or when their
+    /// partition is assigned): runs the cycles a crash left triggered but not
+    /// finished, and learns when each is next due.
     pub fn resume(
         &mut self,
-        users: &[String],
+        states: Vec<UserState>,
         sink: &mut dyn OutputSink,
     ) -> Result<RunSummary, PipelineError> {
         let mut summary = RunSummary::default();
-        for user_id in users {
-            self.run_pending(user_id, sink, &mut summary)?;
-            self.refresh_schedule(user_id)?;
+        for state in states {
+            if state.cycle.pending_runs.is_empty() {
+                self.schedule.update(&state);
+                continue;
+            }
+            let user_id = state.user_id;
+            self.run_runs(&user_id, state.cycle.pending_runs, sink, &mut summary)?;
+            self.refresh_schedule(&user_id)?;
         }
         Ok(summary)
     }
@@ -440,15 +448,26 @@ impl<'a> Pipeline<'a> {
         sink: &mut dyn OutputSink,
         summary: &mut RunSummary,
     ) -> Result<(), PipelineError> {
-        let Some(state) = self.store.user_state(user_id)? else {
-            return Ok(());
-        };
+        match self.store.user_state(user_id)? {
+            Some(state) => self.run_runs(user_id, state.cycle.pending_runs, sink, summary),
+            None => Ok(()),
+        }
+    }
+
+    /// Runs these pending runs of a user, in order (see [`Self::run_pending`]).
+    fn run_runs(
+        &mut self,
+        user_id: &str,
+        runs: Vec<PendingRun>,
+        sink: &mut dyn OutputSink,
+        summary: &mut RunSummary,
+    ) -> Result<(), PipelineError> {
         for PendingRun {
             run_id,
             trigger,
             mode,
             now,
-        } in state.cycle.pending_runs
+        } in runs
         {
             let request = CycleRequest {
                 user_id: user_id.to_owned(),

@@ -88,6 +88,7 @@ impl Stats {
             delivery_failures = get(&self.delivery_failures),
             failures = get(&self.failures),
             cycles = get(&self.cycles),
+            batches = get(&self.batches),
             "{message}"
         );
     }

@@ -21,6 +21,7 @@ use super::produce::KafkaSink;
 use crate::clock::Clock;
 use crate::embed::EMBEDDING_DIM;
 use crate::index::UserIndexes;
+use crate::model::UserState;
 use crate::pipeline::{Pipeline, PipelineError, RunSummary};
 use crate::source::SourceRecord;
 use crate::store::Store;
@@ -117,8 +118,8 @@ impl Worker {
         // Cycles a crash left unfinished, and the schedule of this
         // partition's users, before any new event.
         let resumed = self.retry("resuming the partition's users", || {
-            let users = users_of_partition(shared.store.as_ref(), &self.topics, self.partition)?;
-            pipeline.resume(&users, &mut sink)
+            let states = users_of_partition(shared.store.as_ref(), &self.topics, self.partition)?;
+            pipeline.resume(states, &mut sink)
         });
         if resumed.is_none() {
             return;
@@ -233,15 +234,16 @@ fn next_offsets(messages: &[OwnedMessage]) -> BTreeMap<String, i64> {
     next
 }
 
-/// Users whose events came through this partition and who have a cycle
-/// pending or a change since their last cycle (they need the schedule).
+/// The stored state of the users whose events came through this partition
+/// and who have a cycle pending or a change since their last cycle (they
+/// need the schedule).
 fn users_of_partition(
     store: &dyn Store,
     topics: &[String],
     partition: i32,
-) -> Result<Vec<String>, PipelineError> {
+) -> Result<Vec<UserState>, PipelineError> {
     let keys: Vec<String> = topics.iter().map(|t| format!("{t}/{partition}")).collect();
-    let mut users = Vec::new();
+    let mut states = Vec::new();
     for user_id in store.users()? {
         let Some(state) = store.user_state(&user_id)? else {
             continue;
@@ -249,8 +251,8 @@ fn users_of_partition(
         let here = state.applied_offsets.keys().any(|key| keys.contains(key));
         let waiting = !state.cycle.pending_runs.is_empty() || state.cycle.changed_since.is_some();
         if here && waiting {
-            users.push(user_id);
+            states.push(state);
         }
     }
-    Ok(users)
+    Ok(states)
 }
