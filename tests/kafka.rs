@@ -6,9 +6,9 @@ mod broker;
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use broker::{Broker, Engram, OUTPUT_TOPICS, ends};
+use broker::{Broker, Engram, OUTPUT_TOPICS, ends, poll_until};
 use common::*;
 use engram::event::*;
 use engram::store::{EmbeddedStore, Store, dump};
@@ -61,27 +61,37 @@ fn outputs(
         .collect()
 }
 
+/// A broker, and engram on it with `settings`, creating the default topics
+/// (2 partitions each); returns once engram holds partitions.
+fn engram_creating_topics(settings: &[(&str, &str)]) -> (Broker, tempfile::TempDir, Engram) {
+    let broker = Broker::start();
+    let dir = tempfile::tempdir().unwrap();
+    let mut all = vec![
+        ("ENGRAM_KAFKA_CREATE_TOPICS", "true"),
+        ("ENGRAM_KAFKA_TOPIC_PARTITIONS", "2"),
+    ];
+    all.extend_from_slice(settings);
+    let engram = Engram::start(
+        &broker,
+        &dir.path().join("state"),
+        dir.path().join("engram.log"),
+        &all,
+    );
+    engram.wait_assigned(WAIT);
+    (broker, dir, engram)
+}
+
 /// Memory-created events in, output events out, in either encoding.
 fn events_in_become_output_events_out(format: WireFormat) {
     let name = match format {
         WireFormat::Json => "json",
         WireFormat::Avro => "avro",
     };
-    let broker = Broker::start();
-    let dir = tempfile::tempdir().unwrap();
-    let engram = Engram::start(
-        &broker,
-        &dir.path().join("state"),
-        dir.path().join("engram.log"),
-        &[
-            ("ENGRAM_KAFKA_CREATE_TOPICS", "true"),
-            ("ENGRAM_KAFKA_TOPIC_PARTITIONS", "2"),
-            ("ENGRAM_KAFKA_OUTPUT_FORMAT", name),
-            ("ENGRAM_CONSOLIDATION_TRIGGER_NEW_MEMORIES", "4"),
-            ("ENGRAM_CONSOLIDATION_SCHEDULE_INTERVAL_SECS", "0"),
-        ],
-    );
-    engram.wait_assigned(WAIT);
+    let (broker, dir, engram) = engram_creating_topics(&[
+        ("ENGRAM_KAFKA_OUTPUT_FORMAT", name),
+        ("ENGRAM_CONSOLIDATION_TRIGGER_NEW_MEMORIES", "4"),
+        ("ENGRAM_CONSOLIDATION_SCHEDULE_INTERVAL_SECS", "0"),
+    ]);
     let texts = [
         ("rest", "API uses REST"),
         ("restful", "The API is RESTful"),
@@ -171,20 +181,10 @@ fn avro_events_in_become_output_events_out() {
 
 #[test]
 fn poison_messages_go_to_the_dlq_and_the_stream_goes_on() {
-    let broker = Broker::start();
-    let dir = tempfile::tempdir().unwrap();
-    let engram = Engram::start(
-        &broker,
-        &dir.path().join("state"),
-        dir.path().join("engram.log"),
-        &[
-            ("ENGRAM_KAFKA_CREATE_TOPICS", "true"),
-            ("ENGRAM_KAFKA_TOPIC_PARTITIONS", "2"),
-            ("ENGRAM_KAFKA_OUTPUT_FORMAT", "json"),
-            ("ENGRAM_EMBEDDING_ENABLED", "false"),
-        ],
-    );
-    engram.wait_assigned(WAIT);
+    let (broker, dir, engram) = engram_creating_topics(&[
+        ("ENGRAM_KAFKA_OUTPUT_FORMAT", "json"),
+        ("ENGRAM_EMBEDDING_ENABLED", "false"),
+    ]);
     let good = Event::MemoryCreated(created("bo", "m1", "Bo likes tea", 0));
     let mut avro_junk = vec![0xC3, 0x01];
     avro_junk.extend_from_slice(&[7; 12]);
@@ -362,22 +362,17 @@ fn two_instances_split_the_partitions_and_one_takes_over_when_the_other_dies() {
     first.wait_assigned(WAIT);
     let second = start(&broker, dir.path(), "second", &settings);
     // Both members hold partitions once the group has settled.
-    let deadline = Instant::now() + WAIT;
-    loop {
+    poll_until(WAIT, Duration::from_millis(200), || {
         let (a, b) = (first.assigned(), second.assigned());
         if let (Some(a), Some(b)) = (&a, &b)
             && a.len() + b.len() == 4
             && !a.is_empty()
             && !b.is_empty()
         {
-            break;
+            return Ok(());
         }
-        assert!(
-            Instant::now() < deadline,
-            "group did not settle: {a:?} {b:?}"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+        Err(format!("group did not settle: {a:?} {b:?}"))
+    });
     let (events, counts) = workload(8, 12, 3);
     let (before, after) = events.split_at(events.len() / 2);
     let mut positions = broker.produce(INPUT, &keyed(before, WireFormat::Json));
@@ -433,19 +428,18 @@ fn a_crash_mid_stream_and_a_restart_end_in_the_state_of_an_uninterrupted_run() {
     let crash_dir = tempfile::tempdir().unwrap();
     let settings = single_topic_settings("crash");
     let victim = start(&broker, crash_dir.path(), "victim", &settings);
-    let deadline = Instant::now() + WAIT;
-    let committed_at_kill = loop {
+    let committed_at_kill = poll_until(WAIT, Duration::from_millis(20), || {
         let committed: i64 = broker
             .committed("crash", INPUT, 2)
             .iter()
             .map(|&c| c.max(0))
             .sum();
         if committed > 0 {
-            break committed;
+            Ok(committed)
+        } else {
+            Err("nothing committed".to_owned())
         }
-        assert!(Instant::now() < deadline, "nothing committed");
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    });
     victim.kill();
     assert!(
         committed_at_kill < total,

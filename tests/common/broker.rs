@@ -28,6 +28,23 @@ pub const OUTPUT_TOPICS: [&str; 5] = [
     "engram.dlq",
 ];
 
+/// Calls `check` every `every` until it returns `Ok`; after `wait`, panics
+/// with the last `Err`, which says what it saw.
+pub fn poll_until<T>(
+    wait: Duration,
+    every: Duration,
+    mut check: impl FnMut() -> Result<T, String>,
+) -> T {
+    let deadline = Instant::now() + wait;
+    loop {
+        match check() {
+            Ok(value) => return value,
+            Err(seen) => assert!(Instant::now() < deadline, "{seen}"),
+        }
+        std::thread::sleep(every);
+    }
+}
+
 pub fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Runtime::new().unwrap()
 }
@@ -70,11 +87,11 @@ impl Broker {
             .spawn()
             .unwrap();
         let address = format!("127.0.0.1:{port}");
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while TcpStream::connect(&address).is_err() {
-            assert!(Instant::now() < deadline, "the broker did not start");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        poll_until(Duration::from_secs(20), Duration::from_millis(20), || {
+            TcpStream::connect(&address)
+                .map(drop)
+                .map_err(|_| "the broker did not start".to_owned())
+        });
         Broker {
             child,
             address,
@@ -206,8 +223,7 @@ impl Broker {
         targets: &BTreeMap<String, Vec<i64>>,
         wait: Duration,
     ) {
-        let deadline = Instant::now() + wait;
-        loop {
+        poll_until(wait, Duration::from_millis(100), || {
             let seen: BTreeMap<String, Vec<i64>> = targets
                 .iter()
                 .map(|(topic, want)| {
@@ -225,14 +241,12 @@ impl Broker {
                     .all(|(have, want)| (*have).max(0) >= *want)
             });
             if done {
-                return;
+                return Ok(());
             }
-            assert!(
-                Instant::now() < deadline,
+            Err(format!(
                 "group {group} committed {seen:?}, expected {targets:?}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
+            ))
+        })
     }
 }
 
@@ -303,10 +317,13 @@ impl Engram {
         }
     }
 
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
     /// Log lines (JSON objects) so far.
     pub fn log_lines(&self) -> Vec<serde_json::Value> {
-        std::fs::read_to_string(&self.log)
-            .unwrap_or_default()
+        self.log_text()
             .lines()
             .filter_map(|line| serde_json::from_str(line).ok())
             .collect()
@@ -325,18 +342,11 @@ impl Engram {
     }
 
     pub fn wait_assigned(&self, wait: Duration) -> Vec<i64> {
-        let deadline = Instant::now() + wait;
-        loop {
-            if let Some(partitions) = self.assigned().filter(|p| !p.is_empty()) {
-                return partitions;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "no partitions assigned; log:\n{}",
-                std::fs::read_to_string(&self.log).unwrap_or_default()
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        poll_until(wait, Duration::from_millis(100), || {
+            self.assigned()
+                .filter(|p| !p.is_empty())
+                .ok_or_else(|| format!("no partitions assigned; log:\n{}", self.log_text()))
+        })
     }
 
     /// SIGKILL: no flush, no commit, no goodbye.
@@ -350,22 +360,17 @@ impl Engram {
         let pid = self.child.id().to_string();
         let status = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
         assert!(status.success());
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                assert!(
-                    status.success(),
-                    "engram exited with {status}; log:\n{}",
-                    std::fs::read_to_string(&self.log).unwrap_or_default()
-                );
-                return;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "engram did not stop after SIGTERM"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        let status = poll_until(Duration::from_secs(60), Duration::from_millis(50), || {
+            self.child
+                .try_wait()
+                .unwrap()
+                .ok_or_else(|| "engram did not stop after SIGTERM".to_owned())
+        });
+        assert!(
+            status.success(),
+            "engram exited with {status}; log:\n{}",
+            self.log_text()
+        );
     }
 }
 
