@@ -17,6 +17,8 @@ pub mod stale;
 pub mod supersession;
 pub mod verbose;
 
+use std::collections::HashMap;
+
 use serde::{Deserialize, Serialize};
 
 pub use contradictions::{Contradiction, Signal};
@@ -79,6 +81,9 @@ pub struct Item<'a> {
     pub memory: &'a Memory,
     /// Normalised words.
     pub words: Vec<String>,
+    /// Items with equal content hashes share this number, so the pair
+    /// search's hot path compares integers instead of 64-character hashes.
+    text: usize,
 }
 
 /// The active memories of a snapshot, in order, with their similarity.
@@ -88,17 +93,22 @@ pub struct Prepared<'a> {
 
 impl<'a> Prepared<'a> {
     pub fn new(snapshot: &'a Snapshot) -> Self {
+        let mut texts: HashMap<&str, usize> = HashMap::new();
         let items = snapshot
             .memories
             .iter()
             .filter(|m| m.status == MemoryStatus::Active && m.user_id == snapshot.user_id)
-            .map(|memory| Item {
-                memory,
-                words: normalise(&memory.content)
-                    .split(' ')
-                    .filter(|w| !w.is_empty())
-                    .map(str::to_owned)
-                    .collect(),
+            .map(|memory| {
+                let next = texts.len();
+                Item {
+                    memory,
+                    words: normalise(&memory.content)
+                        .split(' ')
+                        .filter(|w| !w.is_empty())
+                        .map(str::to_owned)
+                        .collect(),
+                    text: *texts.entry(memory.content_hash.as_str()).or_insert(next),
+                }
             })
             .collect();
         Self { items }
@@ -116,13 +126,13 @@ impl<'a> Prepared<'a> {
     /// Cosine similarity of two items: 1 for the same normalised text, the
     /// dot product of their unit vectors otherwise, `None` without vectors.
     pub fn similarity(&self, i: usize, j: usize) -> Option<f64> {
-        let (a, b) = (self.items[i].memory, self.items[j].memory);
-        if a.content_hash == b.content_hash {
+        let (a, b) = (&self.items[i], &self.items[j]);
+        if a.text == b.text {
             return Some(1.0);
         }
         Some(f64::from(dot(
-            a.embedding.as_deref()?,
-            b.embedding.as_deref()?,
+            a.memory.embedding.as_deref()?,
+            b.memory.embedding.as_deref()?,
         )))
     }
 }
