@@ -5,8 +5,9 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
-use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
+use rusqlite::{Connection, ErrorCode, OptionalExtension, Row, Transaction, params};
 
 use super::{Store, StoreError, Write, WriteBatch};
 use crate::model::{Link, LinkType, Memory, MemoryKind, MemoryStatus, RunReport, UserState};
@@ -124,9 +125,7 @@ pub struct EmbeddedStore {
 /// processes opening the same new store at once migrate it once.
 fn migrate(connection: &Connection) -> Result<(), String> {
     loop {
-        connection
-            .execute_batch("BEGIN IMMEDIATE")
-            .map_err(|e| e.to_string())?;
+        retry_busy(|| connection.execute_batch("BEGIN IMMEDIATE")).map_err(|e| e.to_string())?;
         let step = (|| {
             let version: i64 = connection
                 .query_row("PRAGMA user_version", [], |row| row.get(0))
@@ -146,9 +145,10 @@ fn migrate(connection: &Connection) -> Result<(), String> {
         })();
         match step {
             Ok(more) => {
-                connection
-                    .execute_batch("COMMIT")
-                    .map_err(|e| e.to_string())?;
+                if let Err(error) = retry_busy(|| connection.execute_batch("COMMIT")) {
+                    let _ = connection.execute_batch("ROLLBACK");
+                    return Err(error.to_string());
+                }
                 if !more {
                     return Ok(());
                 }
@@ -157,6 +157,26 @@ fn migrate(connection: &Connection) -> Result<(), String> {
                 let _ = connection.execute_batch("ROLLBACK");
                 return Err(error);
             }
+        }
+    }
+}
+
+/// Runs `step` again, for up to ten seconds, while SQLite answers BUSY. It
+/// does so at once, without waiting, for some lock conflicts, such as
+/// another connection switching the same new database to WAL.
+fn retry_busy<T>(mut step: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        match step() {
+            Err(error)
+                if matches!(
+                    error.sqlite_error_code(),
+                    Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+                ) && Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            result => return result,
         }
     }
 }
@@ -176,13 +196,14 @@ impl EmbeddedStore {
         // upstream after it. A 64 MiB page cache and memory-mapped reads: with
         // the 2 MiB default, a flush's reads went through pread page by page.
         // A larger WAL between checkpoints: each flush rewrites many rows.
-        connection
-            .execute_batch(
+        retry_busy(|| {
+            connection.execute_batch(
                 "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; \
                  PRAGMA cache_size = -65536; PRAGMA mmap_size = 1073741824; \
                  PRAGMA wal_autocheckpoint = 16384;",
             )
-            .map_err(|e| open_error(e.to_string()))?;
+        })
+        .map_err(|e| open_error(e.to_string()))?;
         migrate(&connection).map_err(open_error)?;
         // Every statement of a flush stays prepared.
         connection.set_prepared_statement_cache_capacity(64);
