@@ -1,16 +1,19 @@
 //! Where state lives: a small trait over memories, salience state, links,
-//! per-user state and run reports, with an embedded implementation.
+//! per-user state and run reports, with two implementations: embedded
+//! (SQLite, one process) and ScyllaDB (service mode).
 //!
 //! Writes go through [`WriteBatch`]: a batch is applied atomically, so the
 //! effects of a batch of events and the offsets that mark them applied become
 //! durable together (DESIGN.md §6).
 
 mod embedded;
+mod scylladb;
 
 use serde_json::json;
 use thiserror::Error;
 
 pub use embedded::EmbeddedStore;
+pub use scylladb::{MigrateOutcome, ScyllaStore, migrate, schema};
 
 use crate::model::{Link, LinkType, Memory, RunReport, UserState};
 use crate::salience::SalienceState;
