@@ -10,7 +10,7 @@ export ENGRAM_CACHE ?= $(CURDIR)/.cache/engram
 export ENGRAM_EMBEDDING_MODEL_DIR ?= $(ENGRAM_CACHE)/models/all-MiniLM-L6-v2
 export ENGRAM_EMBEDDING_RUNTIME_LIBRARY ?= $(ENGRAM_CACHE)/onnxruntime/libonnxruntime.so
 
-.PHONY: all build models doctor run test fmt lint unit bench bench-embed bench-cycle bench-kafka sample clean
+.PHONY: all build models doctor run test test-scylla fmt lint unit bench bench-embed bench-cycle bench-kafka sample clean
 
 all: build
 
@@ -54,6 +54,14 @@ lint:
 
 unit: models
 	$(CARGO) test --all-targets
+
+## The store conformance suite against a ScyllaDB cluster, e.g.
+## `make test-scylla SCYLLA_NODES=127.0.0.1:9042` (each test uses a keyspace
+## of its own and drops it). `make test` runs the same suite, skipping
+## ScyllaDB unless SCYLLA_NODES is set.
+test-scylla:
+	@test -n "$(SCYLLA_NODES)" || (echo "set SCYLLA_NODES=host:port[,host:port]"; exit 2)
+	SCYLLA_NODES="$(SCYLLA_NODES)" $(CARGO) test --test store_conformance -- scylla
 
 ## Every benchmark.
 bench: bench-cycle bench-embed bench-kafka

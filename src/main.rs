@@ -24,7 +24,7 @@ use engram::pipeline::Pipeline;
 use engram::plan::RuleSet;
 use engram::rewrite::ChatRewriter;
 use engram::source::LineSource;
-use engram::store::{self, EmbeddedStore, Store};
+use engram::store::{self, EmbeddedStore, ScyllaStore, Store};
 
 #[derive(Parser)]
 #[command(
@@ -77,6 +77,9 @@ enum Command {
     },
     /// Restore every memory and link a run changed, and remove what it created.
     Undo { run_id: String },
+    /// Create or upgrade the ScyllaDB keyspace and tables (idempotent; run
+    /// once per deployment or upgrade, before `engram run`).
+    Migrate,
     /// Print all stored state as deterministic JSON.
     Dump {
         /// Only this user.
@@ -163,6 +166,7 @@ fn run() -> Result<()> {
         }
         Command::Dump { user } => dump(&config, user.as_deref()),
         Command::Doctor => doctor(&config),
+        Command::Migrate => migrate(&config),
         Command::Similarity { texts } => similarity(&config, &texts),
         Command::Consolidate(args) => consolidate(&config, &args),
         Command::Inspect {
@@ -197,18 +201,42 @@ fn init_logging(log: &LogConfig) -> Result<()> {
     Ok(())
 }
 
-fn open_store(config: &Config) -> Result<EmbeddedStore> {
-    if !config.scylla.nodes.trim().is_empty() {
-        bail!(
-            "the ScyllaDB store is not available in this build; unset scylla.nodes to use the embedded store"
+/// ScyllaDB when `scylla.nodes` is set, else the embedded store.
+fn open_store(config: &Config) -> Result<Box<dyn Store>> {
+    if config.scylla.enabled() {
+        return Ok(Box::new(ScyllaStore::connect(&config.scylla)?));
+    }
+    Ok(Box::new(EmbeddedStore::open(&config.state.dir)?))
+}
+
+/// Applies the ScyllaDB schema (the embedded store migrates itself on open).
+fn migrate(config: &Config) -> Result<()> {
+    if !config.scylla.enabled() {
+        let store = EmbeddedStore::open(&config.state.dir)?;
+        println!(
+            "embedded store {} is at the current schema",
+            store.path().display()
+        );
+        return Ok(());
+    }
+    let outcome = store::migrate(&config.scylla)?;
+    if outcome.applied.is_empty() {
+        println!(
+            "keyspace {} is at schema version {}; nothing to apply",
+            config.scylla.keyspace, outcome.version
+        );
+    } else {
+        println!(
+            "keyspace {}: applied schema version(s) {:?}; now at {}",
+            config.scylla.keyspace, outcome.applied, outcome.version
         );
     }
-    Ok(EmbeddedStore::open(&config.state.dir)?)
+    Ok(())
 }
 
 fn dump(config: &Config, user: Option<&str>) -> Result<()> {
     let store = open_store(config)?;
-    let mut dumped = store::dump(&store)?;
+    let mut dumped = store::dump(store.as_ref())?;
     if let (Some(user), Some(users)) =
         (user, dumped.get_mut("users").and_then(|u| u.as_array_mut()))
     {
@@ -231,7 +259,7 @@ fn run_service(config: &Config) -> Result<()> {
         info!("embedding.enabled = false: only platform-supplied embeddings are used");
         None
     };
-    let store: Arc<dyn Store> = Arc::new(open_store(config)?);
+    let store: Arc<dyn Store> = Arc::from(open_store(config)?);
     let shutdown = Arc::new(AtomicBool::new(false));
     watch_signals(Arc::clone(&shutdown))?;
     info!(
@@ -338,7 +366,7 @@ fn run_embedded(config: &Config) -> Result<()> {
     let started = std::time::Instant::now();
     let mut pipeline = Pipeline::new(
         &codec,
-        &store as &dyn Store,
+        store.as_ref(),
         settings,
         config.pipeline.batch_size,
         clock,
@@ -408,7 +436,7 @@ fn consolidate(config: &Config, args: &ConsolidateArgs) -> Result<()> {
     };
     let shape = config.embedding.sub_batch();
     let embedder = embedder.as_ref().map(|e| (e as &dyn Embedder, shape));
-    let output = run_cycle(&store, &request, &settings, embedder)?;
+    let output = run_cycle(store.as_ref(), &request, &settings, embedder)?;
     let report = &output.report;
     print_report(report);
     if let Some(path) = &args.report {
@@ -500,7 +528,7 @@ fn inspect(config: &Config, user: &str, memory: Option<&str>, depth: Option<usiz
         println!("{} memories", memories.len());
         return Ok(());
     };
-    let Some(found) = neighbourhood(&store, user, memory_id, depth.unwrap_or(0))? else {
+    let Some(found) = neighbourhood(store.as_ref(), user, memory_id, depth.unwrap_or(0))? else {
         bail!("user {user} has no memory {memory_id}");
     };
     for (distance, m) in &found.memories {
@@ -530,7 +558,11 @@ fn inspect(config: &Config, user: &str, memory: Option<&str>, depth: Option<usiz
 
 fn undo(config: &Config, run_id: &str) -> Result<()> {
     let store = open_store(config)?;
-    let summary = engram::undo::undo(&store, run_id, chrono::Utc::now().timestamp_millis())?;
+    let summary = engram::undo::undo(
+        store.as_ref(),
+        run_id,
+        chrono::Utc::now().timestamp_millis(),
+    )?;
     if summary.already_undone {
         println!("run {run_id} was already undone; nothing changed");
     } else {
@@ -604,7 +636,7 @@ fn doctor(config: &Config) -> Result<()> {
     }
     println!();
     println!("state store");
-    if config.scylla.nodes.trim().is_empty() {
+    if !config.scylla.enabled() {
         let dir = &config.state.dir;
         if !dir.exists() {
             // Opening would create it; the doctor only looks.
@@ -625,10 +657,17 @@ fn doctor(config: &Config) -> Result<()> {
             }
         }
     } else {
-        println!("  scylla            {}", config.scylla.nodes);
-        problems.push(
-            "scylla.nodes is set, but the ScyllaDB store is not available in this build".to_owned(),
+        println!(
+            "  scylla            {} keyspace {} ({})",
+            config.scylla.nodes, config.scylla.keyspace, config.scylla.consistency
         );
+        match ScyllaStore::connect(&config.scylla) {
+            Ok(_) => println!(
+                "  schema            version {} (ok)",
+                store::schema::latest_version()
+            ),
+            Err(error) => problems.push(error.to_string()),
+        }
     }
     println!();
     println!("input");

@@ -1,11 +1,16 @@
 //! One conformance suite for every `Store` implementation. The embedded store
-//! always runs it; other stores add a factory and one `store_suite!` line.
+//! always runs it; ScyllaDB runs it when `SCYLLA_NODES` names a cluster
+//! (`make test-scylla`), each test in a keyspace of its own that is dropped
+//! afterwards. Other stores add a factory and one `store_suite!` line.
 
 use std::any::Any;
+use std::io::Write as _;
+use std::sync::Once;
 
+use engram::config::ScyllaConfig;
 use engram::model::*;
 use engram::salience::SalienceState;
-use engram::store::{EmbeddedStore, Store, StoreError, Write, WriteBatch};
+use engram::store::{EmbeddedStore, ScyllaStore, Store, StoreError, Write, WriteBatch};
 
 /// A store under test plus whatever must live as long as it (e.g. a temp dir).
 pub struct Handle {
@@ -20,6 +25,56 @@ fn embedded() -> Handle {
         store: Box::new(store),
         _guard: Box::new(dir),
     }
+}
+
+/// The cluster's settings for a fresh keyspace, or `None` (said once, on the
+/// terminal, past the test harness's capture) when `SCYLLA_NODES` is unset.
+fn scylla_config() -> Option<ScyllaConfig> {
+    static SKIPPED: Once = Once::new();
+    let nodes = std::env::var("SCYLLA_NODES").unwrap_or_default();
+    if nodes.trim().is_empty() {
+        SKIPPED.call_once(|| {
+            let _ = writeln!(
+                std::io::stderr(),
+                "store_conformance: ScyllaDB tests SKIPPED (SCYLLA_NODES is not set; \
+                 `make test-scylla` runs them against a cluster)"
+            );
+        });
+        return None;
+    }
+    let unique = uuid::Uuid::new_v4().simple().to_string();
+    Some(ScyllaConfig {
+        nodes,
+        keyspace: format!("engram_test_{}", &unique[..16]),
+        username: std::env::var("SCYLLA_USERNAME").unwrap_or_default(),
+        password: std::env::var("SCYLLA_PASSWORD").unwrap_or_default(),
+        replication_class: "SimpleStrategy".into(),
+        replication_factor: 1,
+        // Small enough that the big-flush test takes the split path.
+        max_batch_bytes: 256 * 1024,
+        ..ScyllaConfig::default()
+    })
+}
+
+/// Drops the test keyspace when the test ends.
+struct Keyspace(ScyllaConfig);
+
+impl Drop for Keyspace {
+    fn drop(&mut self) {
+        if let Err(error) = engram::store::drop_keyspace(&self.0) {
+            eprintln!("could not drop test keyspace {}: {error}", self.0.keyspace);
+        }
+    }
+}
+
+fn scylla() -> Option<Handle> {
+    let config = scylla_config()?;
+    engram::store::migrate(&config).unwrap();
+    let store = ScyllaStore::connect(&config).unwrap();
+    Some(Handle {
+        store: Box::new(store),
+        _guard: Box::new(Keyspace(config)),
+    })
 }
 
 fn memory(user: &str, id: &str, created_at: Millis) -> Memory {
@@ -394,6 +449,264 @@ pub fn salience_writes_are_what_later_reads_see(store: &dyn Store) {
     assert_eq!(store.saliences_by_id("u1", &["a"]).unwrap()[0].1, salience);
 }
 
+/// A watermark moves only with the effects it marks: a failed flush leaves
+/// both where they were, so the replay of those events applies them once.
+pub fn watermarks_move_only_with_their_effects(store: &dyn Store) {
+    let m = memory("u1", "m1", 1_000);
+    let mut read_once = m.salience.clone();
+    read_once.record_access(2_000);
+    let mut state = UserState::new("u1");
+    state.mark_applied("memory.accessed/0", 10);
+    commit(
+        store,
+        vec![
+            Write::PutMemory(m.clone()),
+            Write::PutSalience {
+                user_id: "u1".into(),
+                memory_id: "m1".into(),
+                salience: read_once.clone(),
+            },
+            Write::PutUserState(state.clone()),
+        ],
+    )
+    .unwrap();
+    let mut read_twice = read_once.clone();
+    read_twice.record_access(3_000);
+    let mut later = state.clone();
+    later.mark_applied("memory.accessed/0", 11);
+    let failed = commit(
+        store,
+        vec![
+            Write::PutSalience {
+                user_id: "u1".into(),
+                memory_id: "m1".into(),
+                salience: read_twice.clone(),
+            },
+            Write::PutUserState(later.clone()),
+            Write::PutSalience {
+                user_id: "u1".into(),
+                memory_id: "ghost".into(),
+                salience: SalienceState::new(1),
+            },
+        ],
+    );
+    assert!(failed.is_err());
+    let stored = store.user_state("u1").unwrap().unwrap();
+    assert!(stored.already_applied("memory.accessed/0", 10));
+    assert!(
+        !stored.already_applied("memory.accessed/0", 11),
+        "offset 11 is replayed"
+    );
+    assert_eq!(
+        store.memory("u1", "m1").unwrap().unwrap().salience,
+        read_once
+    );
+    // The replay lands, and a second replay of it is recognised as one.
+    commit(
+        store,
+        vec![
+            Write::PutSalience {
+                user_id: "u1".into(),
+                memory_id: "m1".into(),
+                salience: read_twice.clone(),
+            },
+            Write::PutUserState(later),
+        ],
+    )
+    .unwrap();
+    let stored = store.user_state("u1").unwrap().unwrap();
+    assert!(stored.already_applied("memory.accessed/0", 11));
+    assert_eq!(
+        store.memory("u1", "m1").unwrap().unwrap().salience,
+        read_twice
+    );
+}
+
+/// Within one batch, later writes win over earlier ones on the same key,
+/// deletes included.
+pub fn writes_in_a_batch_apply_in_order(store: &dyn Store) {
+    let mut renamed = memory("u1", "m1", 1);
+    renamed.content = "second version".into();
+    commit(
+        store,
+        vec![
+            Write::PutMemory(memory("u1", "m1", 1)),
+            Write::PutMemory(renamed.clone()),
+            Write::PutMemory(memory("u1", "m2", 2)),
+            Write::PutLink(link("u1", "m1", "m2", LinkType::Related)),
+            Write::DeleteMemory {
+                user_id: "u1".into(),
+                memory_id: "m2".into(),
+            },
+            Write::PutMemory(memory("u1", "m2", 2)),
+            Write::PutLink(link("u1", "m2", "m1", LinkType::Supersedes)),
+            Write::DeleteLink {
+                user_id: "u1".into(),
+                from_id: "m2".into(),
+                to_id: "m1".into(),
+                link_type: LinkType::Supersedes,
+            },
+            Write::PutLink(link("u1", "m2", "m1", LinkType::Supersedes)),
+        ],
+    )
+    .unwrap();
+    assert_eq!(store.memory("u1", "m1").unwrap(), Some(renamed));
+    assert_eq!(
+        store.memory("u1", "m2").unwrap(),
+        Some(memory("u1", "m2", 2))
+    );
+    assert_eq!(
+        store.links("u1").unwrap(),
+        vec![link("u1", "m2", "m1", LinkType::Supersedes)],
+        "the link deleted with m2 stays deleted; the one put after the delete stays"
+    );
+}
+
+/// Every link is found from both of its ends, and from neither once gone,
+/// whether it went by itself or with one of its memories.
+pub fn links_stay_symmetric_through_every_change(store: &dyn Store) {
+    let check = |store: &dyn Store| {
+        let links = store.links("u1").unwrap();
+        for l in &links {
+            assert!(
+                store.links_of("u1", &l.from_id).unwrap().contains(l),
+                "{l:?} from its source"
+            );
+            assert!(
+                store.links_of("u1", &l.to_id).unwrap().contains(l),
+                "{l:?} from its target"
+            );
+        }
+        for id in ["a", "b", "c", "d"] {
+            for l in store.links_of("u1", id).unwrap() {
+                assert!(links.contains(&l), "{l:?} is only reachable one way");
+            }
+        }
+        links.len()
+    };
+    let memories = ["a", "b", "c", "d"].map(|id| Write::PutMemory(memory("u1", id, 1)));
+    commit(store, memories.to_vec()).unwrap();
+    commit(
+        store,
+        vec![
+            Write::PutLink(link("u1", "a", "b", LinkType::Related)),
+            Write::PutLink(link("u1", "b", "c", LinkType::Supersedes)),
+            Write::PutLink(link("u1", "c", "a", LinkType::Contradicts)),
+            Write::PutLink(link("u1", "d", "a", LinkType::InstanceOf)),
+            Write::PutLink(link("u1", "a", "d", LinkType::Consolidates)),
+        ],
+    )
+    .unwrap();
+    assert_eq!(check(store), 5);
+    commit(
+        store,
+        vec![Write::DeleteLink {
+            user_id: "u1".into(),
+            from_id: "b".into(),
+            to_id: "c".into(),
+            link_type: LinkType::Supersedes,
+        }],
+    )
+    .unwrap();
+    assert_eq!(check(store), 4);
+    commit(
+        store,
+        vec![Write::DeleteMemory {
+            user_id: "u1".into(),
+            memory_id: "a".into(),
+        }],
+    )
+    .unwrap();
+    assert_eq!(check(store), 0, "every link touched a");
+}
+
+/// One flush bigger than a single database batch is still all-or-nothing
+/// per user, and reads back whole.
+pub fn a_big_flush_lands_whole(store: &dyn Store) {
+    let vector: Vec<f32> = (0..384).map(|i| (i as f32 / 384.0) - 0.5).collect();
+    let mut writes: Vec<Write> = (0..2_000)
+        .map(|i| {
+            let mut m = memory("u1", &format!("m{i:05}"), i);
+            m.embedding = Some(vector.clone());
+            m.content = format!("{} {}", "long content ".repeat(20), i);
+            Write::PutMemory(m)
+        })
+        .collect();
+    let mut state = UserState::new("u1");
+    state.mark_applied("memory.created/0", 1_999);
+    state.new_since_cycle = 2_000;
+    writes.push(Write::PutUserState(state.clone()));
+    writes.push(Write::PutLink(link(
+        "u1",
+        "m00000",
+        "m01999",
+        LinkType::Related,
+    )));
+    commit(store, writes.clone()).unwrap();
+    assert_eq!(store.memories("u1").unwrap().len(), 2_000);
+    assert_eq!(store.user_state("u1").unwrap(), Some(state));
+    assert_eq!(store.links_of("u1", "m01999").unwrap().len(), 1);
+    // The same flush again (a replay) changes nothing.
+    let before = engram::store::dump(store).unwrap();
+    commit(store, writes).unwrap();
+    assert_eq!(engram::store::dump(store).unwrap(), before);
+}
+
+/// A user with 100,000 memories (with vectors of the model's size) is written
+/// in flushes and read back whole and in order; reads by id and salience
+/// updates stay per memory.
+pub fn a_user_with_100k_memories(store: &dyn Store) {
+    const COUNT: usize = 100_000;
+    let vector: Vec<f32> = (0..384).map(|i| ((i * 7) % 13) as f32 / 13.0).collect();
+    for start in (0..COUNT).step_by(5_000) {
+        let writes = (start..start + 5_000)
+            .map(|i| {
+                let mut m = memory("big", &format!("m{i:06}"), (COUNT - i) as Millis);
+                m.embedding = Some(vector.clone());
+                Write::PutMemory(m)
+            })
+            .collect();
+        commit(store, writes).unwrap();
+    }
+    let all = store.memories("big").unwrap();
+    assert_eq!(all.len(), COUNT);
+    // Created-at runs backwards through the ids.
+    assert_eq!(all[0].id, format!("m{:06}", COUNT - 1));
+    assert_eq!(all[COUNT - 1].id, "m000000");
+    assert!(
+        all.windows(2)
+            .all(|w| w[0].created_at() <= w[1].created_at())
+    );
+    assert!(
+        all.iter()
+            .all(|m| m.embedding.as_deref() == Some(&vector[..]))
+    );
+    let ids: Vec<String> = (0..COUNT).step_by(97).map(|i| format!("m{i:06}")).collect();
+    let id_refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+    assert_eq!(
+        store.memories_by_id("big", &id_refs).unwrap().len(),
+        ids.len()
+    );
+    let reads: Vec<Write> = ids
+        .iter()
+        .map(|id| {
+            let mut salience = store.memory("big", id).unwrap().unwrap().salience;
+            salience.record_access(1_000_000);
+            Write::PutSalience {
+                user_id: "big".into(),
+                memory_id: id.clone(),
+                salience,
+            }
+        })
+        .collect();
+    commit(store, reads).unwrap();
+    let read = store.saliences_by_id("big", &id_refs).unwrap();
+    assert_eq!(read.len(), ids.len());
+    let fresh = memory("big", "m", 0).salience.access_count();
+    assert!(read.iter().all(|(_, s)| s.access_count() == fresh + 1));
+    assert_eq!(store.users().unwrap(), ["big"]);
+}
+
 pub fn empty_batch_is_fine(store: &dyn Store) {
     commit(store, vec![]).unwrap();
     assert!(store.users().unwrap().is_empty());
@@ -459,11 +772,51 @@ macro_rules! store_suite {
             fn empty_batch_is_fine() {
                 run(super::empty_batch_is_fine)
             }
+            #[test]
+            fn watermarks_move_only_with_their_effects() {
+                run(super::watermarks_move_only_with_their_effects)
+            }
+            #[test]
+            fn writes_in_a_batch_apply_in_order() {
+                run(super::writes_in_a_batch_apply_in_order)
+            }
+            #[test]
+            fn links_stay_symmetric_through_every_change() {
+                run(super::links_stay_symmetric_through_every_change)
+            }
+            #[test]
+            fn a_big_flush_lands_whole() {
+                run(super::a_big_flush_lands_whole)
+            }
+            #[test]
+            fn a_user_with_100k_memories() {
+                run(super::a_user_with_100k_memories)
+            }
         }
     };
 }
 
 store_suite!(embedded_store, Some(embedded()));
+store_suite!(scylla_store, scylla());
+
+#[test]
+fn scylla_migrate_is_idempotent_and_connect_needs_it() {
+    let Some(config) = scylla_config() else {
+        return;
+    };
+    let keyspace = Keyspace(config.clone());
+    let error = ScyllaStore::connect(&config)
+        .err()
+        .expect("no keyspace yet");
+    assert!(error.to_string().contains(&config.keyspace), "{error}");
+    let first = engram::store::migrate(&config).unwrap();
+    assert_eq!(first.applied, vec![engram::store::schema::latest_version()]);
+    let again = engram::store::migrate(&config).unwrap();
+    assert!(again.applied.is_empty(), "{again:?}");
+    assert_eq!(again.version, first.version);
+    ScyllaStore::connect(&config).unwrap();
+    drop(keyspace);
+}
 
 #[test]
 fn embedded_store_survives_reopening() {

@@ -206,6 +206,25 @@ pub fn migrate(config: &ScyllaConfig) -> Result<MigrateOutcome, StoreError> {
     outcome
 }
 
+/// Drops the keyspace and everything in it: test teardown, and nothing
+/// engram does on its own.
+pub fn drop_keyspace(config: &ScyllaConfig) -> Result<(), StoreError> {
+    schema::check_keyspace(&config.keyspace).map_err(|e| open_error(config, e))?;
+    let runtime = store_runtime().map_err(|e| open_error(config, e))?;
+    let config = config.clone();
+    let outcome = wait(&runtime, async move {
+        let session = session(&config, false).await?;
+        let statement = format!("DROP KEYSPACE IF EXISTS {}", config.keyspace);
+        session
+            .query_unpaged(statement.as_str(), &[])
+            .await
+            .map_err(|e| backend(&statement, e))?;
+        Ok(())
+    });
+    runtime.shutdown_background();
+    outcome
+}
+
 async fn applied_versions(session: &Session) -> Result<Vec<i32>, StoreError> {
     let select = session
         .prepare("SELECT version FROM schema_migrations")
