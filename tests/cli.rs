@@ -193,29 +193,6 @@ fn shipped_example_config_is_valid_and_complete() {
     assert!(shown.contains("batch_size = 1000"));
 }
 
-#[test]
-fn compose_environment_names_real_settings() {
-    let compose =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docker-compose.yml"))
-            .unwrap();
-    let known: Vec<String> = engram::config::Config::keys()
-        .iter()
-        .map(|k| engram::config::Config::env_var(k))
-        .collect();
-    let used: Vec<&str> = compose
-        .lines()
-        .filter_map(|l| l.trim().split_once(':').map(|(k, _)| k))
-        .filter(|k| k.starts_with("ENGRAM_"))
-        .collect();
-    assert!(!used.is_empty());
-    for name in used {
-        assert!(
-            known.iter().any(|k| k == name),
-            "docker-compose.yml sets unknown {name}"
-        );
-    }
-}
-
 fn created_line(id: &str, content: &str, at: &str) -> String {
     format!(
         r#"{{"type":"memory.created","event_id":"c-{id}","user_id":"u","memory_id":"{id}","kind":"semantic","content":"{content}","created_at":"{at}"}}"#
