@@ -106,7 +106,14 @@ impl ScyllaStore {
     pub fn connect(config: &ScyllaConfig) -> Result<Self, StoreError> {
         let runtime = store_runtime().map_err(|e| open_error(config, e))?;
         let owned = config.clone();
-        let inner = wait(&runtime, async move { Inner::connect(&owned).await })?;
+        let inner = match wait(&runtime, async move { Inner::connect(&owned).await }) {
+            Ok(inner) => inner,
+            Err(error) => {
+                // Dropping a runtime blocks, which panics inside another one.
+                runtime.shutdown_background();
+                return Err(error);
+            }
+        };
         Ok(Self {
             runtime: Some(runtime),
             inner: Arc::new(inner),
