@@ -53,6 +53,7 @@ pub struct Config {
     pub consolidation: ConsolidationConfig,
     pub kafka: KafkaConfig,
     pub scylla: ScyllaConfig,
+    pub http: HttpConfig,
     pub log: LogConfig,
 }
 
@@ -407,6 +408,33 @@ impl ScyllaConfig {
             .filter(|node| !node.is_empty())
             .map(str::to_owned)
             .collect()
+    }
+}
+
+/// The operator endpoint: `/healthz`, `/readyz`, `/metrics` and the API.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HttpConfig {
+    /// Address to listen on; empty: no endpoint.
+    pub bind: String,
+    /// Serve it in embedded mode too (it is on in service mode).
+    pub embedded: bool,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        Self {
+            bind: "0.0.0.0:8080".to_owned(),
+            embedded: false,
+        }
+    }
+}
+
+impl HttpConfig {
+    /// Where to listen in the given mode, if anywhere.
+    pub fn bind_for(&self, service: bool) -> Option<String> {
+        let enabled = (service || self.embedded) && !self.bind.trim().is_empty();
+        enabled.then(|| self.bind.trim().to_owned())
     }
 }
 

@@ -4,7 +4,8 @@
 //! [`embed`] (vectors for new memories) → [`state`] (apply to the [`store`],
 //! with [`salience`] and the per-user vector [`index`]) → [`detect`] →
 //! [`plan`] → [`cycle`] (report and execute; [`undo`] reverses a run) →
-//! [`emit`]. [`pipeline`] wires them for embedded mode.
+//! [`emit`]. [`pipeline`] wires them for embedded mode, [`kafka`] for a
+//! consumer group; [`metrics`] and [`http`] are how operators watch them.
 
 pub mod clock;
 pub mod config;
@@ -13,9 +14,11 @@ pub mod detect;
 pub mod embed;
 pub mod emit;
 pub mod event;
+pub mod http;
 pub mod index;
 pub mod inspect;
 pub mod kafka;
+pub mod metrics;
 pub mod model;
 pub mod pipeline;
 pub mod plan;

@@ -17,9 +17,11 @@ use engram::embed::{EMBEDDING_DIM, Embedder, LocalEmbedder, inspect_model};
 use engram::emit::JsonLinesSink;
 use engram::event::EventCodec;
 use engram::event::{RunMode, TriggerReason};
+use engram::http::{self, Health, HttpState};
 use engram::index::UserIndexes;
 use engram::inspect::neighbourhood;
 use engram::kafka;
+use engram::metrics::{MeteredEmbedder, MeteredSink, MeteredStore, Metrics};
 use engram::pipeline::Pipeline;
 use engram::plan::RuleSet;
 use engram::rewrite::ChatRewriter;
@@ -251,15 +253,22 @@ fn dump(config: &Config, user: Option<&str>) -> Result<()> {
 /// Service mode: a member of the consumer group until SIGTERM or SIGINT.
 fn run_service(config: &Config) -> Result<()> {
     let settings = cycle_settings(config)?;
+    let metrics = Arc::new(Metrics::new()?);
     let embedder: Option<Arc<dyn Embedder>> = if config.embedding.enabled {
         let embedder = LocalEmbedder::load(&config.embedding)?;
         info!(model = %config.embedding.model_dir.display(), "embedding model loaded");
-        Some(Arc::new(embedder))
+        Some(Arc::new(MeteredEmbedder::new(
+            Arc::new(embedder),
+            Arc::clone(&metrics),
+        )))
     } else {
         info!("embedding.enabled = false: only platform-supplied embeddings are used");
         None
     };
-    let store: Arc<dyn Store> = Arc::from(open_store(config)?);
+    let store: Arc<dyn Store> = Arc::new(MeteredStore::new(
+        Arc::from(open_store(config)?),
+        Arc::clone(&metrics),
+    ));
     let shutdown = Arc::new(AtomicBool::new(false));
     watch_signals(Arc::clone(&shutdown))?;
     info!(
@@ -272,6 +281,8 @@ fn run_service(config: &Config) -> Result<()> {
         store,
         settings,
         embedder,
+        metrics,
+        http_bind: config.http.bind_for(true),
     };
     kafka::run(config, parts, shutdown)?;
     Ok(())
@@ -316,6 +327,7 @@ fn run_embedded(config: &Config) -> Result<()> {
     // Rules and model first: bad rules or a missing runtime should fail
     // before anything is created.
     let settings = cycle_settings(config)?;
+    let metrics = Arc::new(Metrics::new()?);
     let embedder = if config.embedding.enabled {
         let loading = std::time::Instant::now();
         let embedder = LocalEmbedder::load(&config.embedding)?;
@@ -324,12 +336,39 @@ fn run_embedded(config: &Config) -> Result<()> {
             load_ms = loading.elapsed().as_millis() as u64,
             "embedding model loaded"
         );
-        Some(embedder)
+        Some(MeteredEmbedder::new(
+            Arc::new(embedder),
+            Arc::clone(&metrics),
+        ))
     } else {
         info!("embedding.enabled = false: only platform-supplied embeddings are used");
         None
     };
-    let store = open_store(config)?;
+    let store: Arc<dyn Store> = Arc::new(MeteredStore::new(
+        Arc::from(open_store(config)?),
+        Arc::clone(&metrics),
+    ));
+    // Off unless http.embedded: a file run is usually short and local.
+    let _http_runtime = match config.http.bind_for(false) {
+        Some(bind) => {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .thread_name("engram-http")
+                .enable_all()
+                .build()?;
+            let state = HttpState {
+                metrics: Arc::clone(&metrics),
+                health: Arc::new(Health::embedded()),
+                store: Arc::clone(&store),
+                requests: None,
+                report_wait: std::time::Duration::ZERO,
+                max_id_bytes: config.limits.max_id_bytes,
+            };
+            http::spawn(&bind, state, runtime.handle())?;
+            Some(runtime)
+        }
+        None => None,
+    };
     let input_path = config.input.path.as_str();
     let (reader, default_stream): (Box<dyn io::BufRead>, String) = if input_path == "-" {
         (Box::new(io::stdin().lock()), "stdin".to_owned())
@@ -355,7 +394,10 @@ fn run_embedded(config: &Config) -> Result<()> {
         "" => None,
         path => Some(open_output(path)?),
     };
-    let mut sink = JsonLinesSink::new(&codec, events, dead_letters);
+    let mut sink = MeteredSink::new(
+        JsonLinesSink::new(&codec, events, dead_letters),
+        Arc::clone(&metrics),
+    );
     let clock = Clock::new(config.pipeline.clock, true);
     info!(
         input = %stream,
@@ -373,12 +415,13 @@ fn run_embedded(config: &Config) -> Result<()> {
     );
     if let Some(embedder) = &embedder {
         pipeline = pipeline.with_embedder(
-            embedder as &dyn Embedder,
+            embedder,
             &config.embedding,
             UserIndexes::new(EMBEDDING_DIM, config.index.clone()),
         );
     }
     let summary = pipeline.run(&mut source, &mut sink)?;
+    metrics.record_summary(&summary);
     let elapsed = started.elapsed();
     info!(
         records = summary.records,

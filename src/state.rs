@@ -481,7 +481,7 @@ impl<'a> StateBatch<'a> {
         } else {
             RunMode::DryRun
         };
-        let run_id = derived_id(&[&event.user_id, &event.event_id]);
+        let run_id = request_run_id(event);
         let at = now.max(event.requested_at.timestamp_millis());
         self.trigger(&event.user_id, TriggerReason::Manual, mode, run_id, at);
         Disposition::Applied(EventType::ConsolidationRequested)
@@ -565,4 +565,11 @@ pub fn usable_embedding(values: &[f32]) -> Option<Vec<f32>> {
     (values.len() == EMBEDDING_DIM)
         .then(|| normalised(values))
         .flatten()
+}
+
+/// The run a `consolidation.requested` event starts: derived from the user
+/// and the event id, so whoever sent the request knows which report to wait
+/// for, and a replayed request is the same run.
+pub fn request_run_id(event: &ConsolidationRequested) -> String {
+    derived_id(&[&event.user_id, &event.event_id])
 }

@@ -661,6 +661,9 @@ impl Store for FailingCommits<'_> {
     fn commit(&self, _: &WriteBatch) -> Result<(), StoreError> {
         Err(StoreError::Backend("disk full (injected)".into()))
     }
+    fn ping(&self) -> Result<(), StoreError> {
+        self.0.ping()
+    }
     fn memory(&self, u: &str, m: &str) -> Result<Option<engram::model::Memory>, StoreError> {
         self.0.memory(u, m)
     }

@@ -81,6 +81,149 @@ fn engram_creating_topics(settings: &[(&str, &str)]) -> (Broker, tempfile::TempD
     (broker, dir, engram)
 }
 
+/// An HTTP client that hands back error statuses instead of failing.
+fn http() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into()
+}
+
+/// `(status, body)` of a request.
+fn request(agent: &ureq::Agent, method: &str, url: &str) -> (u16, String) {
+    let response = match method {
+        "GET" => agent.get(url).call(),
+        _ => agent.post(url).send_empty(),
+    };
+    let mut response = response.unwrap_or_else(|e| panic!("{method} {url}: {e}"));
+    let status = response.status().as_u16();
+    (status, response.body_mut().read_to_string().unwrap())
+}
+
+/// The value of a metric line (`name{labels} value`) in a scrape.
+fn metric(scrape: &str, series: &str) -> Option<f64> {
+    scrape
+        .lines()
+        .find_map(|line| line.strip_prefix(series)?.trim().parse().ok())
+}
+
+#[test]
+fn the_http_endpoint_serves_probes_metrics_and_consolidation() {
+    let (broker, _dir, engram) = engram_creating_topics(&[
+        ("ENGRAM_CONSOLIDATION_TRIGGER_NEW_MEMORIES", "1000"),
+        ("ENGRAM_CONSOLIDATION_SCHEDULE_INTERVAL_SECS", "0"),
+    ]);
+    let base = format!("http://{}", engram.http_address(WAIT));
+    let agent = http();
+    assert_eq!(
+        request(&agent, "GET", &format!("{base}/healthz")),
+        (200, "ok\n".into())
+    );
+    // Ready once librdkafka reports a broker up (statistics every 5 s).
+    let ready = poll_until(WAIT, Duration::from_millis(200), || {
+        let (status, body) = request(&agent, "GET", &format!("{base}/readyz"));
+        (status == 200).then_some(body.clone()).ok_or(body)
+    });
+    assert!(ready.contains("\"ready\":true"), "{ready}");
+
+    let texts = [
+        ("pg", "Project uses PostgreSQL"),
+        ("my", "Project uses MySQL"),
+        ("rest", "API uses REST"),
+        ("restful", "The API is RESTful"),
+    ];
+    let created: Vec<Event> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, (id, text))| Event::MemoryCreated(created("ada", id, text, i as i64)))
+        .collect();
+    let positions = broker.produce("memory.created", &keyed(&created, WireFormat::Json));
+    broker.wait_committed(
+        "engram",
+        &targets(&[("memory.created", ends(&positions, 2))]),
+        WAIT,
+    );
+    let scrape = request(&agent, "GET", &format!("{base}/metrics")).1;
+    let value = |series: &str| {
+        metric(&scrape, series).unwrap_or_else(|| panic!("no {series} in\n{scrape}"))
+    };
+    assert_eq!(
+        value("engram_events_consumed_total{topic=\"memory.created\"}"),
+        4.0
+    );
+    assert_eq!(
+        value("engram_events_applied_total{type=\"memory.created\"}"),
+        4.0
+    );
+    assert_eq!(value("engram_partitions_assigned"), 2.0);
+    assert!(value("engram_store_commit_seconds_count") >= 1.0);
+    assert_eq!(
+        value("engram_embedding_batch_texts_sum"),
+        4.0,
+        "each text embedded once"
+    );
+    // Lag comes with the next statistics: zero once everything is durable.
+    poll_until(WAIT, Duration::from_millis(500), || {
+        let scrape = request(&agent, "GET", &format!("{base}/metrics")).1;
+        scrape
+            .lines()
+            .any(|l| {
+                l.starts_with("engram_consumer_lag{partition=") && l.contains("memory.created")
+            })
+            .then_some(())
+            .ok_or(scrape)
+    });
+
+    // A dry run, then an execute: both through the stream, both reported.
+    let (status, body) = request(&agent, "POST", &format!("{base}/users/ada/consolidate"));
+    assert_eq!(status, 200, "{body}");
+    let dry: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(dry["mode"], "dry_run");
+    assert_eq!(dry["user_id"], "ada");
+    let (status, body) = request(
+        &agent,
+        "POST",
+        &format!("{base}/users/ada/consolidate?execute=true"),
+    );
+    assert_eq!(status, 200, "{body}");
+    let executed: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(executed["mode"], "execute");
+    let (status, body) = request(&agent, "GET", &format!("{base}/users/ada/report/latest"));
+    assert_eq!(status, 200, "{body}");
+    let latest: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(latest["run_id"], executed["run_id"]);
+    let scrape = request(&agent, "GET", &format!("{base}/metrics")).1;
+    assert_eq!(
+        metric(
+            &scrape,
+            "engram_cycle_duration_seconds_count{mode=\"execute\"}"
+        ),
+        Some(1.0)
+    );
+    assert_eq!(
+        metric(
+            &scrape,
+            "engram_consolidation_actions_total{action=\"contradiction\"}"
+        ),
+        executed["counts"]["contradictions_found"].as_f64()
+    );
+
+    assert_eq!(
+        request(&agent, "GET", &format!("{base}/users/nobody/report/latest")).0,
+        404
+    );
+    assert_eq!(
+        request(
+            &agent,
+            "POST",
+            &format!("{base}/users/ada/consolidate?execute=maybe")
+        )
+        .0,
+        400
+    );
+    engram.stop();
+}
+
 /// Memory-created events in, output events out, in either encoding.
 fn events_in_become_output_events_out(format: WireFormat) {
     let name = match format {

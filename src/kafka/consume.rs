@@ -17,6 +17,7 @@ use rdkafka::config::RDKafkaLogLevel;
 use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer, ConsumerContext, Rebalance};
 use rdkafka::error::{KafkaError as RdKafkaError, KafkaResult};
 use rdkafka::message::OwnedMessage;
+use rdkafka::statistics::Statistics;
 use rdkafka::{Message, Offset, TopicPartitionList};
 
 use super::client::{LogContext, client_config};
@@ -57,6 +58,7 @@ impl GroupContext {
                 .push(element.topic().to_owned());
         }
         let partitions: Vec<i32> = group.assigned.keys().copied().collect();
+        self.set_assigned(group.assigned.len());
         for &partition in &partitions {
             if group.workers.contains_key(&partition) {
                 continue;
@@ -85,6 +87,8 @@ impl GroupContext {
                 group.parked.remove(partition);
                 group.paused.remove(partition);
             }
+            self.set_assigned(group.assigned.len());
+            self.forget_lag(&partitions);
             partitions
                 .iter()
                 .filter_map(|p| group.workers.remove(p))
@@ -95,6 +99,65 @@ impl GroupContext {
         }
         self.commit(consumer, CommitMode::Sync, Some(&partitions));
         tracing::info!(?partitions, "partitions revoked");
+    }
+
+    fn set_assigned(&self, partitions: usize) {
+        self.shared.health.set_partitions(partitions);
+        self.shared
+            .metrics
+            .partitions_assigned
+            .set(partitions as i64);
+    }
+
+    fn forget_lag(&self, partitions: &BTreeSet<i32>) {
+        for topic in self.shared.topics.inputs() {
+            for partition in partitions {
+                let _ = self
+                    .shared
+                    .metrics
+                    .consumer_lag
+                    .remove_label_values(&[topic.as_str(), &partition.to_string()]);
+            }
+        }
+    }
+
+    /// Lag per owned partition: the high-water mark librdkafka learned from
+    /// fetch responses, minus the next offset engram will commit (what it
+    /// made durable; else what the group committed). Also whether a broker
+    /// connection is up, for readiness.
+    fn record_statistics(&self, statistics: &Statistics) {
+        let up = statistics
+            .brokers
+            .values()
+            .any(|broker| broker.state == "UP");
+        self.shared.health.set_broker_up(up);
+        let assigned = self.group().assigned.clone();
+        for (partition, topics) in &assigned {
+            for topic in topics {
+                let Some(stats) = statistics
+                    .topics
+                    .get(topic)
+                    .and_then(|t| t.partitions.get(partition))
+                else {
+                    continue;
+                };
+                if stats.hi_offset < 0 {
+                    continue;
+                }
+                let next = self
+                    .shared
+                    .offsets
+                    .get(&(topic.clone(), *partition))
+                    .map(|offset| *offset)
+                    .or((stats.committed_offset >= 0).then_some(stats.committed_offset))
+                    .unwrap_or(stats.lo_offset.max(0));
+                self.shared
+                    .metrics
+                    .consumer_lag
+                    .with_label_values(&[topic.as_str(), &partition.to_string()])
+                    .set((stats.hi_offset - next).max(0));
+            }
+        }
     }
 
     /// Commits the durable offsets that changed (of `only` these partitions,
@@ -232,7 +295,17 @@ impl ClientContext for GroupContext {
     }
 
     fn error(&self, error: RdKafkaError, reason: &str) {
+        if matches!(
+            error.rdkafka_error_code(),
+            Some(rdkafka::types::RDKafkaErrorCode::AllBrokersDown)
+        ) {
+            self.shared.health.set_broker_up(false);
+        }
         LogContext.error(error, reason);
+    }
+
+    fn stats(&self, statistics: Statistics) {
+        self.record_statistics(&statistics);
     }
 }
 
@@ -277,6 +350,8 @@ pub fn consume(shared: Arc<Shared>, shutdown: &AtomicBool) -> Result<(), KafkaEr
         ),
         // Partition p of every input topic goes to the same member.
         ("partition.assignment.strategy", "range".to_owned()),
+        // Lag (from fetch responses) and broker states for metrics and readiness.
+        ("statistics.interval.ms", "5000".to_owned()),
     ];
     let context = GroupContext {
         shared: Arc::clone(&shared),
@@ -301,6 +376,11 @@ pub fn consume(shared: Arc<Shared>, shutdown: &AtomicBool) -> Result<(), KafkaEr
             None => {}
             Some(Ok(message)) => {
                 shared.stats.consumed.fetch_add(1, Ordering::Relaxed);
+                shared
+                    .metrics
+                    .consumed
+                    .with_label_values(&[message.topic()])
+                    .inc();
                 consumer.context().dispatch(&consumer, message.detach());
             }
             Some(Err(error)) => tracing::warn!(%error, "consumer error"),

@@ -34,7 +34,9 @@ use crate::config::{Config, KafkaConfig};
 use crate::cycle::CycleSettings;
 use crate::embed::{BatcherConfig, EmbedBatcher, Embedder, EmbeddingConfig};
 use crate::event::{EventCodec, WireFormat};
+use crate::http::{self, Health, HttpState};
 use crate::index::IndexConfig;
+use crate::metrics::Metrics;
 use crate::pipeline::{Decoding, RunSummary};
 use crate::store::Store;
 
@@ -104,7 +106,7 @@ pub(crate) struct Shared {
     index_config: IndexConfig,
     embedder: Option<Arc<dyn Embedder>>,
     batcher: Option<EmbedBatcher>,
-    producer: OutputProducer,
+    producer: Arc<OutputProducer>,
     decoding: Decoding,
     clock_mode: ClockMode,
     topics: Topics,
@@ -115,6 +117,8 @@ pub(crate) struct Shared {
     /// durable.
     offsets: DashMap<(String, i32), i64>,
     stats: Arc<Stats>,
+    metrics: Arc<Metrics>,
+    health: Arc<Health>,
 }
 
 /// The pieces of a service instance that are built outside this module.
@@ -122,6 +126,10 @@ pub struct ServiceParts {
     pub store: Arc<dyn Store>,
     pub settings: CycleSettings,
     pub embedder: Option<Arc<dyn Embedder>>,
+    pub metrics: Arc<Metrics>,
+    /// Where to serve `/healthz`, `/readyz`, `/metrics` and the API; `None`:
+    /// nowhere.
+    pub http_bind: Option<String>,
 }
 
 fn wire_format(name: &str, key: &str, auto: bool) -> Result<Option<WireFormat>, KafkaError> {
@@ -160,13 +168,30 @@ pub fn run(
         runtime.block_on(create_missing(kafka, &topics))?;
     }
     let stats = Arc::new(Stats::default());
-    let producer = OutputProducer::new(
+    let producer = Arc::new(OutputProducer::new(
         kafka,
         codec.clone(),
         topics.clone(),
         output_format,
         Arc::clone(&stats),
-    )?;
+        Arc::clone(&parts.metrics),
+    )?);
+    let health = Arc::new(Health::service());
+    if let Some(bind) = &parts.http_bind {
+        http::spawn(
+            bind,
+            HttpState {
+                metrics: Arc::clone(&parts.metrics),
+                health: Arc::clone(&health),
+                store: Arc::clone(&parts.store),
+                requests: Some(Arc::clone(&producer)),
+                report_wait: Duration::from_secs(30),
+                max_id_bytes: config.limits.max_id_bytes,
+            },
+            runtime.handle(),
+        )
+        .map_err(|e| KafkaError::Config(e.to_string()))?;
+    }
     let batcher = parts.embedder.as_ref().map(|embedder| {
         let _guard = runtime.enter();
         EmbedBatcher::spawn(
@@ -200,6 +225,8 @@ pub fn run(
         runtime: runtime.handle().clone(),
         offsets: DashMap::new(),
         stats: Arc::clone(&stats),
+        metrics: parts.metrics,
+        health,
     });
     consume::consume(Arc::clone(&shared), &shutdown)?;
     shared.producer.flush(Duration::from_secs(10));

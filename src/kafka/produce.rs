@@ -16,6 +16,7 @@ use super::{KafkaError, Stats};
 use crate::config::KafkaConfig;
 use crate::emit::{OutputSink, SinkError};
 use crate::event::{Event, EventCodec, WireFormat};
+use crate::metrics::Metrics;
 
 /// The producer of every output topic (one per instance, shared).
 pub struct OutputProducer {
@@ -24,6 +25,7 @@ pub struct OutputProducer {
     topics: Topics,
     format: WireFormat,
     stats: Arc<Stats>,
+    metrics: Arc<Metrics>,
 }
 
 impl OutputProducer {
@@ -33,6 +35,7 @@ impl OutputProducer {
         topics: Topics,
         format: WireFormat,
         stats: Arc<Stats>,
+        metrics: Arc<Metrics>,
     ) -> Result<Self, KafkaError> {
         let defaults = [
             // Broker-side de-duplication of retries, in order per partition.
@@ -50,6 +53,7 @@ impl OutputProducer {
             topics,
             format,
             stats,
+            metrics,
         })
     }
 
@@ -95,6 +99,7 @@ impl OutputProducer {
                     }
                     Err((error, _)) => {
                         self.stats.delivery_failures.fetch_add(1, Ordering::Relaxed);
+                        self.metrics.delivery_failures.inc();
                         tracing::warn!(
                             topic = self.topics.topic(events[i].event_type()),
                             event_id = events[i].event_id(),

@@ -21,6 +21,7 @@ use super::produce::KafkaSink;
 use crate::clock::Clock;
 use crate::embed::EMBEDDING_DIM;
 use crate::index::UserIndexes;
+use crate::metrics::MeteredSink;
 use crate::model::UserState;
 use crate::pipeline::{Pipeline, PipelineError, RunSummary};
 use crate::source::SourceRecord;
@@ -114,7 +115,10 @@ impl Worker {
                 pipeline = pipeline.with_batcher(batcher.clone(), shared.runtime.clone());
             }
         }
-        let mut sink = KafkaSink::new(&shared.producer, shared.runtime.clone(), &self.stop);
+        let mut sink = MeteredSink::new(
+            KafkaSink::new(&shared.producer, shared.runtime.clone(), &self.stop),
+            Arc::clone(&shared.metrics),
+        );
         // Cycles a crash left unfinished, and the schedule of this
         // partition's users, before any new event.
         let resumed = self.retry("resuming the partition's users", || {
@@ -145,6 +149,7 @@ impl Worker {
                         break;
                     };
                     self.shared.stats.add(&summary);
+                    self.shared.metrics.record_summary(&summary);
                     for (topic, offset) in next_offsets {
                         self.shared.offsets.insert((topic, self.partition), offset);
                     }

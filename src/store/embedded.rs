@@ -519,6 +519,12 @@ impl Store for EmbeddedStore {
         tx.commit().map_err(backend)
     }
 
+    fn ping(&self) -> Result<(), StoreError> {
+        self.connection()
+            .query_row("SELECT 1", [], |_| Ok(()))
+            .map_err(backend)
+    }
+
     fn memory(&self, user_id: &str, memory_id: &str) -> Result<Option<Memory>, StoreError> {
         let connection = self.connection();
         connection

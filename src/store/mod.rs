@@ -84,6 +84,10 @@ impl WriteBatch {
 pub trait Store: Send + Sync {
     fn commit(&self, batch: &WriteBatch) -> Result<(), StoreError>;
 
+    /// Checks that the store answers (for readiness probes): cheap, reads
+    /// no user data.
+    fn ping(&self) -> Result<(), StoreError>;
+
     fn memory(&self, user_id: &str, memory_id: &str) -> Result<Option<Memory>, StoreError>;
 
     /// The embedding of some memory of the user whose content has this

@@ -298,6 +298,8 @@ impl Engram {
             .env("ENGRAM_KAFKA_HEARTBEAT_INTERVAL_MS", "1000")
             .env("ENGRAM_LOG_FORMAT", "json")
             .env("ENGRAM_LOG_LEVEL", "info")
+            // Any free port: several instances run side by side.
+            .env("ENGRAM_HTTP_BIND", "127.0.0.1:0")
             .env(
                 "ENGRAM_EMBEDDING_MODEL_DIR",
                 super::cache().join("models/all-MiniLM-L6-v2"),
@@ -339,6 +341,21 @@ impl Engram {
                 let text = line["fields"]["partitions"].as_str()?.to_owned();
                 serde_json::from_str(&text).ok()
             })
+    }
+
+    /// The address of the HTTP endpoint, once it listens.
+    pub fn http_address(&self, wait: Duration) -> String {
+        poll_until(wait, Duration::from_millis(50), || {
+            self.log_lines()
+                .iter()
+                .find(|line| {
+                    line["fields"]["message"]
+                        .as_str()
+                        .is_some_and(|m| m.starts_with("HTTP endpoint listening"))
+                })
+                .and_then(|line| line["fields"]["address"].as_str().map(str::to_owned))
+                .ok_or_else(|| format!("no HTTP endpoint; log:\n{}", self.log_text()))
+        })
     }
 
     pub fn wait_assigned(&self, wait: Duration) -> Vec<i64> {

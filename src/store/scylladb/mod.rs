@@ -456,6 +456,7 @@ statements! {
     run_reports_of_user = "SELECT run_id, started_at, report FROM run_reports WHERE user_id = ?";
     run_report_owner = "SELECT user_id FROM run_reports_by_id WHERE run_id = ?";
     schema_versions = "SELECT version FROM schema_migrations";
+    ping = "SELECT release_version FROM system.local";
 }
 
 #[derive(DeserializeRow)]
@@ -1106,6 +1107,15 @@ fn join(
 }
 
 impl Store for ScyllaStore {
+    fn ping(&self) -> Result<(), StoreError> {
+        self.call(|inner| async move {
+            inner
+                .rows::<(Option<String>,)>(&inner.statements.ping, ())
+                .await
+                .map(drop)
+        })
+    }
+
     fn commit(&self, batch: &WriteBatch) -> Result<(), StoreError> {
         if batch.is_empty() {
             return Ok(());
