@@ -22,6 +22,7 @@ pub mod metrics;
 pub mod model;
 pub mod pipeline;
 pub mod plan;
+pub mod progress;
 pub mod rewrite;
 pub mod salience;
 pub mod schedule;

@@ -24,6 +24,7 @@ use engram::kafka;
 use engram::metrics::{MeteredEmbedder, MeteredSink, MeteredStore, Metrics};
 use engram::pipeline::Pipeline;
 use engram::plan::RuleSet;
+use engram::progress;
 use engram::rewrite::ChatRewriter;
 use engram::source::LineSource;
 use engram::store::{self, EmbeddedStore, ScyllaStore, Store};
@@ -92,13 +93,22 @@ enum Command {
 
 #[derive(Args)]
 struct ConsolidateArgs {
+    /// The user to consolidate.
+    #[arg(
+        long,
+        required_unless_present = "all_users",
+        conflicts_with = "all_users"
+    )]
+    user: Option<String>,
+    /// Every user with stored state, one after the other (with a progress
+    /// bar on a terminal); prints one line per user.
     #[arg(long)]
-    user: String,
+    all_users: bool,
     /// Apply the plan (default: dry run, nothing changes).
     #[arg(long)]
     execute: bool,
     /// Write the full JSON report here.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "all_users")]
     report: Option<PathBuf>,
     /// "Now" for the cycle as RFC 3339 (default: the wall clock). The same
     /// state, time and config give the same plan.
@@ -221,7 +231,15 @@ fn migrate(config: &Config) -> Result<()> {
         );
         return Ok(());
     }
-    let outcome = store::migrate(&config.scylla)?;
+    let bar = progress::items(
+        store::schema::statement_count() as u64,
+        "statements",
+        "migrating",
+    );
+    let step = bar.clone();
+    let outcome = store::migrate(&config.scylla, Box::new(move || step.inc(1)));
+    bar.finish_and_clear();
+    let outcome = outcome?;
     if outcome.applied.is_empty() {
         println!(
             "keyspace {} is at schema version {}; nothing to apply",
@@ -370,6 +388,7 @@ fn run_embedded(config: &Config) -> Result<()> {
         None => None,
     };
     let input_path = config.input.path.as_str();
+    let mut reading = None;
     let (reader, default_stream): (Box<dyn io::BufRead>, String) = if input_path == "-" {
         (Box::new(io::stdin().lock()), "stdin".to_owned())
     } else {
@@ -378,8 +397,11 @@ fn run_embedded(config: &Config) -> Result<()> {
         let absolute = Path::new(input_path)
             .canonicalize()
             .with_context(|| format!("cannot resolve input {input_path}"))?;
+        let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+        let bar = progress::bytes(size, "reading events");
+        reading = Some(bar.clone());
         (
-            Box::new(BufReader::new(file)),
+            Box::new(BufReader::new(bar.wrap_read(file))),
             format!("file:{}", absolute.display()),
         )
     };
@@ -421,6 +443,9 @@ fn run_embedded(config: &Config) -> Result<()> {
         );
     }
     let summary = pipeline.run(&mut source, &mut sink)?;
+    if let Some(bar) = reading {
+        bar.finish_and_clear();
+    }
     metrics.record_summary(&summary);
     let elapsed = started.elapsed();
     info!(
@@ -454,36 +479,66 @@ fn consolidate(config: &Config, args: &ConsolidateArgs) -> Result<()> {
             .timestamp_millis(),
         None => chrono::Utc::now().timestamp_millis(),
     };
-    let state = store.user_state(&args.user)?;
-    if state.is_none() && store.memories(&args.user)?.is_empty() {
-        bail!("user {} has no memories", args.user);
-    }
-    let previous = state.and_then(|s| s.last_run_id).unwrap_or_default();
     let mode = if args.execute {
         RunMode::Execute
     } else {
         RunMode::DryRun
     };
-    let request = CycleRequest {
-        user_id: args.user.clone(),
-        run_id: derived_id(&[
-            &args.user,
-            "cli",
-            &now.to_string(),
-            &previous,
-            &format!("{mode:?}"),
-        ]),
-        trigger: TriggerReason::Manual,
-        mode,
-        now,
-    };
     let shape = config.embedding.sub_batch();
     let embedder = embedder.as_ref().map(|e| (e as &dyn Embedder, shape));
-    let output = run_cycle(store.as_ref(), &request, &settings, embedder)?;
-    let report = &output.report;
-    print_report(report);
+    let run = |user: &str| -> Result<CycleReport> {
+        let state = store.user_state(user)?;
+        if state.is_none() && store.memories(user)?.is_empty() {
+            bail!("user {user} has no memories");
+        }
+        let previous = state.and_then(|s| s.last_run_id).unwrap_or_default();
+        let request = CycleRequest {
+            user_id: user.to_owned(),
+            run_id: derived_id(&[
+                user,
+                "cli",
+                &now.to_string(),
+                &previous,
+                &format!("{mode:?}"),
+            ]),
+            trigger: TriggerReason::Manual,
+            mode,
+            now,
+        };
+        Ok(run_cycle(store.as_ref(), &request, &settings, embedder)?.report)
+    };
+    let Some(user) = &args.user else {
+        let users = store.users()?;
+        let bar = progress::items(users.len() as u64, "users", "consolidating");
+        for user in &users {
+            let report = run(user)?;
+            let c = &report.counts;
+            bar.suspend(|| {
+                println!(
+                    "{user}: run {} ({}), {} memories, {} merged, {} contradictions, {} superseded, {} patterns, {} archived",
+                    report.run_id,
+                    match report.mode {
+                        RunMode::DryRun => "dry run",
+                        RunMode::Execute => "executed",
+                    },
+                    c.memories_processed,
+                    c.duplicates_merged,
+                    c.contradictions_found,
+                    c.superseded,
+                    c.patterns_extracted,
+                    c.archived
+                )
+            });
+            bar.inc(1);
+        }
+        bar.finish_and_clear();
+        println!("{} users consolidated", users.len());
+        return Ok(());
+    };
+    let report = run(user)?;
+    print_report(&report);
     if let Some(path) = &args.report {
-        let json = serde_json::to_string_pretty(report)?;
+        let json = serde_json::to_string_pretty(&report)?;
         std::fs::write(path, json + "\n")
             .with_context(|| format!("cannot write report {}", path.display()))?;
         println!("report written to {}", path.display());

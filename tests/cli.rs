@@ -362,3 +362,104 @@ fn an_invalid_rules_file_stops_start_up_naming_line_and_field() {
         "nothing is created before the rules are checked"
     );
 }
+
+/// The first `lines` events of the sample, in a file of their own.
+fn sample_prefix(dir: &Path, lines: usize) -> String {
+    let text = std::fs::read_to_string(sample()).unwrap();
+    let prefix: Vec<&str> = text.lines().take(lines).collect();
+    let path = dir.join("events.jsonl");
+    std::fs::write(&path, prefix.join("\n") + "\n").unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn logs_say_what_cycles_did_but_never_what_memories_say() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = sample_prefix(dir.path(), 1_500);
+    let state = dir.path().join("state").display().to_string();
+    let out = dir.path().join("out.jsonl").display().to_string();
+    let run = engram(
+        &[
+            "run", "--input", &input, "--output", &out, "--state", &state,
+        ],
+        &[("ENGRAM_LOG_LEVEL", "info"), ("ENGRAM_LOG_FORMAT", "json")],
+    );
+    ok(&run);
+    let logs = String::from_utf8_lossy(&run.stderr);
+    let cycles: Vec<serde_json::Value> = logs
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|line| line["fields"]["message"] == "consolidation cycle finished")
+        .collect();
+    assert!(!cycles.is_empty(), "{logs}");
+    for cycle in &cycles {
+        for field in ["user_id", "run_id", "duration_ms", "merged", "archived"] {
+            assert!(!cycle["fields"][field].is_null(), "{field} in {cycle}");
+        }
+    }
+    let text = std::fs::read_to_string(&input).unwrap();
+    let contents: Vec<String> = text
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter_map(|event| event["content"].as_str().map(str::to_owned))
+        .filter(|content| content.len() > 12)
+        .collect();
+    assert!(contents.len() > 100);
+    for content in &contents {
+        assert!(
+            !logs.contains(content.as_str()),
+            "memory content logged: {content}"
+        );
+    }
+}
+
+#[test]
+fn progress_is_drawn_on_a_terminal_and_nothing_extra_when_piped() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = sample_prefix(dir.path(), 600);
+    let state = dir.path().join("state").display().to_string();
+    let out = dir.path().join("out.jsonl").display().to_string();
+    let run = [
+        "run", "--input", &input, "--output", &out, "--state", &state,
+    ];
+    let piped = engram(&run, &[("ENGRAM_LOG_LEVEL", "off")]);
+    ok(&piped);
+    let stderr = String::from_utf8_lossy(&piped.stderr);
+    assert!(
+        !stderr.contains("reading events") && !stderr.contains('\r'),
+        "{stderr}"
+    );
+    let all = engram(
+        &["consolidate", "--all-users", "--state", &state],
+        &[("ENGRAM_LOG_LEVEL", "off")],
+    );
+    let listed = ok(&all);
+    assert!(listed.contains("users consolidated"), "{listed}");
+    assert!(
+        !listed.contains("consolidating [") && all.stderr.is_empty(),
+        "{listed}"
+    );
+    assert!(
+        listed.lines().any(|l| l.starts_with("alice: run ")),
+        "{listed}"
+    );
+
+    // A terminal, through util-linux `script` (a pseudo-terminal).
+    let Ok(_) = Command::new("script").arg("--version").output() else {
+        eprintln!("`script` is not installed: terminal progress not checked");
+        return;
+    };
+    let command = format!(
+        "{} run --input {input} --output {out}.tty --state {state}.tty",
+        env!("CARGO_BIN_EXE_engram")
+    );
+    let tty = Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .env("ENGRAM_LOG_LEVEL", "off")
+        .output()
+        .unwrap();
+    let drawn = String::from_utf8_lossy(&tty.stdout);
+    assert!(tty.status.success(), "{drawn}");
+    assert!(drawn.contains("reading events ["), "{drawn}");
+    assert!(drawn.contains("ETA"), "{drawn}");
+}

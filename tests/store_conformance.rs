@@ -69,7 +69,7 @@ impl Drop for Keyspace {
 
 fn scylla() -> Option<Handle> {
     let config = scylla_config()?;
-    engram::store::migrate(&config).unwrap();
+    engram::store::migrate(&config, Box::new(|| {})).unwrap();
     let store = ScyllaStore::connect(&config).unwrap();
     Some(Handle {
         store: Box::new(store),
@@ -809,9 +809,9 @@ fn scylla_migrate_is_idempotent_and_connect_needs_it() {
         .err()
         .expect("no keyspace yet");
     assert!(error.to_string().contains(&config.keyspace), "{error}");
-    let first = engram::store::migrate(&config).unwrap();
+    let first = engram::store::migrate(&config, Box::new(|| {})).unwrap();
     assert_eq!(first.applied, vec![engram::store::schema::latest_version()]);
-    let again = engram::store::migrate(&config).unwrap();
+    let again = engram::store::migrate(&config, Box::new(|| {})).unwrap();
     assert!(again.applied.is_empty(), "{again:?}");
     assert_eq!(again.version, first.version);
     ScyllaStore::connect(&config).unwrap();

@@ -154,7 +154,12 @@ pub struct MigrateOutcome {
 
 /// Creates the keyspace if needed and applies every schema version not yet
 /// recorded in `schema_migrations`. Safe to run again at any time.
-pub fn migrate(config: &ScyllaConfig) -> Result<MigrateOutcome, StoreError> {
+/// `on_statement` is called once per statement of
+/// [`schema::statement_count`], applied or found already applied.
+pub fn migrate(
+    config: &ScyllaConfig,
+    on_statement: Box<dyn Fn() + Send>,
+) -> Result<MigrateOutcome, StoreError> {
     let keyspace = schema::keyspace_statements(config).map_err(|e| open_error(config, e))?;
     let runtime = store_runtime().map_err(|e| open_error(config, e))?;
     let config = config.clone();
@@ -176,6 +181,7 @@ pub fn migrate(config: &ScyllaConfig) -> Result<MigrateOutcome, StoreError> {
         };
         for statement in keyspace {
             ddl(statement).await?;
+            on_statement();
         }
         session
             .use_keyspace(config.keyspace.as_str(), false)
@@ -191,11 +197,15 @@ pub fn migrate(config: &ScyllaConfig) -> Result<MigrateOutcome, StoreError> {
         let mut applied = Vec::new();
         for migration in schema::MIGRATIONS {
             if done.contains(&migration.version) {
+                for _ in schema::statements(migration.cql) {
+                    on_statement();
+                }
                 continue;
             }
             info!(version = migration.version, "applying schema migration");
             for statement in schema::statements(migration.cql) {
                 ddl(statement).await?;
+                on_statement();
             }
             let now = scylla::value::CqlTimestamp(now_micros() / 1_000);
             session

@@ -32,6 +32,15 @@ pub fn latest_version() -> i32 {
     MIGRATIONS.last().map_or(0, |m| m.version)
 }
 
+/// Statements `migrate` goes through: the keyspace's and every version's.
+pub fn statement_count() -> usize {
+    statements(KEYSPACE_CQL).len()
+        + MIGRATIONS
+            .iter()
+            .map(|m| statements(m.cql).len())
+            .sum::<usize>()
+}
+
 /// The statements of a CQL file: comments dropped, split at `;`.
 pub fn statements(cql: &str) -> Vec<String> {
     let without_comments: String = cql
