@@ -10,7 +10,7 @@ export ENGRAM_CACHE ?= $(CURDIR)/.cache/engram
 export ENGRAM_EMBEDDING_MODEL_DIR ?= $(ENGRAM_CACHE)/models/all-MiniLM-L6-v2
 export ENGRAM_EMBEDDING_RUNTIME_LIBRARY ?= $(ENGRAM_CACHE)/onnxruntime/libonnxruntime.so
 
-.PHONY: all build models doctor run test test-scylla fmt lint unit bench bench-embed bench-cycle bench-kafka sample clean
+.PHONY: all build models browser doctor run test test-scylla fmt lint unit bench bench-embed bench-cycle bench-kafka sample clean
 
 all: build
 
@@ -52,8 +52,15 @@ fmt:
 lint:
 	$(CARGO) clippy --all-targets -- -D warnings
 
-unit: models
-	$(CARGO) test --all-targets
+unit: models browser
+	ENGRAM_REQUIRE_BROWSER=1 $(CARGO) test --all-targets
+
+## Debian's chromium, for the test that looks at the HTML report in a real
+## headless browser (installed with apt-get when missing; needs root).
+browser:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 \
+		|| (apt-get install -y -q --no-install-recommends chromium >/dev/null \
+		|| (apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends chromium >/dev/null))
 
 ## The store conformance suite against a ScyllaDB cluster, e.g.
 ## `make test-scylla SCYLLA_NODES=127.0.0.1:9042` (each test uses a keyspace

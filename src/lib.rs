@@ -23,6 +23,7 @@ pub mod model;
 pub mod pipeline;
 pub mod plan;
 pub mod progress;
+pub mod report;
 pub mod rewrite;
 pub mod salience;
 pub mod schedule;

@@ -80,6 +80,9 @@ enum Command {
     },
     /// Restore every memory and link a run changed, and remove what it created.
     Undo { run_id: String },
+    /// Render a user's memories and a run (the latest, or --run) as one
+    /// self-contained HTML page.
+    Report(ReportArgs),
     /// Create or upgrade the ScyllaDB keyspace and tables (idempotent; run
     /// once per deployment or upgrade, before `engram run`).
     Migrate,
@@ -114,6 +117,22 @@ struct ConsolidateArgs {
     /// state, time and config give the same plan.
     #[arg(long)]
     now: Option<String>,
+}
+
+#[derive(Args)]
+struct ReportArgs {
+    /// The user (default with --run: the run's user).
+    #[arg(long, required_unless_present = "run")]
+    user: Option<String>,
+    /// The run to show (default: the user's latest).
+    #[arg(long)]
+    run: Option<String>,
+    /// The memory at the centre of the link graph (default: the most linked).
+    #[arg(long)]
+    memory: Option<String>,
+    /// Where to write the page.
+    #[arg(long)]
+    html: PathBuf,
 }
 
 #[derive(Args)]
@@ -179,6 +198,7 @@ fn run() -> Result<()> {
         Command::Dump { user } => dump(&config, user.as_deref()),
         Command::Doctor => doctor(&config),
         Command::Migrate => migrate(&config),
+        Command::Report(args) => html_report(&config, &args),
         Command::Similarity { texts } => similarity(&config, &texts),
         Command::Consolidate(args) => consolidate(&config, &args),
         Command::Inspect {
@@ -219,6 +239,52 @@ fn open_store(config: &Config) -> Result<Box<dyn Store>> {
         return Ok(Box::new(ScyllaStore::connect(&config.scylla)?));
     }
     Ok(Box::new(EmbeddedStore::open(&config.state.dir)?))
+}
+
+fn html_report(config: &Config, args: &ReportArgs) -> Result<()> {
+    let store = open_store(config)?;
+    let (user_id, stored) = match &args.run {
+        Some(run_id) => {
+            let stored = store
+                .find_run_report(run_id)?
+                .with_context(|| format!("no run {run_id}"))?;
+            if let Some(user) = &args.user
+                && user != &stored.user_id
+            {
+                bail!("run {run_id} belongs to another user, not {user}");
+            }
+            (stored.user_id.clone(), Some(stored))
+        }
+        None => {
+            let user = args.user.clone().unwrap_or_default();
+            let latest = store.run_reports(&user)?.pop();
+            (user, latest)
+        }
+    };
+    let run = stored.as_ref().map(CycleReport::from_stored).transpose()?;
+    let memories = store.memories(&user_id)?;
+    if memories.is_empty() && run.is_none() {
+        bail!("user {user_id} has no memories");
+    }
+    let links = store.links(&user_id)?;
+    // The run's own time, so a page about a run shows it as it was.
+    let now = run.as_ref().map_or_else(
+        || chrono::Utc::now().timestamp_millis(),
+        |r| r.started_at.timestamp_millis(),
+    );
+    let page = engram::report::ReportPage {
+        user_id: &user_id,
+        memories: &memories,
+        links: &links,
+        run: run.as_ref(),
+        focus: args.memory.as_deref(),
+        now,
+        salience: &config.salience,
+    };
+    std::fs::write(&args.html, engram::report::render_html(&page))
+        .with_context(|| format!("cannot write {}", args.html.display()))?;
+    println!("report written to {}", args.html.display());
+    Ok(())
 }
 
 /// Applies the ScyllaDB schema (the embedded store migrates itself on open).
