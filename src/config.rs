@@ -419,6 +419,9 @@ pub struct HttpConfig {
     pub bind: String,
     /// Serve it in embedded mode too (it is on in service mode).
     pub embedded: bool,
+    /// Bearer token required by every route but `/healthz` and `/readyz`;
+    /// empty: none.
+    pub token: String,
 }
 
 impl Default for HttpConfig {
@@ -426,6 +429,7 @@ impl Default for HttpConfig {
         Self {
             bind: "0.0.0.0:8080".to_owned(),
             embedded: false,
+            token: String::new(),
         }
     }
 }
@@ -435,6 +439,11 @@ impl HttpConfig {
     pub fn bind_for(&self, service: bool) -> Option<String> {
         let enabled = (service || self.embedded) && !self.bind.trim().is_empty();
         enabled.then(|| self.bind.trim().to_owned())
+    }
+
+    /// The token the endpoint requires, if any.
+    pub fn required_token(&self) -> Option<String> {
+        (!self.token.is_empty()).then(|| self.token.clone())
     }
 }
 

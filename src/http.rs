@@ -8,6 +8,9 @@
 //! | `POST /users/{id}/consolidate[?execute=true]` | runs a cycle (dry run unless `execute=true`) and returns its report |
 //! | `GET /users/{id}/report/latest` | the user's most recent run report |
 //!
+//! With `http.token` set, every route but the two probes requires
+//! `Authorization: Bearer TOKEN` (orchestrators probe without credentials).
+//!
 //! A consolidation request is not run here: it goes into the input stream as
 //! a `consolidation.requested` event, so the partition worker that owns the
 //! user runs it (one writer per user, in order with the user's events). The
@@ -21,8 +24,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use axum::Router;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, Query, Request, State};
 use axum::http::{StatusCode, header};
+use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::json;
@@ -100,6 +104,8 @@ pub struct HttpState {
     /// How long `POST /users/{id}/consolidate` waits for the run's report.
     pub report_wait: Duration,
     pub max_id_bytes: usize,
+    /// Bearer token the non-probe routes require; `None`: open.
+    pub token: Option<String>,
 }
 
 /// Listens on `bind` and serves on `runtime` until the runtime stops.
@@ -131,13 +137,51 @@ pub fn spawn(bind: &str, state: HttpState, runtime: &Handle) -> Result<SocketAdd
 }
 
 fn router(state: Arc<HttpState>) -> Router {
-    Router::new()
-        .route("/healthz", get(|| async { "ok\n" }))
-        .route("/readyz", get(readyz))
+    let guarded = Router::new()
         .route("/metrics", get(metrics))
         .route("/users/{user_id}/consolidate", post(consolidate))
         .route("/users/{user_id}/report/latest", get(latest_report))
+        .route_layer(middleware::from_fn_with_state(
+            Arc::clone(&state),
+            require_token,
+        ));
+    Router::new()
+        .route("/healthz", get(|| async { "ok\n" }))
+        .route("/readyz", get(readyz))
+        .merge(guarded)
         .with_state(state)
+}
+
+/// Lets a request through when no token is configured or it carries it.
+async fn require_token(
+    State(state): State<Arc<HttpState>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let Some(token) = &state.token else {
+        return next.run(request).await;
+    };
+    let presented = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.strip_prefix("Bearer "));
+    match presented {
+        Some(presented) if same_secret(presented.as_bytes(), token.as_bytes()) => {
+            next.run(request).await
+        }
+        _ => (
+            StatusCode::UNAUTHORIZED,
+            [(header::WWW_AUTHENTICATE, "Bearer")],
+            "a bearer token is required\n",
+        )
+            .into_response(),
+    }
+}
+
+/// Compares secrets in time independent of where they differ.
+fn same_secret(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 fn json_response(status: StatusCode, body: serde_json::Value) -> Response {
@@ -310,6 +354,14 @@ mod tests {
         health.set_broker_up(false);
         assert_eq!(health.problems(), ["no broker connection"]);
         assert!(Health::embedded().problems().is_empty());
+    }
+
+    #[test]
+    fn secrets_compare_whole() {
+        assert!(same_secret(b"s3cret", b"s3cret"));
+        assert!(!same_secret(b"s3cret", b"s3creT"));
+        assert!(!same_secret(b"s3cret", b"s3cret!"));
+        assert!(!same_secret(b"", b"x"));
     }
 
     #[test]

@@ -447,6 +447,7 @@ fn run_embedded(config: &Config) -> Result<()> {
                 requests: None,
                 report_wait: std::time::Duration::ZERO,
                 max_id_bytes: config.limits.max_id_bytes,
+                token: config.http.required_token(),
             };
             http::spawn(&bind, state, runtime.handle())?;
             Some(runtime)

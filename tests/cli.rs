@@ -463,3 +463,85 @@ fn progress_is_drawn_on_a_terminal_and_nothing_extra_when_piped() {
     assert!(drawn.contains("reading events ["), "{drawn}");
     assert!(drawn.contains("ETA"), "{drawn}");
 }
+
+#[test]
+fn the_http_endpoint_in_embedded_mode_requires_its_token_but_not_for_probes() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state").display().to_string();
+    // stdin stays open, so the run (and its endpoint) lives until we close it.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_engram"))
+        .args([
+            "run",
+            "--input",
+            "-",
+            "--output",
+            "/dev/null",
+            "--state",
+            &state,
+        ])
+        .env("ENGRAM_LOG_LEVEL", "info")
+        .env("ENGRAM_LOG_FORMAT", "json")
+        .env("ENGRAM_HTTP_EMBEDDED", "true")
+        .env("ENGRAM_HTTP_BIND", "127.0.0.1:0")
+        .env("ENGRAM_HTTP_TOKEN", "s3cret")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut logs = BufReader::new(child.stderr.take().unwrap());
+    let address = loop {
+        let mut line = String::new();
+        assert!(logs.read_line(&mut line).unwrap() > 0, "engram exited");
+        let Ok(entry) = serde_json::from_str::<serde_json::Value>(&line) else {
+            continue;
+        };
+        if let Some(address) = entry["fields"]["address"].as_str() {
+            break address.to_owned();
+        }
+    };
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let status = |method: &str, path: &str, token: Option<&str>| {
+        let url = format!("http://{address}{path}");
+        let response = match (method, token) {
+            ("GET", None) => agent.get(&url).call(),
+            ("GET", Some(t)) => agent
+                .get(&url)
+                .header("Authorization", format!("Bearer {t}"))
+                .call(),
+            (_, None) => agent.post(&url).send_empty(),
+            (_, Some(t)) => agent
+                .post(&url)
+                .header("Authorization", format!("Bearer {t}"))
+                .send_empty(),
+        };
+        response.unwrap().status().as_u16()
+    };
+    assert_eq!(status("GET", "/healthz", None), 200);
+    assert_eq!(
+        status("GET", "/readyz", None),
+        200,
+        "embedded: ready with a store"
+    );
+    assert_eq!(status("GET", "/metrics", None), 401);
+    assert_eq!(status("GET", "/metrics", Some("wrong")), 401);
+    assert_eq!(status("GET", "/metrics", Some("s3cret")), 200);
+    assert_eq!(status("GET", "/users/ada/report/latest", None), 401);
+    assert_eq!(
+        status("GET", "/users/ada/report/latest", Some("s3cret")),
+        404
+    );
+    assert_eq!(
+        status("POST", "/users/ada/consolidate", Some("s3cret")),
+        409,
+        "no stream to send a request into"
+    );
+    drop(child.stdin.take());
+    assert!(child.wait().unwrap().success());
+}

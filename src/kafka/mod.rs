@@ -187,6 +187,7 @@ pub fn run(
                 requests: Some(Arc::clone(&producer)),
                 report_wait: Duration::from_secs(30),
                 max_id_bytes: config.limits.max_id_bytes,
+                token: config.http.required_token(),
             },
             runtime.handle(),
         )
