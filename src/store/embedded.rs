@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, ErrorCode, OptionalExtension, Row, Transaction, params};
 
-use super::{Store, StoreError, Write, WriteBatch};
+use super::{Store, StoreError, Write, WriteBatch, embedding_bytes, embedding_from_bytes};
 use crate::model::{Link, LinkType, Memory, MemoryKind, MemoryStatus, RunReport, UserState};
 use crate::salience::SalienceState;
 
@@ -235,12 +235,6 @@ fn to_json<T: serde::Serialize>(value: &T) -> String {
     serde_json::to_string(value).unwrap_or_else(|_| "[]".to_owned())
 }
 
-fn embedding_blob(embedding: &Option<Vec<f32>>) -> Option<Vec<u8>> {
-    embedding
-        .as_ref()
-        .map(|values| values.iter().flat_map(|x| x.to_le_bytes()).collect())
-}
-
 /// Runs a statement through the connection's statement cache: parsing SQL
 /// again for every write was most of a flush's time.
 fn cached_execute(
@@ -269,7 +263,7 @@ fn apply(tx: &Transaction<'_>, write: &Write) -> Result<(), StoreError> {
                     m.importance,
                     m.source,
                     m.content_hash,
-                    embedding_blob(&m.embedding),
+                    embedding_bytes(&m.embedding),
                     m.status.as_str(),
                     m.salience.created_at(),
                     to_json(&m.salience.recent()),
@@ -435,18 +429,10 @@ fn corrupt(index: usize, what: &str, reason: &str) -> rusqlite::Error {
 /// Decodes an embedding column (little-endian f32s).
 fn embedding_column(row: &Row<'_>, index: usize) -> rusqlite::Result<Option<Vec<f32>>> {
     let bytes: Option<Vec<u8>> = row.get(index)?;
-    match bytes {
-        Some(bytes) if bytes.len() % 4 != 0 => {
-            Err(corrupt(index, "embedding", "length is not a multiple of 4"))
-        }
-        Some(bytes) => Ok(Some(
-            bytes
-                .chunks_exact(4)
-                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                .collect(),
-        )),
-        None => Ok(None),
-    }
+    bytes
+        .map(|bytes| embedding_from_bytes(&bytes))
+        .transpose()
+        .map_err(|reason| corrupt(index, "embedding", reason))
 }
 
 fn memory_from_row(row: &Row<'_>) -> rusqlite::Result<Memory> {

@@ -145,6 +145,25 @@ pub trait Store: Send + Sync {
     fn run_reports(&self, user_id: &str) -> Result<Vec<RunReport>, StoreError>;
 }
 
+/// An embedding as both stores keep it: little-endian f32s, the same bytes
+/// in either, so both give back exactly the vectors they were given.
+fn embedding_bytes(embedding: &Option<Vec<f32>>) -> Option<Vec<u8>> {
+    embedding
+        .as_ref()
+        .map(|values| values.iter().flat_map(|x| x.to_le_bytes()).collect())
+}
+
+/// The vector of [`embedding_bytes`]; an error names what is wrong.
+fn embedding_from_bytes(bytes: &[u8]) -> Result<Vec<f32>, &'static str> {
+    if !bytes.len().is_multiple_of(4) {
+        return Err("length is not a multiple of 4");
+    }
+    Ok(bytes
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect())
+}
+
 /// A deterministic dump of everything stored, user by user: two stores with
 /// the same content dump to the same JSON.
 pub fn dump(store: &dyn Store) -> Result<serde_json::Value, StoreError> {

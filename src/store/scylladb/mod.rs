@@ -35,7 +35,7 @@ use tokio::runtime::Runtime;
 use tracing::{info, warn};
 
 use self::commit::{Facts, Op, Row};
-use super::{Store, StoreError, WriteBatch};
+use super::{Store, StoreError, WriteBatch, embedding_bytes, embedding_from_bytes};
 use crate::config::ScyllaConfig;
 use crate::model::{Link, LinkType, Memory, MemoryKind, MemoryStatus, RunReport, UserState};
 use crate::salience::SalienceState;
@@ -535,26 +535,11 @@ struct ReportRow {
     report: String,
 }
 
-fn embedding_blob(embedding: &Option<Vec<f32>>) -> Option<Vec<u8>> {
-    embedding
-        .as_ref()
-        .map(|values| values.iter().flat_map(|x| x.to_le_bytes()).collect())
-}
-
 fn embedding_from_blob(bytes: Option<Vec<u8>>) -> Result<Option<Vec<f32>>, StoreError> {
-    match bytes {
-        Some(bytes) if bytes.len() % 4 != 0 => Err(corrupt(
-            "memories.embedding",
-            "length is not a multiple of 4",
-        )),
-        Some(bytes) => Ok(Some(
-            bytes
-                .chunks_exact(4)
-                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                .collect(),
-        )),
-        None => Ok(None),
-    }
+    bytes
+        .map(|bytes| embedding_from_bytes(&bytes))
+        .transpose()
+        .map_err(|reason| corrupt("memories.embedding", reason))
 }
 
 fn memory_from_rows(
@@ -972,7 +957,7 @@ impl Inner {
                     m.importance,
                     m.source.as_deref(),
                     m.content_hash.as_str(),
-                    embedding_blob(&m.embedding),
+                    embedding_bytes(&m.embedding),
                     m.status.as_str(),
                     m.created_at(),
                     &m.merged_from,
@@ -1236,7 +1221,7 @@ mod tests {
     #[test]
     fn embeddings_round_trip_as_little_endian_f32() {
         let vector = vec![0.25_f32, -1.5, 3.0e-7];
-        let blob = embedding_blob(&Some(vector.clone())).unwrap();
+        let blob = embedding_bytes(&Some(vector.clone())).unwrap();
         assert_eq!(blob.len(), 12);
         assert_eq!(&blob[..4], &0.25_f32.to_le_bytes());
         assert_eq!(embedding_from_blob(Some(blob)).unwrap(), Some(vector));
