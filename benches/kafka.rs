@@ -26,7 +26,7 @@ use rdkafka::{ClientConfig, Offset, TopicPartitionList};
 const PARTITIONS: i32 = 2;
 const USERS: usize = 20;
 const MEMORIES: usize = 2_000;
-const ACCESSES: usize = 100_000;
+const ACCESSES: usize = 300_000;
 const WAIT: Duration = Duration::from_secs(1_800);
 
 fn cache() -> PathBuf {

@@ -277,8 +277,9 @@ pub struct KafkaConfig {
     /// Durable offsets are committed to the group at this interval (and on
     /// every revoke and at shutdown).
     pub commit_interval_ms: u64,
-    /// Events fetched but not yet applied, per partition; above it the
-    /// partition is paused until its worker catches up.
+    /// Events prefetched but not yet taken by the partition's worker; above
+    /// it the client stops fetching that partition until the worker catches
+    /// up (librdkafka's `queued.min.messages`).
     pub max_in_flight_per_partition: usize,
     /// Consolidation cycles running at once in this instance.
     pub max_concurrent_cycles: usize,

@@ -1,15 +1,17 @@
-//! The consumer: one thread polls the group, hands each message to its
-//! partition's worker, pauses partitions whose worker is behind, and commits
-//! the offsets the workers made durable, in batches.
+//! The consumer: one thread polls the group (rebalances, statistics) and
+//! commits the offsets the workers made durable, in batches. Each assigned
+//! partition's messages are split off into queues of their own, which its
+//! worker reads.
 //!
 //! Rebalances (eager, range assignor): on revoke, the affected workers finish
 //! the batch they hold and their durable offsets are committed before the
-//! partitions are released; on assign, new workers load their users' state
-//! from the store as events arrive.
+//! partitions are released; on assign, the partitions' queues are split off
+//! before anything is fetched and new workers load their users' state from
+//! the store.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 use rdkafka::client::ClientContext;
@@ -30,9 +32,6 @@ struct Group {
     workers: BTreeMap<i32, WorkerHandle>,
     /// Assigned topics per partition.
     assigned: BTreeMap<i32, Vec<String>>,
-    /// Messages fetched while a worker's queue was full, in order.
-    parked: BTreeMap<i32, VecDeque<OwnedMessage>>,
-    paused: BTreeSet<i32>,
     /// Offsets last committed, so unchanged ones are not sent again.
     committed: HashMap<(String, i32), i64>,
 }
@@ -40,6 +39,9 @@ struct Group {
 pub struct GroupContext {
     shared: Arc<Shared>,
     group: Mutex<Group>,
+    /// The consumer that owns this context, for splitting partition queues
+    /// inside the rebalance callback (weak: the consumer owns the context).
+    consumer: OnceLock<Weak<BaseConsumer<GroupContext>>>,
 }
 
 impl GroupContext {
@@ -64,7 +66,21 @@ impl GroupContext {
                 continue;
             }
             let topics = group.assigned[&partition].clone();
-            match WorkerHandle::spawn(partition, topics, Arc::clone(&self.shared)) {
+            let Some(consumer) = self.consumer.get().and_then(Weak::upgrade) else {
+                tracing::error!(partition, "the consumer is gone; no worker started");
+                continue;
+            };
+            let queues = topics
+                .iter()
+                .filter_map(|topic| {
+                    let queue = consumer.split_partition_queue(topic, partition);
+                    if queue.is_none() {
+                        tracing::error!(topic, partition, "cannot split off a partition queue");
+                    }
+                    queue
+                })
+                .collect();
+            match WorkerHandle::spawn(partition, topics, queues, Arc::clone(&self.shared)) {
                 Ok(worker) => {
                     group.workers.insert(partition, worker);
                 }
@@ -84,8 +100,6 @@ impl GroupContext {
             let mut group = self.group();
             for partition in &partitions {
                 group.assigned.remove(partition);
-                group.parked.remove(partition);
-                group.paused.remove(partition);
             }
             self.set_assigned(group.assigned.len());
             self.forget_lag(&partitions);
@@ -206,72 +220,19 @@ impl GroupContext {
         }
     }
 
-    /// Hands a message to its worker, or parks it (and pauses the
-    /// partition) while the worker is behind.
-    fn dispatch(&self, consumer: &BaseConsumer<GroupContext>, message: OwnedMessage) {
-        let partition = message.partition();
-        let mut group = self.group();
-        if let Some(parked) = group.parked.get_mut(&partition)
-            && !parked.is_empty()
-        {
-            parked.push_back(message);
-            return;
+    /// A message the main queue returned (fetched before its partition's
+    /// queue was split off) goes to its worker all the same.
+    fn dispatch(&self, message: OwnedMessage) {
+        let group = self.group();
+        if let Some(worker) = group.workers.get(&message.partition()) {
+            worker.hand_over(message);
         }
-        let Some(worker) = group.workers.get(&partition) else {
-            // Not ours (any more): the owner reads it from the committed offset.
-            return;
-        };
-        if let Err(message) = worker.offer(message) {
-            group
-                .parked
-                .entry(partition)
-                .or_default()
-                .push_back(message);
-            if group.paused.insert(partition) {
-                let list = partition_list(&group.assigned, partition);
-                if let Err(error) = consumer.pause(&list) {
-                    tracing::warn!(partition, %error, "cannot pause a partition");
-                }
-                tracing::debug!(partition, "partition paused: its worker is behind");
-            }
-        }
-    }
-
-    /// Moves parked messages to their workers; resumes drained partitions.
-    fn drain_parked(&self, consumer: &BaseConsumer<GroupContext>) {
-        let mut group = self.group();
-        let Group {
-            workers,
-            assigned,
-            parked,
-            paused,
-            ..
-        } = &mut *group;
-        for (partition, queue) in parked.iter_mut() {
-            let Some(worker) = workers.get(partition) else {
-                queue.clear();
-                continue;
-            };
-            while let Some(message) = queue.pop_front() {
-                if let Err(message) = worker.offer(message) {
-                    queue.push_front(message);
-                    break;
-                }
-            }
-            if queue.is_empty() && paused.remove(partition) {
-                let list = partition_list(assigned, *partition);
-                if let Err(error) = consumer.resume(&list) {
-                    tracing::warn!(partition, %error, "cannot resume a partition");
-                }
-            }
-        }
-        parked.retain(|_, queue| !queue.is_empty());
+        // Otherwise not ours (any more): the owner reads it from the committed offset.
     }
 
     fn stop_all(&self, consumer: &BaseConsumer<GroupContext>) {
         let stopping: Vec<WorkerHandle> = {
             let mut group = self.group();
-            group.parked.clear();
             std::mem::take(&mut group.workers).into_values().collect()
         };
         for worker in stopping {
@@ -279,14 +240,6 @@ impl GroupContext {
         }
         self.commit(consumer, CommitMode::Sync, None);
     }
-}
-
-fn partition_list(assigned: &BTreeMap<i32, Vec<String>>, partition: i32) -> TopicPartitionList {
-    let mut list = TopicPartitionList::new();
-    for topic in assigned.get(&partition).into_iter().flatten() {
-        list.add_partition(topic, partition);
-    }
-    list
 }
 
 impl ClientContext for GroupContext {
@@ -352,14 +305,27 @@ pub fn consume(shared: Arc<Shared>, shutdown: &AtomicBool) -> Result<(), KafkaEr
         ("partition.assignment.strategy", "range".to_owned()),
         // Lag (from fetch responses) and broker states for metrics and readiness.
         ("statistics.interval.ms", "5000".to_owned()),
+        // Prefetched but not yet taken by its worker, per partition: the
+        // in-flight bound and the point where back-pressure starts.
+        (
+            "queued.min.messages",
+            config.max_in_flight_per_partition.max(1).to_string(),
+        ),
+        // How soon a full partition is looked at again: a worker drains its
+        // prefetch in well under librdkafka's default second, then idles.
+        ("fetch.queue.backoff.ms", "20".to_owned()),
     ];
     let context = GroupContext {
         shared: Arc::clone(&shared),
         group: Mutex::new(Group::default()),
+        consumer: OnceLock::new(),
     };
-    let consumer: BaseConsumer<GroupContext> = client_config(config, &defaults)?
-        .create_with_context(context)
-        .map_err(|e| KafkaError::Client(format!("cannot create the consumer: {e}")))?;
+    let consumer: Arc<BaseConsumer<GroupContext>> = Arc::new(
+        client_config(config, &defaults)?
+            .create_with_context(context)
+            .map_err(|e| KafkaError::Client(format!("cannot create the consumer: {e}")))?,
+    );
+    let _ = consumer.context().consumer.set(Arc::downgrade(&consumer));
     let inputs = shared.topics.inputs();
     let names: Vec<&str> = inputs.iter().map(String::as_str).collect();
     consumer
@@ -371,18 +337,9 @@ pub fn consume(shared: Arc<Shared>, shutdown: &AtomicBool) -> Result<(), KafkaEr
     let mut last_commit = Instant::now();
     let mut last_report = Instant::now();
     while !shutdown.load(Ordering::Relaxed) {
-        consumer.context().drain_parked(&consumer);
         match consumer.poll(Duration::from_millis(100)) {
             None => {}
-            Some(Ok(message)) => {
-                shared.stats.consumed.fetch_add(1, Ordering::Relaxed);
-                shared
-                    .metrics
-                    .consumed
-                    .with_label_values(&[message.topic()])
-                    .inc();
-                consumer.context().dispatch(&consumer, message.detach());
-            }
+            Some(Ok(message)) => consumer.context().dispatch(message.detach()),
             Some(Err(error)) => tracing::warn!(%error, "consumer error"),
         }
         if last_commit.elapsed() >= commit_every {

@@ -5,18 +5,26 @@
 //! A worker owns partition `p` of every input topic: input topics are
 //! co-partitioned by `user_id` (the range assignor gives partition `p` of
 //! each topic to the same member), so one user's events have one writer.
+//!
+//! It reads its partitions' own librdkafka queues, so back-pressure is
+//! per partition and free: a busy worker stops taking messages, librdkafka
+//! stops prefetching that partition at `queued.min.messages`, and other
+//! partitions go on. Nothing is paused, so nothing prefetched is dropped and
+//! fetched again.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use rdkafka::Message;
+use rdkafka::consumer::base_consumer::PartitionQueue;
 use rdkafka::message::OwnedMessage;
 
 use super::Shared;
+use super::consume::GroupContext;
 use super::produce::KafkaSink;
 use crate::clock::Clock;
 use crate::embed::EMBEDDING_DIM;
@@ -27,27 +35,69 @@ use crate::pipeline::{Pipeline, PipelineError, RunSummary};
 use crate::source::SourceRecord;
 use crate::store::Store;
 
+/// Longest sleep between looks at the stop flag and the stray-message inbox.
+const WAIT_SLICE: Duration = Duration::from_millis(50);
+
+/// Set by librdkafka when one of the worker's queues becomes non-empty.
+#[derive(Default)]
+struct Wake {
+    ready: Mutex<bool>,
+    signal: Condvar,
+}
+
+impl Wake {
+    fn notify(&self) {
+        *self.ready.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        self.signal.notify_one();
+    }
+
+    /// Waits up to `limit` for a notification, and consumes it.
+    fn wait(&self, limit: Duration) {
+        let mut ready = self.ready.lock().unwrap_or_else(|e| e.into_inner());
+        if !*ready {
+            ready = self
+                .signal
+                .wait_timeout(ready, limit)
+                .map(|(guard, _)| guard)
+                .unwrap_or_else(|e| e.into_inner().0);
+        }
+        *ready = false;
+    }
+}
+
 /// The consumer's handle on a running worker.
 pub struct WorkerHandle {
-    inbox: SyncSender<OwnedMessage>,
+    /// Messages of this partition that the consumer's main queue returned
+    /// (fetched before the partition's queue was split off).
+    inbox: Sender<OwnedMessage>,
+    wake: Arc<Wake>,
     stop: Arc<AtomicBool>,
     thread: JoinHandle<()>,
 }
 
 impl WorkerHandle {
-    /// Starts the worker of `partition` for the given input topics.
+    /// Starts the worker of `partition` for the given input topics, reading
+    /// their partition queues.
     pub fn spawn(
         partition: i32,
         topics: Vec<String>,
+        mut queues: Vec<PartitionQueue<GroupContext>>,
         shared: Arc<Shared>,
     ) -> std::io::Result<Self> {
-        let (inbox, messages) = sync_channel(shared.config.max_in_flight_per_partition.max(1));
+        let (inbox, strays) = channel();
         let stop = Arc::new(AtomicBool::new(false));
+        let wake = Arc::new(Wake::default());
+        for queue in &mut queues {
+            let wake = Arc::clone(&wake);
+            queue.set_nonempty_callback(move || wake.notify());
+        }
         let worker = Worker {
             partition,
             topics,
             shared,
-            messages,
+            queues,
+            strays,
+            wake: Arc::clone(&wake),
             stop: Arc::clone(&stop),
         };
         let thread = std::thread::Builder::new()
@@ -55,25 +105,26 @@ impl WorkerHandle {
             .spawn(move || worker.run())?;
         Ok(Self {
             inbox,
+            wake,
             stop,
             thread,
         })
     }
 
-    /// Hands a message over without blocking; gives it back when the
-    /// worker's queue is full (or the worker is gone).
-    pub fn offer(&self, message: OwnedMessage) -> Result<(), OwnedMessage> {
-        self.inbox.try_send(message).map_err(|e| match e {
-            std::sync::mpsc::TrySendError::Full(m)
-            | std::sync::mpsc::TrySendError::Disconnected(m) => m,
-        })
+    /// Hands over a message the main queue returned; the worker takes these
+    /// before its partition queues, which only hold later offsets.
+    pub fn hand_over(&self, message: OwnedMessage) {
+        if self.inbox.send(message).is_ok() {
+            self.wake.notify();
+        }
     }
 
-    /// Asks the worker to finish the batch it holds and waits for it. Queued
-    /// messages it has not taken yet are dropped: their offsets are not
+    /// Asks the worker to finish the batch it holds and waits for it.
+    /// Messages it has not taken yet are dropped: their offsets are not
     /// committed, so the partition's next owner reads them again.
     pub fn stop(self) {
         self.stop.store(true, Ordering::Relaxed);
+        self.wake.notify();
         drop(self.inbox);
         if self.thread.join().is_err() {
             tracing::error!("a partition worker panicked");
@@ -85,7 +136,9 @@ struct Worker {
     partition: i32,
     topics: Vec<String>,
     shared: Arc<Shared>,
-    messages: Receiver<OwnedMessage>,
+    queues: Vec<PartitionQueue<GroupContext>>,
+    strays: Receiver<OwnedMessage>,
+    wake: Arc<Wake>,
     stop: Arc<AtomicBool>,
 }
 
@@ -164,24 +217,64 @@ impl Worker {
     fn collect(&self) -> Collected {
         let config = &self.shared.config;
         let idle = Duration::from_millis(config.schedule_check_ms.max(10));
-        if self.stop.load(Ordering::Relaxed) {
-            return Collected::Stopped;
+        let limit = config.flush_max_events.max(1);
+        let mut batch = Vec::new();
+        let waiting_since = Instant::now();
+        loop {
+            if self.stop.load(Ordering::Relaxed) {
+                return Collected::Stopped;
+            }
+            self.take(&mut batch, limit);
+            if !batch.is_empty() {
+                break;
+            }
+            let waited = waiting_since.elapsed();
+            if waited >= idle {
+                return Collected::Idle;
+            }
+            self.wake.wait((idle - waited).min(WAIT_SLICE));
         }
-        let first = match self.messages.recv_timeout(idle) {
-            Ok(message) => message,
-            Err(RecvTimeoutError::Timeout) => return Collected::Idle,
-            Err(RecvTimeoutError::Disconnected) => return Collected::Stopped,
-        };
         let deadline = Instant::now() + Duration::from_millis(config.flush_interval_ms);
-        let mut batch = vec![first];
-        while batch.len() < config.flush_max_events.max(1) && !self.stop.load(Ordering::Relaxed) {
+        while batch.len() < limit && !self.stop.load(Ordering::Relaxed) {
             let left = deadline.saturating_duration_since(Instant::now());
-            match self.messages.recv_timeout(left) {
+            if left.is_zero() {
+                break;
+            }
+            self.wake.wait(left.min(WAIT_SLICE));
+            self.take(&mut batch, limit);
+        }
+        Collected::Records(batch)
+    }
+
+    /// Moves what is waiting (strays first: they precede the queues) into
+    /// `batch`, up to `limit`, without blocking.
+    fn take(&self, batch: &mut Vec<OwnedMessage>, limit: usize) {
+        let before = batch.len();
+        while batch.len() < limit {
+            match self.strays.try_recv() {
                 Ok(message) => batch.push(message),
                 Err(_) => break,
             }
         }
-        Collected::Records(batch)
+        for queue in &self.queues {
+            while batch.len() < limit {
+                match queue.poll(Duration::ZERO) {
+                    Some(Ok(message)) => batch.push(message.detach()),
+                    Some(Err(error)) => {
+                        tracing::warn!(partition = self.partition, %error, "consumer error")
+                    }
+                    None => break,
+                }
+            }
+        }
+        for message in &batch[before..] {
+            self.shared.stats.consumed.fetch_add(1, Ordering::Relaxed);
+            self.shared
+                .metrics
+                .consumed
+                .with_label_values(&[message.topic()])
+                .inc();
+        }
     }
 
     /// Runs `step` until it succeeds, with backoff, logging each failure;
