@@ -374,6 +374,9 @@ fn run(
     }
     batch.push(Write::PutUserState(state));
     store.commit(&batch).map_err(fail)?;
+    if request.mode == RunMode::Execute {
+        crate::faults::crash_point("cycle.executed");
+    }
     let duration = started.elapsed().as_millis() as i64;
     tracing::info!(
         user_id = %request.user_id,

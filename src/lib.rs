@@ -14,6 +14,7 @@ pub mod detect;
 pub mod embed;
 pub mod emit;
 pub mod event;
+pub mod faults;
 pub mod http;
 pub mod index;
 pub mod inspect;

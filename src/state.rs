@@ -302,6 +302,7 @@ impl<'a> StateBatch<'a> {
             }
         }
         self.store.commit(&batch)?;
+        crate::faults::crash_point("flush.stored");
         Ok(self.outputs)
     }
 

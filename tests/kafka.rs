@@ -606,3 +606,117 @@ fn a_crash_mid_stream_and_a_restart_end_in_the_state_of_an_uninterrupted_run() {
         "same final state"
     );
 }
+
+/// The state of an undisturbed run of the whole input, in a group of its own.
+fn undisturbed_dump(broker: &Broker, expected: &BTreeMap<String, Vec<i64>>) -> serde_json::Value {
+    let dir = tempfile::tempdir().unwrap();
+    let engram = start(
+        broker,
+        dir.path(),
+        "reference",
+        &single_topic_settings("reference"),
+    );
+    broker.wait_committed("reference", expected, WAIT);
+    engram.stop();
+    let store = EmbeddedStore::open(&dir.path().join("state")).unwrap();
+    let runs: usize = store
+        .users()
+        .unwrap()
+        .iter()
+        .map(|u| store.run_reports(u).unwrap().len())
+        .sum();
+    assert!(runs > 6, "cycles ran during the stream ({runs})");
+    dump(&store).unwrap()
+}
+
+fn with_crash(settings: &[(&'static str, String)], point: &str) -> Vec<(&'static str, String)> {
+    let mut settings = settings.to_vec();
+    settings.push(("ENGRAM_CRASH_AT", point.to_owned()));
+    settings
+}
+
+fn assert_killed_at(victim: Engram, point: &str) {
+    let (signal, log) = victim.wait_killed(WAIT);
+    assert_eq!(signal, Some(9), "killed by SIGKILL; log:\n{log}");
+    assert!(
+        log.contains(&format!("crash point {point} reached")),
+        "died at {point}; log:\n{log}"
+    );
+}
+
+/// engram is killed (SIGKILL, by its own crash point) at `point`, restarted,
+/// and must end in exactly the state of an undisturbed run.
+fn a_kill_at_recovers_to_the_undisturbed_state(point: &str) {
+    let broker = Broker::start();
+    create_all_topics(&broker, 2);
+    let (events, _) = workload(6, 60, 4);
+    let positions = broker.produce(INPUT, &keyed(&events, WireFormat::Json));
+    let expected = BTreeMap::from([(INPUT.to_owned(), ends(&positions, 2))]);
+    let reference = undisturbed_dump(&broker, &expected);
+
+    let dir = tempfile::tempdir().unwrap();
+    let settings = single_topic_settings("faults");
+    let victim = start(&broker, dir.path(), "victim", &with_crash(&settings, point));
+    let name = point.split(':').next().unwrap_or(point);
+    assert_killed_at(victim, name);
+    let restarted = start(&broker, dir.path(), "restarted", &settings);
+    broker.wait_committed("faults", &expected, WAIT);
+    restarted.stop();
+    let store = EmbeddedStore::open(&dir.path().join("state")).unwrap();
+    assert!(
+        dump(&store).unwrap() == reference,
+        "same final state after a kill at {point}"
+    );
+}
+
+#[test]
+fn a_kill_during_a_flush_recovers_to_the_undisturbed_state() {
+    // The 4th batch's state is durable; its offsets are not committed.
+    a_kill_at_recovers_to_the_undisturbed_state("flush.stored:4");
+}
+
+#[test]
+fn a_kill_during_a_consolidation_execute_recovers_to_the_undisturbed_state() {
+    // The 2nd executed cycle's changes are durable; its events are not sent.
+    a_kill_at_recovers_to_the_undisturbed_state("cycle.executed:2");
+}
+
+#[test]
+fn a_kill_during_a_rebalance_recovers_to_the_undisturbed_state() {
+    let broker = Broker::start();
+    create_all_topics(&broker, 4);
+    let (events, _) = workload(6, 60, 4);
+    let positions = broker.produce(INPUT, &keyed(&events, WireFormat::Json));
+    let expected = BTreeMap::from([(INPUT.to_owned(), ends(&positions, 4))]);
+    let reference = undisturbed_dump(&broker, &expected);
+
+    let dir = tempfile::tempdir().unwrap();
+    let settings = single_topic_settings("rebalance");
+    // Small batches keep the first member busy for longer.
+    let mut slow = with_crash(&settings, "rebalance.revoking:1");
+    slow.push(("ENGRAM_KAFKA_FLUSH_MAX_EVENTS", "5".to_owned()));
+    let first = start(&broker, dir.path(), "first", &slow);
+    poll_until(WAIT, Duration::from_millis(20), || {
+        let committed: i64 = broker
+            .committed("rebalance", INPUT, 4)
+            .iter()
+            .map(|&c| c.max(0))
+            .sum();
+        if committed > 0 {
+            Ok(())
+        } else {
+            Err("nothing committed".to_owned())
+        }
+    });
+    // The second member's join revokes the first one's partitions: it dies
+    // after its workers stopped, before their offsets are committed.
+    let second = start(&broker, dir.path(), "second", &settings);
+    assert_killed_at(first, "rebalance.revoking");
+    broker.wait_committed("rebalance", &expected, WAIT);
+    second.stop();
+    let store = EmbeddedStore::open(&dir.path().join("state")).unwrap();
+    assert!(
+        dump(&store).unwrap() == reference,
+        "same final state after a kill in a rebalance"
+    );
+}

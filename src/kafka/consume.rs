@@ -111,6 +111,7 @@ impl GroupContext {
         for worker in stopping {
             worker.stop();
         }
+        crate::faults::crash_point("rebalance.revoking");
         self.commit(consumer, CommitMode::Sync, Some(&partitions));
         tracing::info!(?partitions, "partitions revoked");
     }

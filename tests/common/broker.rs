@@ -372,6 +372,18 @@ impl Engram {
         let _ = self.child.wait();
     }
 
+    /// Waits for the process to end by itself; the signal that ended it.
+    pub fn wait_killed(mut self, wait: Duration) -> (Option<i32>, String) {
+        use std::os::unix::process::ExitStatusExt;
+        let status = poll_until(wait, Duration::from_millis(20), || {
+            self.child
+                .try_wait()
+                .unwrap()
+                .ok_or_else(|| format!("engram is still running; log:\n{}", self.log_text()))
+        });
+        (status.signal(), self.log_text())
+    }
+
     /// SIGTERM, then waits for a clean exit.
     pub fn stop(mut self) {
         let pid = self.child.id().to_string();
