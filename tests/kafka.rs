@@ -549,74 +549,25 @@ fn two_instances_split_the_partitions_and_one_takes_over_when_the_other_dies() {
     assert_eq!(reads, counts, "every read counted exactly once");
 }
 
-#[test]
-fn a_crash_mid_stream_and_a_restart_end_in_the_state_of_an_uninterrupted_run() {
+/// A broker holding the workload of 6 users on `partitions` partitions of
+/// the single input topic, the offsets a finished run commits, and the state
+/// of an undisturbed run of it (in a group of its own).
+fn workload_with_reference(
+    partitions: i32,
+) -> (Broker, BTreeMap<String, Vec<i64>>, serde_json::Value) {
     let broker = Broker::start();
-    create_all_topics(&broker, 2);
+    create_all_topics(&broker, partitions);
     let (events, _) = workload(6, 60, 4);
     let positions = broker.produce(INPUT, &keyed(&events, WireFormat::Json));
-    let expected = BTreeMap::from([(INPUT.to_owned(), ends(&positions, 2))]);
-    let total: i64 = expected[INPUT].iter().sum();
-
-    let reference_dir = tempfile::tempdir().unwrap();
-    let reference = start(
-        &broker,
-        reference_dir.path(),
-        "reference",
-        &single_topic_settings("reference"),
-    );
-    broker.wait_committed("reference", &expected, WAIT);
-    reference.stop();
-
-    let crash_dir = tempfile::tempdir().unwrap();
-    let settings = single_topic_settings("crash");
-    let victim = start(&broker, crash_dir.path(), "victim", &settings);
-    let committed_at_kill = poll_until(WAIT, Duration::from_millis(20), || {
-        let committed: i64 = broker
-            .committed("crash", INPUT, 2)
-            .iter()
-            .map(|&c| c.max(0))
-            .sum();
-        if committed > 0 {
-            Ok(committed)
-        } else {
-            Err("nothing committed".to_owned())
-        }
-    });
-    victim.kill();
-    assert!(
-        committed_at_kill < total,
-        "killed mid-stream ({committed_at_kill} of {total} committed)"
-    );
-    let restarted = start(&broker, crash_dir.path(), "restarted", &settings);
-    broker.wait_committed("crash", &expected, WAIT);
-    restarted.stop();
-
-    let reference = EmbeddedStore::open(&reference_dir.path().join("state")).unwrap();
-    let crashed = EmbeddedStore::open(&crash_dir.path().join("state")).unwrap();
-    let runs: usize = reference
-        .users()
-        .unwrap()
-        .iter()
-        .map(|u| reference.run_reports(u).unwrap().len())
-        .sum();
-    assert!(runs > 6, "cycles ran during the stream ({runs})");
-    assert!(
-        dump(&crashed).unwrap() == dump(&reference).unwrap(),
-        "same final state"
-    );
-}
-
-/// The state of an undisturbed run of the whole input, in a group of its own.
-fn undisturbed_dump(broker: &Broker, expected: &BTreeMap<String, Vec<i64>>) -> serde_json::Value {
+    let expected = BTreeMap::from([(INPUT.to_owned(), ends(&positions, partitions))]);
     let dir = tempfile::tempdir().unwrap();
     let engram = start(
-        broker,
+        &broker,
         dir.path(),
         "reference",
         &single_topic_settings("reference"),
     );
-    broker.wait_committed("reference", expected, WAIT);
+    broker.wait_committed("reference", &expected, WAIT);
     engram.stop();
     let store = EmbeddedStore::open(&dir.path().join("state")).unwrap();
     let runs: usize = store
@@ -626,7 +577,51 @@ fn undisturbed_dump(broker: &Broker, expected: &BTreeMap<String, Vec<i64>>) -> s
         .map(|u| store.run_reports(u).unwrap().len())
         .sum();
     assert!(runs > 6, "cycles ran during the stream ({runs})");
-    dump(&store).unwrap()
+    let reference = dump(&store).unwrap();
+    (broker, expected, reference)
+}
+
+/// Waits until `group` has committed something; how many offsets.
+fn wait_first_commit(broker: &Broker, group: &str, partitions: i32) -> i64 {
+    poll_until(WAIT, Duration::from_millis(20), || {
+        let committed: i64 = broker
+            .committed(group, INPUT, partitions)
+            .iter()
+            .map(|&c| c.max(0))
+            .sum();
+        if committed > 0 {
+            Ok(committed)
+        } else {
+            Err("nothing committed".to_owned())
+        }
+    })
+}
+
+fn assert_state_is(dir: &std::path::Path, reference: &serde_json::Value, after: &str) {
+    let store = EmbeddedStore::open(&dir.join("state")).unwrap();
+    assert!(
+        dump(&store).unwrap() == *reference,
+        "same final state after {after}"
+    );
+}
+
+#[test]
+fn a_crash_mid_stream_and_a_restart_end_in_the_state_of_an_uninterrupted_run() {
+    let (broker, expected, reference) = workload_with_reference(2);
+    let total: i64 = expected[INPUT].iter().sum();
+    let dir = tempfile::tempdir().unwrap();
+    let settings = single_topic_settings("crash");
+    let victim = start(&broker, dir.path(), "victim", &settings);
+    let committed_at_kill = wait_first_commit(&broker, "crash", 2);
+    victim.kill();
+    assert!(
+        committed_at_kill < total,
+        "killed mid-stream ({committed_at_kill} of {total} committed)"
+    );
+    let restarted = start(&broker, dir.path(), "restarted", &settings);
+    broker.wait_committed("crash", &expected, WAIT);
+    restarted.stop();
+    assert_state_is(dir.path(), &reference, "a crash mid-stream");
 }
 
 fn with_crash(settings: &[(&'static str, String)], point: &str) -> Vec<(&'static str, String)> {
@@ -647,13 +642,7 @@ fn assert_killed_at(victim: Engram, point: &str) {
 /// engram is killed (SIGKILL, by its own crash point) at `point`, restarted,
 /// and must end in exactly the state of an undisturbed run.
 fn a_kill_at_recovers_to_the_undisturbed_state(point: &str) {
-    let broker = Broker::start();
-    create_all_topics(&broker, 2);
-    let (events, _) = workload(6, 60, 4);
-    let positions = broker.produce(INPUT, &keyed(&events, WireFormat::Json));
-    let expected = BTreeMap::from([(INPUT.to_owned(), ends(&positions, 2))]);
-    let reference = undisturbed_dump(&broker, &expected);
-
+    let (broker, expected, reference) = workload_with_reference(2);
     let dir = tempfile::tempdir().unwrap();
     let settings = single_topic_settings("faults");
     let victim = start(&broker, dir.path(), "victim", &with_crash(&settings, point));
@@ -662,11 +651,7 @@ fn a_kill_at_recovers_to_the_undisturbed_state(point: &str) {
     let restarted = start(&broker, dir.path(), "restarted", &settings);
     broker.wait_committed("faults", &expected, WAIT);
     restarted.stop();
-    let store = EmbeddedStore::open(&dir.path().join("state")).unwrap();
-    assert!(
-        dump(&store).unwrap() == reference,
-        "same final state after a kill at {point}"
-    );
+    assert_state_is(dir.path(), &reference, &format!("a kill at {point}"));
 }
 
 #[test]
@@ -683,40 +668,19 @@ fn a_kill_during_a_consolidation_execute_recovers_to_the_undisturbed_state() {
 
 #[test]
 fn a_kill_during_a_rebalance_recovers_to_the_undisturbed_state() {
-    let broker = Broker::start();
-    create_all_topics(&broker, 4);
-    let (events, _) = workload(6, 60, 4);
-    let positions = broker.produce(INPUT, &keyed(&events, WireFormat::Json));
-    let expected = BTreeMap::from([(INPUT.to_owned(), ends(&positions, 4))]);
-    let reference = undisturbed_dump(&broker, &expected);
-
+    let (broker, expected, reference) = workload_with_reference(4);
     let dir = tempfile::tempdir().unwrap();
     let settings = single_topic_settings("rebalance");
     // Small batches keep the first member busy for longer.
     let mut slow = with_crash(&settings, "rebalance.revoking:1");
     slow.push(("ENGRAM_KAFKA_FLUSH_MAX_EVENTS", "5".to_owned()));
     let first = start(&broker, dir.path(), "first", &slow);
-    poll_until(WAIT, Duration::from_millis(20), || {
-        let committed: i64 = broker
-            .committed("rebalance", INPUT, 4)
-            .iter()
-            .map(|&c| c.max(0))
-            .sum();
-        if committed > 0 {
-            Ok(())
-        } else {
-            Err("nothing committed".to_owned())
-        }
-    });
+    wait_first_commit(&broker, "rebalance", 4);
     // The second member's join revokes the first one's partitions: it dies
     // after its workers stopped, before their offsets are committed.
     let second = start(&broker, dir.path(), "second", &settings);
     assert_killed_at(first, "rebalance.revoking");
     broker.wait_committed("rebalance", &expected, WAIT);
     second.stop();
-    let store = EmbeddedStore::open(&dir.path().join("state")).unwrap();
-    assert!(
-        dump(&store).unwrap() == reference,
-        "same final state after a kill in a rebalance"
-    );
+    assert_state_is(dir.path(), &reference, "a kill in a rebalance");
 }
