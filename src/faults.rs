@@ -9,6 +9,7 @@
 //! still pending), `rebalance.revoking` (the revoked partitions' workers have
 //! stopped; their offsets are not committed).
 
+use std::io::Write;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -46,7 +47,11 @@ pub fn crash_point(point: &str) {
     if plan.point != point || plan.passes.fetch_add(1, Ordering::Relaxed) + 1 != plan.at_pass {
         return;
     }
-    eprintln!("engram: crash point {point} reached; killing the process");
+    // Not `eprintln!`: it panics when stderr cannot be written.
+    let _ = writeln!(
+        std::io::stderr(),
+        "engram: crash point {point} reached; killing the process"
+    );
     let _ = std::process::Command::new("kill")
         .args(["-KILL", &std::process::id().to_string()])
         .status();

@@ -3,7 +3,7 @@
 //! | route | answer |
 //! |---|---|
 //! | `GET /healthz` | 200 while the process runs |
-//! | `GET /readyz` | 200 when the store answers and, in service mode, a broker is up and partitions are assigned; 503 with the reasons otherwise |
+//! | `GET /readyz` | 200 when the store answers and, in service mode, a broker is up, partitions are assigned and no partition's batches are failing; 503 with the reasons otherwise |
 //! | `GET /metrics` | Prometheus text format |
 //! | `POST /users/{id}/consolidate[?execute=true]` | runs a cycle (dry run unless `execute=true`) and returns its report |
 //! | `GET /users/{id}/report/latest` | the user's most recent run report |
@@ -17,10 +17,10 @@
 //! handler then waits for the run's report to be stored; its run id is known
 //! in advance (derived from the request's event id).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::Router;
@@ -51,6 +51,11 @@ pub struct Health {
     service: bool,
     broker_up: AtomicBool,
     partitions: AtomicUsize,
+    /// Partitions whose worker cannot make progress (a store write or an
+    /// output delivery keeps failing), with the latest error. A store that
+    /// answers reads but refuses writes (full disk, quota) shows up here,
+    /// not in the ping.
+    failing: Mutex<BTreeMap<i32, String>>,
 }
 
 impl Health {
@@ -60,6 +65,7 @@ impl Health {
             service: true,
             broker_up: AtomicBool::new(false),
             partitions: AtomicUsize::new(0),
+            failing: Mutex::new(BTreeMap::new()),
         }
     }
 
@@ -79,6 +85,16 @@ impl Health {
         self.partitions.store(count, Ordering::Relaxed);
     }
 
+    /// Records that `partition`'s work keeps failing (`Some(reason)`) or
+    /// goes on again (`None`).
+    pub fn set_failing(&self, partition: i32, reason: Option<String>) {
+        let mut failing = self.failing.lock().unwrap_or_else(|e| e.into_inner());
+        match reason {
+            Some(reason) => failing.insert(partition, reason),
+            None => failing.remove(&partition),
+        };
+    }
+
     /// Why the instance is not ready (empty: it is), store aside.
     fn problems(&self) -> Vec<String> {
         let mut problems = Vec::new();
@@ -88,6 +104,10 @@ impl Health {
             }
             if self.partitions.load(Ordering::Relaxed) == 0 {
                 problems.push("no partitions assigned".to_owned());
+            }
+            let failing = self.failing.lock().unwrap_or_else(|e| e.into_inner());
+            for (partition, reason) in failing.iter() {
+                problems.push(format!("partition {partition} is failing: {reason}"));
             }
         }
         problems
@@ -350,6 +370,13 @@ mod tests {
         health.set_broker_up(true);
         assert_eq!(health.problems(), ["no partitions assigned"]);
         health.set_partitions(3);
+        assert!(health.problems().is_empty());
+        health.set_failing(1, Some("store: disk full".to_owned()));
+        assert_eq!(
+            health.problems(),
+            ["partition 1 is failing: store: disk full"]
+        );
+        health.set_failing(1, None);
         assert!(health.problems().is_empty());
         health.set_broker_up(false);
         assert_eq!(health.problems(), ["no broker connection"]);

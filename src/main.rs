@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
-use tracing::info;
+use tracing::{info, warn};
 
 use engram::clock::Clock;
 use engram::config::{Config, LogConfig, Override};
@@ -224,7 +224,11 @@ fn init_logging(log: &LogConfig) -> Result<()> {
     };
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(io::stderr);
+        .with_writer(io::stderr)
+        // Its report of a failed log write goes to stderr with `eprintln!`,
+        // which panics when stderr is the file that failed (a full disk):
+        // losing log lines must not take a partition worker down with it.
+        .log_internal_errors(false);
     if json {
         builder.json().init();
     } else {
@@ -373,17 +377,21 @@ fn run_service(config: &Config) -> Result<()> {
 }
 
 /// Sets `shutdown` on the first SIGTERM or SIGINT; a second one exits at once.
+/// SIGXFSZ (a write past the file-size limit) is caught so that the write
+/// fails like a full disk, which the workers retry, instead of killing the
+/// process.
 fn watch_signals(shutdown: Arc<AtomicBool>) -> Result<()> {
     use tokio::signal::unix::{SignalKind, signal};
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     // Registered before returning, so no early signal is missed.
-    let (mut term, mut int) = {
+    let (mut term, mut int, mut file_size) = {
         let _context = runtime.enter();
         (
             signal(SignalKind::terminate())?,
             signal(SignalKind::interrupt())?,
+            signal(SignalKind::from_raw(libc::SIGXFSZ))?,
         )
     };
     std::thread::Builder::new()
@@ -394,6 +402,10 @@ fn watch_signals(shutdown: Arc<AtomicBool>) -> Result<()> {
                     tokio::select! {
                         _ = term.recv() => {}
                         _ = int.recv() => {}
+                        _ = file_size.recv() => {
+                            warn!("a write went past the file-size limit (RLIMIT_FSIZE) and failed");
+                            continue;
+                        }
                     }
                     if shutdown.swap(true, Ordering::SeqCst) {
                         eprintln!("engram: second signal, exiting without finishing");

@@ -278,7 +278,17 @@ impl<'a> Pipeline<'a> {
 
     /// Runs the scheduled cycles due by the clock's "now" (the service's
     /// timer; with input flowing they also run between events).
+    /// After an error, as [`Pipeline::process`]: resume, then call again.
     pub fn run_due(&mut self, sink: &mut dyn OutputSink) -> Result<RunSummary, PipelineError> {
+        let clock = self.clock.clone();
+        let result = self.run_due_cycles(sink);
+        if result.is_err() {
+            self.forget_failed_attempt(clock);
+        }
+        result
+    }
+
+    fn run_due_cycles(&mut self, sink: &mut dyn OutputSink) -> Result<RunSummary, PipelineError> {
         let mut summary = RunSummary::default();
         // Stream time stands still between events; before the first one it
         // is unknown, and the wall clock would run every cycle early.
@@ -295,9 +305,36 @@ impl<'a> Pipeline<'a> {
     /// Decodes, embeds and applies a batch of records in order, committing
     /// before each cycle and at the end. Dead letters are written, in input
     /// order, before the commit that makes their records count as applied.
-    /// After an error nothing of the failed stage is stored, so the same
-    /// records can be processed again.
+    ///
+    /// After an error nothing of the failed stage is stored, and the
+    /// pipeline forgets what it learnt from the batch (the stream clock goes
+    /// back; the schedule and vector indexes are dropped), as if it had just
+    /// started: [`Pipeline::resume`] the users from the store, then process
+    /// the same records again, and the outcome is that of one clean pass.
     pub fn process(
+        &mut self,
+        records: Vec<SourceRecord>,
+        sink: &mut dyn OutputSink,
+    ) -> Result<RunSummary, PipelineError> {
+        let clock = self.clock.clone();
+        let result = self.apply_records(records, sink);
+        if result.is_err() {
+            self.forget_failed_attempt(clock);
+        }
+        result
+    }
+
+    /// Back to what a fresh start would know, with the stream clock as it
+    /// was before the failed attempt: time observed in it would run cycles
+    /// before events that precede them, and the schedule may name users
+    /// whose cycle did run.
+    fn forget_failed_attempt(&mut self, clock: Clock) {
+        self.clock = clock;
+        self.schedule = Schedule::new(self.settings.consolidation.schedule_interval_secs);
+        self.forget_indexes();
+    }
+
+    fn apply_records(
         &mut self,
         records: Vec<SourceRecord>,
         sink: &mut dyn OutputSink,
@@ -379,7 +416,7 @@ impl<'a> Pipeline<'a> {
 
     /// Drops cached vector indexes (after a failure: they may hold memories
     /// that were never stored).
-    pub fn forget_indexes(&mut self) {
+    fn forget_indexes(&mut self) {
         if let Some(embedding) = &mut self.embedding {
             embedding.indexes.clear();
         }

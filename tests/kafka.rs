@@ -556,13 +556,22 @@ fn workload_with_reference(
     partitions: i32,
 ) -> (Broker, BTreeMap<String, Vec<i64>>, serde_json::Value) {
     let broker = Broker::start();
-    create_all_topics(&broker, partitions);
+    let (expected, reference) = reference_run(&broker, partitions);
+    (broker, expected, reference)
+}
+
+/// [`workload_with_reference`] on a given broker.
+fn reference_run(
+    broker: &Broker,
+    partitions: i32,
+) -> (BTreeMap<String, Vec<i64>>, serde_json::Value) {
+    create_all_topics(broker, partitions);
     let (events, _) = workload(6, 60, 4);
     let positions = broker.produce(INPUT, &keyed(&events, WireFormat::Json));
     let expected = BTreeMap::from([(INPUT.to_owned(), ends(&positions, partitions))]);
     let dir = tempfile::tempdir().unwrap();
     let engram = start(
-        &broker,
+        broker,
         dir.path(),
         "reference",
         &single_topic_settings("reference"),
@@ -578,7 +587,7 @@ fn workload_with_reference(
         .sum();
     assert!(runs > 6, "cycles ran during the stream ({runs})");
     let reference = dump(&store).unwrap();
-    (broker, expected, reference)
+    (expected, reference)
 }
 
 /// Waits until `group` has committed something; how many offsets.
@@ -599,10 +608,38 @@ fn wait_first_commit(broker: &Broker, group: &str, partitions: i32) -> i64 {
 
 fn assert_state_is(dir: &std::path::Path, reference: &serde_json::Value, after: &str) {
     let store = EmbeddedStore::open(&dir.join("state")).unwrap();
+    let got = dump(&store).unwrap();
     assert!(
-        dump(&store).unwrap() == *reference,
-        "same final state after {after}"
+        got == *reference,
+        "same final state after {after}; first difference at {}",
+        first_difference(reference, &got, String::new())
     );
+}
+
+/// The path of the first value that differs between two JSON documents.
+fn first_difference(a: &serde_json::Value, b: &serde_json::Value, path: String) -> String {
+    use serde_json::Value;
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let keys: BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            for key in keys {
+                match (x.get(key), y.get(key)) {
+                    (Some(p), Some(q)) if p == q => {}
+                    (Some(p), Some(q)) => return first_difference(p, q, format!("{path}/{key}")),
+                    _ => return format!("{path}/{key} (present on one side only)"),
+                }
+            }
+            path
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => x
+            .iter()
+            .zip(y)
+            .position(|(p, q)| p != q)
+            .map_or(path.clone(), |i| {
+                first_difference(&x[i], &y[i], format!("{path}/{i}"))
+            }),
+        _ => format!("{path}: {a} != {b}"),
+    }
 }
 
 #[test]
@@ -683,4 +720,88 @@ fn a_kill_during_a_rebalance_recovers_to_the_undisturbed_state() {
     broker.wait_committed("rebalance", &expected, WAIT);
     second.stop();
     assert_state_is(dir.path(), &reference, "a kill in a rebalance");
+}
+
+/// Sets the soft file-size limit (RLIMIT_FSIZE) of a running process.
+fn set_file_size_limit(pid: u32, soft: &str) {
+    let status = std::process::Command::new("prlimit")
+        .args(["--pid", &pid.to_string(), &format!("--fsize={soft}:")])
+        .status()
+        .expect("prlimit (util-linux)");
+    assert!(status.success(), "prlimit --fsize={soft}");
+}
+
+/// `(status, body)` of `/readyz` once `accept` takes it.
+fn wait_readiness(base: &str, accept: impl Fn(u16, &str) -> bool) -> (u16, String) {
+    let agent = http();
+    poll_until(WAIT, Duration::from_millis(100), || {
+        let (status, body) = request(&agent, "GET", &format!("{base}/readyz"));
+        if accept(status, &body) {
+            Ok((status, body))
+        } else {
+            Err(format!("/readyz answered {status} {body}"))
+        }
+    })
+}
+
+#[test]
+fn a_store_that_refuses_writes_stops_commits_and_readiness_until_it_clears() {
+    let (broker, expected, reference) = workload_with_reference(2);
+    let total: i64 = expected[INPUT].iter().sum();
+    let dir = tempfile::tempdir().unwrap();
+    let mut settings = single_topic_settings("store");
+    settings.push(("ENGRAM_KAFKA_FLUSH_MAX_EVENTS", "5".to_owned()));
+    let engram = start(&broker, dir.path(), "store", &settings);
+    let base = format!("http://{}", engram.http_address(WAIT));
+    wait_first_commit(&broker, "store", 2);
+    // Every write past 4 KiB of any file now fails (EFBIG), as on a full
+    // disk: the database's write-ahead log cannot grow.
+    set_file_size_limit(engram.pid(), "4096");
+    let (_, problems) = wait_readiness(&base, |status, body| {
+        status == 503 && body.contains("is failing")
+    });
+    assert!(problems.contains("applying a batch"), "{problems}");
+    // Offsets of batches made durable before the limit may still go out.
+    std::thread::sleep(Duration::from_secs(1));
+    let stalled = broker.committed("store", INPUT, 2);
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(
+        broker.committed("store", INPUT, 2),
+        stalled,
+        "no offset is committed while the store refuses writes"
+    );
+    assert!(
+        stalled.iter().map(|&c| c.max(0)).sum::<i64>() < total,
+        "the store failed mid-stream ({stalled:?} of {total})"
+    );
+    set_file_size_limit(engram.pid(), "unlimited");
+    wait_readiness(&base, |status, _| status == 200);
+    broker.wait_committed("store", &expected, WAIT);
+    engram.stop();
+    assert_state_is(dir.path(), &reference, "the store refused writes for 4 s");
+}
+
+#[test]
+fn a_broker_outage_of_30_s_is_ridden_out_with_nothing_lost() {
+    let (broker, relay) = Broker::start_behind_relay();
+    let (expected, reference) = reference_run(&broker, 2);
+    let total: i64 = expected[INPUT].iter().sum();
+    let dir = tempfile::tempdir().unwrap();
+    let mut settings = single_topic_settings("outage");
+    settings.push(("ENGRAM_KAFKA_FLUSH_MAX_EVENTS", "5".to_owned()));
+    let engram = start(&broker, dir.path(), "outage", &settings);
+    let base = format!("http://{}", engram.http_address(WAIT));
+    let committed = wait_first_commit(&broker, "outage", 2);
+    let cut_at = std::time::Instant::now();
+    relay.cut();
+    assert!(committed < total, "cut mid-stream ({committed} of {total})");
+    wait_readiness(&base, |status, body| {
+        status == 503 && body.contains("no broker connection")
+    });
+    std::thread::sleep(Duration::from_secs(30).saturating_sub(cut_at.elapsed()));
+    relay.restore();
+    wait_readiness(&base, |status, _| status == 200);
+    broker.wait_committed("outage", &expected, WAIT);
+    engram.stop();
+    assert_state_is(dir.path(), &reference, "a 30 s broker outage");
 }

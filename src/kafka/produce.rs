@@ -1,12 +1,21 @@
 //! Output events to their topics: keyed by `user_id`, idempotent producer,
 //! failed deliveries retried until they succeed or the partition stops.
+//!
+//! An idempotent producer can be fenced for good (a fatal error, or a
+//! broker that fences its epoch after deliveries timed out during an
+//! outage). Every later send would fail, so the producer is replaced by a
+//! new one, with a new producer id, and the undelivered events are sent
+//! again through it.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use futures::future::join_all;
+use rdkafka::ClientConfig;
+use rdkafka::error::KafkaError as ClientError;
 use rdkafka::producer::{FutureProducer, FutureRecord, Producer};
+use rdkafka::types::RDKafkaErrorCode;
 use rdkafka::util::Timeout;
 use tokio::runtime::Handle;
 
@@ -20,7 +29,9 @@ use crate::metrics::Metrics;
 
 /// The producer of every output topic (one per instance, shared).
 pub struct OutputProducer {
-    producer: FutureProducer<LogContext>,
+    producer: RwLock<Arc<FutureProducer<LogContext>>>,
+    /// To build a replacement.
+    client: ClientConfig,
     codec: EventCodec,
     topics: Topics,
     format: WireFormat,
@@ -44,17 +55,37 @@ impl OutputProducer {
             ("linger.ms", "5".to_owned()),
             ("message.timeout.ms", "30000".to_owned()),
         ];
-        let producer = client_config(config, &defaults)?
-            .create_with_context(LogContext)
-            .map_err(|e| KafkaError::Client(format!("cannot create the producer: {e}")))?;
+        let client = client_config(config, &defaults)?;
+        let producer = create(&client)?;
         Ok(Self {
-            producer,
+            producer: RwLock::new(Arc::new(producer)),
+            client,
             codec,
             topics,
             format,
             stats,
             metrics,
         })
+    }
+
+    fn current(&self) -> Arc<FutureProducer<LogContext>> {
+        Arc::clone(&self.producer.read().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Replaces `failed` with a new producer, unless another delivery has
+    /// replaced it already.
+    fn replace(&self, failed: &Arc<FutureProducer<LogContext>>, reason: &str) {
+        let mut current = self.producer.write().unwrap_or_else(|e| e.into_inner());
+        if !Arc::ptr_eq(&current, failed) {
+            return;
+        }
+        match create(&self.client) {
+            Ok(producer) => {
+                tracing::warn!(reason, "the output producer was fenced; replaced it");
+                *current = Arc::new(producer);
+            }
+            Err(error) => tracing::error!(%error, "cannot replace the fenced output producer"),
+        }
     }
 
     fn encode(&self, event: &Event) -> Result<Vec<u8>, KafkaError> {
@@ -80,6 +111,8 @@ impl OutputProducer {
         let mut pending: Vec<usize> = (0..events.len()).collect();
         let mut backoff = Duration::from_millis(100);
         loop {
+            let producer = self.current();
+            let mut fenced = None;
             let sends = pending.iter().map(|&i| {
                 let event = &events[i];
                 let mut record = FutureRecord::to(self.topics.topic(event.event_type()))
@@ -87,8 +120,7 @@ impl OutputProducer {
                 if let Some(key) = &keys[i] {
                     record = record.key(key.as_str());
                 }
-                self.producer
-                    .send(record, Timeout::After(Duration::from_secs(10)))
+                producer.send(record, Timeout::After(Duration::from_secs(10)))
             });
             let results = join_all(sends).await;
             let mut failed = Vec::new();
@@ -106,12 +138,23 @@ impl OutputProducer {
                             %error,
                             "output delivery failed; retrying"
                         );
+                        if is_fencing(&error) {
+                            fenced = Some(error.to_string());
+                        }
                         failed.push(i);
                     }
                 }
             }
             if failed.is_empty() {
                 return Ok(());
+            }
+            if let Some(reason) = producer
+                .client()
+                .fatal_error()
+                .map(|(_, reason)| reason)
+                .or(fenced)
+            {
+                self.replace(&producer, &reason);
             }
             if stop.load(Ordering::Relaxed) {
                 return Err(KafkaError::Delivery(format!(
@@ -127,10 +170,24 @@ impl OutputProducer {
 
     /// Waits for everything still queued in the client.
     pub fn flush(&self, timeout: Duration) {
-        if let Err(error) = self.producer.flush(timeout) {
+        if let Err(error) = self.current().flush(timeout) {
             tracing::warn!(%error, "producer flush at shutdown did not finish");
         }
     }
+}
+
+fn create(client: &ClientConfig) -> Result<FutureProducer<LogContext>, KafkaError> {
+    client
+        .create_with_context(LogContext)
+        .map_err(|e| KafkaError::Client(format!("cannot create the producer: {e}")))
+}
+
+/// Errors after which this producer's id can send nothing more.
+fn is_fencing(error: &ClientError) -> bool {
+    matches!(
+        error.rdkafka_error_code(),
+        Some(RDKafkaErrorCode::ProducerFenced | RDKafkaErrorCode::InvalidProducerEpoch)
+    )
 }
 
 /// Outputs are keyed by user; dead letters by their source partition, so

@@ -28,6 +28,7 @@ use super::consume::GroupContext;
 use super::produce::KafkaSink;
 use crate::clock::Clock;
 use crate::embed::EMBEDDING_DIM;
+use crate::emit::OutputSink;
 use crate::index::UserIndexes;
 use crate::metrics::MeteredSink;
 use crate::model::UserState;
@@ -174,9 +175,8 @@ impl Worker {
         );
         // Cycles a crash left unfinished, and the schedule of this
         // partition's users, before any new event.
-        let resumed = self.retry("resuming the partition's users", || {
-            let states = users_of_partition(shared.store.as_ref(), &self.topics, self.partition)?;
-            pipeline.resume(states, &mut sink)
+        let resumed = self.retry("resuming the partition's users", |_| {
+            self.resume(&mut pipeline, &mut sink)
         });
         if resumed.is_none() {
             return;
@@ -186,17 +186,21 @@ impl Worker {
             match self.collect() {
                 Collected::Stopped => break,
                 Collected::Idle => {
-                    self.retry("running scheduled cycles", || pipeline.run_due(&mut sink));
+                    self.retry("running scheduled cycles", |after_failure| {
+                        if after_failure {
+                            self.resume(&mut pipeline, &mut sink)?;
+                        }
+                        pipeline.run_due(&mut sink)
+                    });
                 }
                 Collected::Records(messages) => {
                     let records: Vec<SourceRecord> = messages.iter().map(to_record).collect();
                     let next_offsets = next_offsets(&messages);
-                    let processed = self.retry("applying a batch", || {
-                        let result = pipeline.process(records.clone(), &mut sink);
-                        if result.is_err() {
-                            pipeline.forget_indexes();
+                    let processed = self.retry("applying a batch", |after_failure| {
+                        if after_failure {
+                            self.resume(&mut pipeline, &mut sink)?;
                         }
-                        result
+                        pipeline.process(records.clone(), &mut sink)
                     });
                     let Some(summary) = processed else {
                         break;
@@ -277,19 +281,43 @@ impl Worker {
         }
     }
 
+    /// Picks up the partition's users from the store, as at start-up: runs
+    /// the cycles left pending and learns their schedule.
+    fn resume(
+        &self,
+        pipeline: &mut Pipeline,
+        sink: &mut dyn OutputSink,
+    ) -> Result<RunSummary, PipelineError> {
+        let states = users_of_partition(self.shared.store.as_ref(), &self.topics, self.partition)?;
+        pipeline.resume(states, sink)
+    }
+
     /// Runs `step` until it succeeds, with backoff, logging each failure;
-    /// `None` when the worker was stopped first. Steps are idempotent: what
-    /// a failed attempt committed is skipped by the watermarks next time.
+    /// `None` when the worker was stopped first. The step is told whether an
+    /// attempt failed before it. Steps are idempotent: what a failed attempt
+    /// committed is skipped by the watermarks next time.
     fn retry(
         &self,
         what: &str,
-        mut step: impl FnMut() -> Result<RunSummary, PipelineError>,
+        mut step: impl FnMut(bool) -> Result<RunSummary, PipelineError>,
     ) -> Option<RunSummary> {
         let mut backoff = Duration::from_millis(100);
+        let health = &self.shared.health;
+        let mut failed = false;
         loop {
-            match step() {
-                Ok(summary) => return Some(summary),
+            match step(failed) {
+                Ok(summary) => {
+                    if failed {
+                        health.set_failing(self.partition, None);
+                        tracing::info!(partition = self.partition, "{what} succeeded again");
+                    }
+                    return Some(summary);
+                }
                 Err(error) => {
+                    // Not ready until it goes through: the offsets of this
+                    // partition stand still meanwhile.
+                    health.set_failing(self.partition, Some(format!("{what}: {error}")));
+                    failed = true;
                     self.shared.stats.failures.fetch_add(1, Ordering::Relaxed);
                     tracing::error!(
                         partition = self.partition,
@@ -302,6 +330,7 @@ impl Worker {
             let until = Instant::now() + backoff;
             while Instant::now() < until {
                 if self.stop.load(Ordering::Relaxed) {
+                    health.set_failing(self.partition, None);
                     return None;
                 }
                 std::thread::sleep(Duration::from_millis(20));

@@ -7,7 +7,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
@@ -61,40 +62,50 @@ pub struct Broker {
 
 impl Broker {
     pub fn start() -> Broker {
+        let port = free_port();
+        Self::start_advertising(port, port)
+    }
+
+    /// A broker that every client reaches through a [`Relay`], which can cut
+    /// it off and bring it back; the broker advertises the relay's address.
+    pub fn start_behind_relay() -> (Broker, Relay) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let relay_port = listener.local_addr().unwrap().port();
+        let broker_port = free_port();
+        let broker = Self::start_advertising(broker_port, relay_port);
+        let relay = Relay::spawn(listener, format!("127.0.0.1:{broker_port}"));
+        (broker, relay)
+    }
+
+    fn start_advertising(port: u16, advertised: u16) -> Broker {
         let binary = super::cache().join("bin/tansu");
         assert!(
             binary.exists(),
             "{} is missing (run `make models`)",
             binary.display()
         );
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let url = format!("tcp://127.0.0.1:{port}");
         let child = Command::new(binary)
             .args([
                 "broker",
                 "--listener-url",
-                &url,
+                &format!("tcp://127.0.0.1:{port}"),
                 "--advertised-listener-url",
-                &url,
+                &format!("tcp://127.0.0.1:{advertised}"),
             ])
             .args(["--storage-engine", "memory://tansu/"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let address = format!("127.0.0.1:{port}");
+        let listening = format!("127.0.0.1:{port}");
         poll_until(Duration::from_secs(20), Duration::from_millis(20), || {
-            TcpStream::connect(&address)
+            TcpStream::connect(&listening)
                 .map(drop)
                 .map_err(|_| "the broker did not start".to_owned())
         });
         Broker {
             child,
-            address,
+            address: format!("127.0.0.1:{advertised}"),
             offset_readers: Mutex::new(HashMap::new()),
         }
     }
@@ -268,6 +279,77 @@ pub struct Fetched {
     pub payload: Vec<u8>,
 }
 
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A TCP relay in front of the broker. Cutting it closes every connection
+/// and closes new ones at once, which clients see as the broker going down;
+/// tansu itself cannot be stopped and restarted (its storage is memory).
+pub struct Relay {
+    down: Arc<AtomicBool>,
+    open: Arc<Mutex<Vec<TcpStream>>>,
+}
+
+impl Relay {
+    fn spawn(listener: TcpListener, target: String) -> Relay {
+        let down = Arc::new(AtomicBool::new(false));
+        let open = Arc::new(Mutex::new(Vec::new()));
+        let relay = Relay {
+            down: Arc::clone(&down),
+            open: Arc::clone(&open),
+        };
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(client) = client else { continue };
+                if down.load(Ordering::SeqCst) {
+                    continue;
+                }
+                let Ok(server) = TcpStream::connect(&target) else {
+                    continue;
+                };
+                let (Ok(client_copy), Ok(server_copy)) = (client.try_clone(), server.try_clone())
+                else {
+                    continue;
+                };
+                {
+                    let mut open = open.lock().unwrap();
+                    open.extend(client.try_clone());
+                    open.extend(server.try_clone());
+                }
+                pump(client, server_copy);
+                pump(server, client_copy);
+            }
+        });
+        relay
+    }
+
+    /// The broker is gone for every client until [`Relay::restore`].
+    pub fn cut(&self) {
+        self.down.store(true, Ordering::SeqCst);
+        for stream in self.open.lock().unwrap().drain(..) {
+            let _ = stream.shutdown(std::net::Shutdown::Both);
+        }
+    }
+
+    pub fn restore(&self) {
+        self.down.store(false, Ordering::SeqCst);
+    }
+}
+
+/// Copies `from` into `to` on a thread until either side closes.
+fn pump(mut from: TcpStream, mut to: TcpStream) {
+    std::thread::spawn(move || {
+        let _ = std::io::copy(&mut from, &mut to);
+        let _ = to.shutdown(std::net::Shutdown::Both);
+        let _ = from.shutdown(std::net::Shutdown::Both);
+    });
+}
+
 /// Next offset per partition after the produced positions.
 pub fn ends(positions: &[(i32, i64)], partitions: i32) -> Vec<i64> {
     let mut ends = vec![0; partitions as usize];
@@ -317,6 +399,10 @@ impl Engram {
             child: command.spawn().unwrap(),
             log,
         }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     pub fn log_text(&self) -> String {
