@@ -616,32 +616,6 @@ fn assert_state_is(dir: &std::path::Path, reference: &serde_json::Value, after: 
     );
 }
 
-/// The path of the first value that differs between two JSON documents.
-fn first_difference(a: &serde_json::Value, b: &serde_json::Value, path: String) -> String {
-    use serde_json::Value;
-    match (a, b) {
-        (Value::Object(x), Value::Object(y)) => {
-            let keys: BTreeSet<&String> = x.keys().chain(y.keys()).collect();
-            for key in keys {
-                match (x.get(key), y.get(key)) {
-                    (Some(p), Some(q)) if p == q => {}
-                    (Some(p), Some(q)) => return first_difference(p, q, format!("{path}/{key}")),
-                    _ => return format!("{path}/{key} (present on one side only)"),
-                }
-            }
-            path
-        }
-        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => x
-            .iter()
-            .zip(y)
-            .position(|(p, q)| p != q)
-            .map_or(path.clone(), |i| {
-                first_difference(&x[i], &y[i], format!("{path}/{i}"))
-            }),
-        _ => format!("{path}: {a} != {b}"),
-    }
-}
-
 #[test]
 fn a_crash_mid_stream_and_a_restart_end_in_the_state_of_an_uninterrupted_run() {
     let (broker, expected, reference) = workload_with_reference(2);

@@ -202,3 +202,29 @@ pub fn manual_cycles_only() -> engram::cycle::CycleSettings {
     settings.consolidation.token_budget = u64::MAX / 4;
     settings
 }
+
+/// The path of the first value that differs between two JSON documents.
+pub fn first_difference(a: &serde_json::Value, b: &serde_json::Value, path: String) -> String {
+    use serde_json::Value;
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            for key in keys {
+                match (x.get(key), y.get(key)) {
+                    (Some(p), Some(q)) if p == q => {}
+                    (Some(p), Some(q)) => return first_difference(p, q, format!("{path}/{key}")),
+                    _ => return format!("{path}/{key} (present on one side only)"),
+                }
+            }
+            path
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => x
+            .iter()
+            .zip(y)
+            .position(|(p, q)| p != q)
+            .map_or(path.clone(), |i| {
+                first_difference(&x[i], &y[i], format!("{path}/{i}"))
+            }),
+        _ => format!("{path}: {a} != {b}"),
+    }
+}
