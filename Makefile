@@ -10,7 +10,7 @@ export ENGRAM_CACHE ?= $(CURDIR)/.cache/engram
 export ENGRAM_EMBEDDING_MODEL_DIR ?= $(ENGRAM_CACHE)/models/all-MiniLM-L6-v2
 export ENGRAM_EMBEDDING_RUNTIME_LIBRARY ?= $(ENGRAM_CACHE)/onnxruntime/libonnxruntime.so
 
-.PHONY: all build models browser doctor run test test-scylla fmt lint unit bench bench-embed bench-cycle bench-kafka sample clean
+.PHONY: all build models browser doctor run test test-scylla fmt lint unit bench bench-embed bench-cycle bench-kafka fuzz fuzz-corpus sample clean
 
 all: build
 
@@ -87,6 +87,26 @@ bench-kafka: models
 ## without length bucketing, on the same 5,000 sentences.
 bench-embed: models
 	$(CARGO) bench --bench embed
+
+## Each decoder fuzz target (Avro and JSON, per input type) for FUZZ_SECONDS,
+## from the committed corpus; needs the nightly toolchain, installs cargo-fuzz
+## if missing. New inputs go to $(OUT)/fuzz-corpus, crashes to
+## fuzz/artifacts/. Not part of `make test`.
+FUZZ_SECONDS ?= 60
+fuzz:
+	@command -v cargo-fuzz >/dev/null 2>&1 || $(CARGO) install cargo-fuzz --locked
+	@set -e; cd fuzz; for target in $$($(CARGO) +nightly fuzz list); do \
+		mkdir -p ../$(OUT)/fuzz-corpus/$$target; \
+		echo "== $$target for $(FUZZ_SECONDS) s"; \
+		$(CARGO) +nightly fuzz run -O $$target ../$(OUT)/fuzz-corpus/$$target corpus/$$target -- \
+			-max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=2048 -timeout=10 2>&1 \
+			| grep -E "^#[0-9]+ *DONE|Done [0-9]+ runs|ERROR|panicked|SUMMARY" || true; \
+		test -z "$$(ls artifacts/$$target 2>/dev/null)" || (echo "$$target: crash inputs in fuzz/artifacts/$$target"; exit 1); \
+	done
+
+## Rewrites the committed fuzz corpus from the sample data.
+fuzz-corpus:
+	rm -rf fuzz/corpus && $(CARGO) run -q --example fuzz_corpus -- fuzz/corpus
 
 ## Regenerates the sample data set (deterministic).
 sample:

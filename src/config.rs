@@ -154,6 +154,10 @@ pub struct ConsolidationConfig {
     /// Up to this many memories a cycle compares every pair; above it, an
     /// inverted-file index blocks the comparisons (ARCHITECTURE.md).
     pub exact_pairs_up_to: usize,
+    /// Most active memories one cycle considers (the newest); the older
+    /// ones wait for a later cycle. Bounds a cycle's time and memory (0: no
+    /// cap).
+    pub max_memories_per_cycle: usize,
     /// Lists each memory is compared with above `exact_pairs_up_to`: more
     /// finds more pairs, slower.
     pub pair_probes: usize,
@@ -192,6 +196,7 @@ impl Default for ConsolidationConfig {
             verbose_min_age_days: 14,
             verbose_min_accesses: 5,
             exact_pairs_up_to: 2_000,
+            max_memories_per_cycle: 100_000,
             pair_probes: 16,
             token_budget: 200_000,
             selective_at: 0.3,

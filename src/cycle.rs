@@ -22,7 +22,7 @@ use crate::event::{
     ConsolidationCompleted, ConsolidationTriggered, ContradictionDetected, Event, PatternExtracted,
     RunAction, RunCounts, RunMode, Timestamp, TriggerReason,
 };
-use crate::model::{Millis, RunReport, Tier};
+use crate::model::{MemoryStatus, Millis, RunReport, Tier};
 use crate::plan::{
     ContradictionFinding, LinkChange, MemoryChange, PatternFinding, Plan, PlanRequest,
     PlannedAction, RuleSet, Skipped, plan, usage,
@@ -258,12 +258,23 @@ pub fn load_snapshot(store: &dyn Store, user_id: &str) -> Result<Snapshot, Store
     })
 }
 
-/// Plans a cycle without touching the store: the pure part.
+/// Plans a cycle without touching the store: the pure part. The tier and
+/// token count are the user's whole; the detectors see at most
+/// `max_memories_per_cycle` active memories (see [`left_out`]).
 pub fn plan_cycle(request: &CycleRequest, snapshot: &Snapshot, settings: &CycleSettings) -> Plan {
-    let tier = settings.tier(usage(&snapshot.memories));
+    let tokens = usage(&snapshot.memories);
+    let tier = settings.tier(tokens);
     let detect_settings = tier.detect_settings(&settings.consolidation, &settings.salience);
-    plan(
-        snapshot,
+    let cap = settings.consolidation.max_memories_per_cycle;
+    let capped;
+    let considered = if left_out(snapshot, cap) > 0 {
+        capped = within_cap(snapshot, cap);
+        &capped
+    } else {
+        snapshot
+    };
+    let mut plan = plan(
+        considered,
         &PlanRequest {
             run_id: &request.run_id,
             now: request.now,
@@ -272,7 +283,54 @@ pub fn plan_cycle(request: &CycleRequest, snapshot: &Snapshot, settings: &CycleS
             rules: &settings.rules,
             lexicon: &settings.lexicon,
         },
-    )
+    );
+    plan.tokens = tokens;
+    plan
+}
+
+/// How many active memories a cycle leaves out under `cap`: the oldest
+/// ones, by `(created_at, id)`. They wait for a later cycle; the run report
+/// says how many. A `cap` of 0 is no cap.
+pub fn left_out(snapshot: &Snapshot, cap: usize) -> usize {
+    if cap == 0 {
+        return 0;
+    }
+    let active = snapshot
+        .memories
+        .iter()
+        .filter(|m| m.status == MemoryStatus::Active)
+        .count();
+    active.saturating_sub(cap)
+}
+
+/// The snapshot without its [`left_out`] memories and their links.
+fn within_cap(snapshot: &Snapshot, cap: usize) -> Snapshot {
+    let mut skip = left_out(snapshot, cap);
+    let mut dropped = std::collections::HashSet::new();
+    let memories = snapshot
+        .memories
+        .iter()
+        .filter(|m| {
+            if skip > 0 && m.status == MemoryStatus::Active {
+                skip -= 1;
+                dropped.insert(m.id.as_str());
+                return false;
+            }
+            true
+        })
+        .cloned()
+        .collect();
+    let links = snapshot
+        .links
+        .iter()
+        .filter(|l| !dropped.contains(l.from_id.as_str()) && !dropped.contains(l.to_id.as_str()))
+        .cloned()
+        .collect();
+    Snapshot {
+        user_id: snapshot.user_id.clone(),
+        memories,
+        links,
+    }
 }
 
 /// Runs one cycle: plans it, writes its report (and in execute mode its
@@ -343,6 +401,14 @@ fn run(
         rewrite_patterns(&mut plan, &snapshot, rewriter.as_ref(), &mut warnings);
     }
     embed_created(&mut plan, embedder, &mut warnings);
+    let waiting = left_out(&snapshot, settings.consolidation.max_memories_per_cycle);
+    if waiting > 0 {
+        warnings.push(format!(
+            "{waiting} older active memories were left for a later cycle \
+             (consolidation.max_memories_per_cycle = {})",
+            settings.consolidation.max_memories_per_cycle
+        ));
+    }
     if plan.actions.is_empty() {
         warnings.push("nothing to consolidate".to_owned());
     }

@@ -890,3 +890,42 @@ fn an_optional_endpoint_may_rewrite_pattern_texts_and_failures_keep_the_medoid()
         "{warnings:?}"
     );
 }
+
+#[test]
+fn a_cycle_considers_at_most_the_capped_number_of_newest_memories() {
+    // Three pairs of exact duplicates; the cap keeps the newest four
+    // memories, so the oldest pair waits for the next cycle.
+    let (_dir, store) = store();
+    let texts = [
+        "The user owns a red bicycle.",
+        "The office is closed on Mondays.",
+        "The user's cat is called Miso.",
+    ];
+    let events: Vec<Event> = (0..6)
+        .map(|i| memory_created("u", &format!("m{i}"), texts[i / 2], i as i64 * 60))
+        .collect();
+    ingest(&store, &events, manual_cycles_only());
+    let mut settings = manual_cycles_only();
+    settings.consolidation.max_memories_per_cycle = 4;
+    let output = execute(&store, "u", "capped", DAY, &settings);
+    let report = &output.report;
+    assert_eq!(report.counts.duplicates_merged, 2, "{:?}", report.actions);
+    let touched: Vec<&String> = report.actions.iter().flat_map(|a| &a.target_ids).collect();
+    assert!(
+        touched.iter().all(|id| !["m0", "m1"].contains(&id.as_str())),
+        "only the newest memories are considered: {touched:?}"
+    );
+    assert!(
+        report
+            .warnings
+            .iter()
+            .any(|w| w.starts_with("2 older active memories were left for a later cycle")),
+        "{:?}",
+        report.warnings
+    );
+
+    // Uncapped, the next cycle merges the older pair too.
+    let output = execute(&store, "u", "uncapped", 2 * DAY, &manual_cycles_only());
+    assert_eq!(output.report.counts.duplicates_merged, 1);
+    assert_eq!(status(&store, "u", "m0"), MemoryStatus::Superseded);
+}
