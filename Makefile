@@ -10,7 +10,7 @@ export ENGRAM_CACHE ?= $(CURDIR)/.cache/engram
 export ENGRAM_EMBEDDING_MODEL_DIR ?= $(ENGRAM_CACHE)/models/all-MiniLM-L6-v2
 export ENGRAM_EMBEDDING_RUNTIME_LIBRARY ?= $(ENGRAM_CACHE)/onnxruntime/libonnxruntime.so
 
-.PHONY: all build models browser doctor run test test-scylla fmt lint deny unit bench bench-embed bench-cycle bench-kafka fuzz fuzz-corpus sample clean
+.PHONY: all build models browser doctor run test test-scylla fmt lint deny unit bench bench-embed bench-cycle bench-kafka soak fuzz fuzz-corpus sample clean
 
 all: build
 
@@ -87,6 +87,12 @@ bench-cycle:
 ## vs engram on memory-created events (with embedding) vs the raw model.
 bench-kafka: models
 	$(CARGO) bench --bench kafka
+
+## Sustained mixed load on one engram service for SOAK_SECONDS (default 600)
+## at SOAK_RATE events/s: events/s, lag, RSS and open files over time; fails
+## if RSS or open files grow beyond the stated bounds. Not part of `make test`.
+soak: models
+	$(CARGO) bench --bench soak
 
 ## Embedding throughput: raw ONNX Runtime vs engram's batcher, with and
 ## without length bucketing, on the same 5,000 sentences.

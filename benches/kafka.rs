@@ -12,11 +12,12 @@ mod broker;
 mod common;
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use broker::{Broker, Engram, OUTPUT_TOPICS, ends};
+// The broker helpers find the project cache through the crate root.
 use chrono::{DateTime, Utc};
+use common::cache;
 use engram::embed::{EmbeddingConfig, LocalEmbedder, embed_bucketed};
 use engram::event::*;
 use engram::model::MemoryKind;
@@ -28,12 +29,6 @@ const USERS: usize = 20;
 const MEMORIES: usize = 2_000;
 const ACCESSES: usize = 300_000;
 const WAIT: Duration = Duration::from_secs(1_800);
-
-fn cache() -> PathBuf {
-    std::env::var_os("ENGRAM_CACHE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".cache/engram"))
-}
 
 fn at(seconds: i64) -> DateTime<Utc> {
     DateTime::from_timestamp(1_760_000_000 + seconds, 0).unwrap_or_default()

@@ -193,6 +193,10 @@ pub struct IndexConfig {
     pub ef_search: usize,
     /// Neighbours examined for each new memory at ingest.
     pub candidates: usize,
+    /// Vectors one partition worker keeps in memory across its users; above
+    /// it the least recently used users' indexes are dropped (and reloaded
+    /// from the store when used again). Bounds memory as users grow.
+    pub max_cached_vectors: usize,
 }
 
 impl Default for IndexConfig {
@@ -201,6 +205,7 @@ impl Default for IndexConfig {
             ann_threshold: 5000,
             ef_search: 128,
             candidates: 5,
+            max_cached_vectors: 50_000,
         }
     }
 }
@@ -264,13 +269,16 @@ impl VectorIndex for UserIndex {
 }
 
 /// The indexes of the users this process has touched, each loaded from the
-/// store on first use. Whoever changes a user's memories other than by adding
-/// one (an edit, a consolidation) calls [`UserIndexes::forget`], and the next
-/// use reloads it.
+/// store on first use and kept while `max_cached_vectors` allows (least
+/// recently used first out). Whoever changes a user's memories other than by
+/// adding one (an edit, a consolidation) calls [`UserIndexes::forget`], and
+/// the next use reloads it.
 pub struct UserIndexes {
     dimension: usize,
     config: IndexConfig,
-    users: HashMap<String, UserIndex>,
+    /// Index and the use tick it was last returned at.
+    users: HashMap<String, (UserIndex, u64)>,
+    tick: u64,
 }
 
 impl UserIndexes {
@@ -279,6 +287,7 @@ impl UserIndexes {
             dimension,
             config,
             users: HashMap::new(),
+            tick: 0,
         }
     }
 
@@ -292,17 +301,47 @@ impl UserIndexes {
         user_id: &str,
         rows: impl FnOnce() -> Result<Vec<(String, Vec<f32>)>, E>,
     ) -> Result<&mut UserIndex, E> {
+        self.tick += 1;
         if !self.users.contains_key(user_id) {
             let mut index = UserIndex::new(self.dimension, &self.config);
             for (id, vector) in rows()? {
                 index.add(id, &vector);
             }
-            self.users.insert(user_id.to_owned(), index);
+            self.evict_for(index.len(), user_id);
+            self.users.insert(user_id.to_owned(), (index, self.tick));
         }
         match self.users.get_mut(user_id) {
-            Some(index) => Ok(index),
+            Some((index, used)) => {
+                *used = self.tick;
+                Ok(index)
+            }
             None => unreachable!("inserted above"),
         }
+    }
+
+    /// Drops least recently used indexes (never `keep`'s) until `incoming`
+    /// more vectors fit under the cap.
+    fn evict_for(&mut self, incoming: usize, keep: &str) {
+        let mut total: usize = self.users.values().map(|(index, _)| index.len()).sum();
+        while total + incoming > self.config.max_cached_vectors {
+            let Some(oldest) = self
+                .users
+                .iter()
+                .filter(|(id, _)| id.as_str() != keep)
+                .min_by_key(|(_, (_, used))| *used)
+                .map(|(id, _)| id.clone())
+            else {
+                break;
+            };
+            if let Some((index, _)) = self.users.remove(&oldest) {
+                total -= index.len();
+            }
+        }
+    }
+
+    /// Vectors held in memory now.
+    pub fn cached_vectors(&self) -> usize {
+        self.users.values().map(|(index, _)| index.len()).sum()
     }
 
     pub fn forget(&mut self, user_id: &str) {
@@ -358,6 +397,41 @@ mod tests {
         assert_eq!(index.len(), 50);
         let found = index.search(&[(0.9f32).cos(), (0.9f32).sin()], 1);
         assert_eq!(found[0].id, "m30");
+    }
+
+    #[test]
+    fn the_least_recently_used_users_leave_the_cache_above_its_cap() {
+        let config = IndexConfig {
+            max_cached_vectors: 5,
+            ..IndexConfig::default()
+        };
+        let mut indexes = UserIndexes::new(2, config);
+        let rows = |n: usize| {
+            move || -> Result<_, ()> {
+                Ok((0..n)
+                    .map(|i| (format!("m{i}"), vec![1.0, i as f32]))
+                    .collect())
+            }
+        };
+        let loads = std::cell::Cell::new(0);
+        let load = |indexes: &mut UserIndexes, user: &str| {
+            indexes
+                .get_or_load(user, || {
+                    loads.set(loads.get() + 1);
+                    rows(2)()
+                })
+                .map(|_| ())
+        };
+        load(&mut indexes, "a").unwrap();
+        load(&mut indexes, "b").unwrap();
+        load(&mut indexes, "a").unwrap(); // b is now the least recent
+        load(&mut indexes, "c").unwrap(); // 6 > 5: b goes
+        assert_eq!(indexes.cached_vectors(), 4);
+        load(&mut indexes, "a").unwrap();
+        assert_eq!(loads.get(), 3, "a stayed cached");
+        load(&mut indexes, "b").unwrap();
+        assert_eq!(loads.get(), 4, "b was evicted and reloaded");
+        assert!(indexes.cached_vectors() <= 5);
     }
 
     #[test]

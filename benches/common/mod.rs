@@ -23,3 +23,12 @@ pub fn started_by_cargo_bench() -> bool {
     }
     bench
 }
+
+/// The project's cache of models, runtime and test tools (`make models`).
+pub fn cache() -> std::path::PathBuf {
+    std::env::var_os("ENGRAM_CACHE")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".cache/engram")
+        })
+}

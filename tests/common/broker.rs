@@ -133,36 +133,19 @@ impl Broker {
     /// Produces `(key, payload)` messages in order; returns each one's
     /// (partition, offset).
     pub fn produce(&self, topic: &str, messages: &[(String, Vec<u8>)]) -> Vec<(i32, i64)> {
-        let producer: FutureProducer<LogContext> = self
-            .client()
+        runtime().block_on(send_all(&self.producer(), topic, messages))
+    }
+
+    /// An idempotent producer for [`send_all`].
+    pub fn producer(&self) -> FutureProducer<LogContext> {
+        self.client()
             .set("enable.idempotence", "true")
             // tansu answers each produce request a linger interval late and
             // batches get one message each: 5 ms linger made 5,000 messages
             // take 30 s, none takes 2 s.
             .set("linger.ms", "0")
             .create_with_context(LogContext)
-            .unwrap();
-        runtime().block_on(async {
-            let mut positions = Vec::with_capacity(messages.len());
-            // In windows, so order within a partition is kept and the client
-            // queue never fills.
-            for window in messages.chunks(500) {
-                let sends: Vec<_> = window
-                    .iter()
-                    .map(|(key, payload)| {
-                        producer.send(
-                            FutureRecord::to(topic).key(key).payload(payload),
-                            Timeout::After(Duration::from_secs(30)),
-                        )
-                    })
-                    .collect();
-                for send in sends {
-                    let delivery = send.await.unwrap_or_else(|(e, _)| panic!("produce: {e}"));
-                    positions.push((delivery.partition, delivery.offset));
-                }
-            }
-            positions
-        })
+            .unwrap()
     }
 
     /// Every message of a topic from the beginning, until `count` arrived or
@@ -348,6 +331,33 @@ fn pump(mut from: TcpStream, mut to: TcpStream) {
         let _ = to.shutdown(std::net::Shutdown::Both);
         let _ = from.shutdown(std::net::Shutdown::Both);
     });
+}
+
+/// Sends keyed messages and waits for each; their (partition, offset).
+pub async fn send_all(
+    producer: &FutureProducer<LogContext>,
+    topic: &str,
+    messages: &[(String, Vec<u8>)],
+) -> Vec<(i32, i64)> {
+    let mut positions = Vec::with_capacity(messages.len());
+    // In windows, so order within a partition is kept and the client queue
+    // never fills.
+    for window in messages.chunks(500) {
+        let sends: Vec<_> = window
+            .iter()
+            .map(|(key, payload)| {
+                producer.send(
+                    FutureRecord::to(topic).key(key).payload(payload),
+                    Timeout::After(Duration::from_secs(30)),
+                )
+            })
+            .collect();
+        for send in sends {
+            let delivery = send.await.unwrap_or_else(|(e, _)| panic!("produce: {e}"));
+            positions.push((delivery.partition, delivery.offset));
+        }
+    }
+    positions
 }
 
 /// Next offset per partition after the produced positions.
