@@ -1,8 +1,10 @@
 //! Soak: sustained mixed load on one engram service against the local broker
 //! (tansu) for `SOAK_SECONDS` (default 600) at `SOAK_RATE` events/s (default
-//! 1,000): 10 % new memories (with platform embeddings, so cycles merge),
-//! 89 % reads, 1 % consolidation requests, and threshold and scheduled
-//! cycles all along. Every `SOAK_SAMPLE_SECONDS` (default 30) it prints
+//! 1,000): 10 % memory creations (with platform embeddings, so cycles
+//! merge), 89 % reads, 1 % consolidation requests, and threshold and
+//! scheduled cycles all along. Memory ids come from a pool of
+//! `MEMORY_POOL`, so once it is used up a creation is an upsert and the data
+//! stops growing: growth after that is the process's, not the data's. Every `SOAK_SAMPLE_SECONDS` (default 30) it prints
 //! events/s applied, lag, RSS (anonymous: heap and caches; file: the
 //! store's memory-mapped pages, which grow with the data and the kernel can
 //! reclaim) and open files. At the end it fails if anonymous RSS grew by
@@ -28,6 +30,7 @@ use engram::model::MemoryKind;
 const INPUT: &str = "engram.input";
 const PARTITIONS: i32 = 4;
 const USERS: u64 = 200;
+const MEMORY_POOL: u64 = 20_000;
 /// Stated bounds (ARCHITECTURE.md, "Soak").
 const MAX_RSS_GROWTH_MIB: f64 = 64.0;
 const MAX_FD_GROWTH: i64 = 8;
@@ -76,11 +79,12 @@ impl Load {
                 reason: Some("soak".to_owned()),
             }),
             0..10 => {
-                let m = self.created;
+                let variant = self.created;
+                let m = variant % MEMORY_POOL;
                 self.created += 1;
                 let topic = m % 12;
                 Event::MemoryCreated(MemoryCreated {
-                    event_id: format!("c{m}"),
+                    event_id: format!("c{variant}"),
                     user_id: format!("u{}", m % USERS),
                     memory_id: format!("m{m}"),
                     kind: if m.is_multiple_of(3) {
@@ -88,18 +92,18 @@ impl Load {
                     } else {
                         MemoryKind::Semantic
                     },
-                    content: format!("Topic {topic} fact, variant {m}."),
+                    content: format!("Topic {topic} fact, variant {variant}."),
                     created_at: at,
                     category: None,
                     tags: None,
                     importance: None,
                     source: None,
-                    embedding: Some(vector(topic, m)),
+                    embedding: Some(vector(topic, variant)),
                 })
             }
             _ => {
                 // A memory created earlier, of the same user as its id says.
-                let m = (n * 7919) % self.created.max(1);
+                let m = (n * 7919) % self.created.clamp(1, MEMORY_POOL);
                 Event::MemoryAccessed(MemoryAccessed {
                     event_id: format!("a{n}"),
                     user_id: format!("u{}", m % USERS),
@@ -204,7 +208,12 @@ fn main() -> ExitCode {
         (rss, fds)
     };
     let mut next_sample = started + sample;
+    // Bounded by time and by count: a broker that slows down shortens the
+    // run's volume, never its length.
     for second in 0..seconds {
+        if started.elapsed() >= Duration::from_secs(seconds) {
+            break;
+        }
         let tick = started + Duration::from_secs(second);
         let batch: Vec<(String, Vec<u8>)> = (0..rate).map(|_| load.event(second as i64)).collect();
         runtime.block_on(send_all(&producer, INPUT, &batch));

@@ -388,3 +388,56 @@ fn broker_messages_are_typed_by_their_topic_and_detected_by_format() {
         "wrong_topic"
     );
 }
+
+/// Avro's zigzag varint encoding of a long.
+fn avro_long(n: i64, out: &mut Vec<u8>) {
+    let mut z = ((n << 1) ^ (n >> 63)) as u64;
+    while z >= 0x80 {
+        out.push((z as u8 & 0x7f) | 0x80);
+        z >>= 7;
+    }
+    out.push(z as u8);
+}
+
+/// A `consolidation.requested` in Avro single-object encoding at `millis`.
+fn request_at_millis(codec: &EventCodec, millis: i64) -> Vec<u8> {
+    let valid = codec
+        .encode_avro(&Event::ConsolidationRequested(ConsolidationRequested {
+            event_id: "r".into(),
+            user_id: "u".into(),
+            requested_at: at(0),
+            execute: None,
+            reason: None,
+        }))
+        .unwrap();
+    // Header (marker and fingerprint), then the fields in schema order.
+    let mut bytes = valid[..10].to_vec();
+    for text in ["r", "u"] {
+        avro_long(text.len() as i64, &mut bytes);
+        bytes.extend_from_slice(text.as_bytes());
+    }
+    avro_long(millis, &mut bytes);
+    bytes.extend_from_slice(&[0, 0]); // execute and reason: null
+    bytes
+}
+
+#[test]
+fn avro_times_beyond_year_9999_are_rejected_not_accepted_unwritable() {
+    // Found by the avro_consolidation_requested fuzz target: year 20519 was
+    // accepted, then could not be written as JSON or Avro again.
+    let codec = codec();
+    let last = 253_402_300_799_999; // 9999-12-31T23:59:59.999Z
+    let event = codec.decode_avro(&request_at_millis(&codec, last)).unwrap();
+    assert_eq!(
+        codec
+            .decode_avro(&codec.encode_avro(&event).unwrap())
+            .unwrap(),
+        event
+    );
+    for millis in [last + 1, 585_369_498_601_216, -62_167_219_200_001] {
+        let error = codec
+            .decode_avro(&request_at_millis(&codec, millis))
+            .unwrap_err();
+        assert_eq!(error.kind(), "bad_timestamp", "{millis}: {error}");
+    }
+}

@@ -10,6 +10,11 @@ use serde_json::{Map, Number, Value as Json};
 use super::error::DecodeError;
 use super::types::{decode_base64, encode_base64};
 
+/// Milliseconds an RFC 3339 timestamp can express (years 0000-9999): Avro's
+/// `timestamp-millis` reaches far beyond, and such a time could be neither
+/// written as JSON nor trusted as stream time (found by fuzzing).
+const RFC3339_MILLIS: std::ops::RangeInclusive<i64> = -62_167_219_200_000..=253_402_300_799_999;
+
 /// Builds the Avro value of `json` for `schema`. `path` names the field for errors.
 pub fn json_to_avro(json: &Json, schema: &Schema, path: &str) -> Result<Avro, DecodeError> {
     let wrong = |expected: &str| DecodeError::WrongType {
@@ -154,9 +159,15 @@ pub fn avro_to_json(value: &Avro, path: &str) -> Result<Json, DecodeError> {
             .ok_or_else(|| bad("double is not finite"))?,
         Avro::String(s) | Avro::Enum(_, s) => Json::String(s.clone()),
         Avro::Bytes(bytes) => Json::String(encode_base64(bytes)),
-        Avro::TimestampMillis(millis) => DateTime::from_timestamp_millis(*millis)
+        Avro::TimestampMillis(millis) => RFC3339_MILLIS
+            .contains(millis)
+            .then(|| DateTime::from_timestamp_millis(*millis))
+            .flatten()
             .map(|time| Json::String(time.to_rfc3339_opts(SecondsFormat::Millis, true)))
-            .ok_or_else(|| bad("timestamp out of range"))?,
+            .ok_or_else(|| DecodeError::BadTimestamp {
+                field: path.to_owned(),
+                value: format!("{millis} ms (outside years 0000-9999)"),
+            })?,
         Avro::Union(_, inner) => avro_to_json(inner, path)?,
         Avro::Array(items) => Json::Array(
             items
