@@ -440,4 +440,7 @@ fn avro_times_beyond_year_9999_are_rejected_not_accepted_unwritable() {
             .unwrap_err();
         assert_eq!(error.kind(), "bad_timestamp", "{millis}: {error}");
     }
+    // The same bound in JSON, where an offset can cross it.
+    let line = br#"{"type":"consolidation.requested","event_id":"r","user_id":"u","requested_at":"0000-01-01T00:00:00+01:00"}"#;
+    assert_eq!(codec.decode_json(line).unwrap_err().kind(), "bad_timestamp");
 }

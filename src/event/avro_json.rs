@@ -66,8 +66,12 @@ pub fn json_to_avro(json: &Json, schema: &Schema, path: &str) -> Result<Avro, De
                 .as_str()
                 .ok_or_else(|| wrong("RFC 3339 timestamp string"))?;
             DateTime::parse_from_rfc3339(text)
-                .map(|time| Avro::TimestampMillis(time.timestamp_millis()))
-                .map_err(|_| DecodeError::BadTimestamp {
+                .ok()
+                .map(|time| time.timestamp_millis())
+                // An offset can push year 0000 or 9999 out of range.
+                .filter(|millis| RFC3339_MILLIS.contains(millis))
+                .map(Avro::TimestampMillis)
+                .ok_or_else(|| DecodeError::BadTimestamp {
                     field: path.to_owned(),
                     value: text.to_owned(),
                 })
