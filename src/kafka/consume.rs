@@ -315,6 +315,10 @@ pub fn consume(shared: Arc<Shared>, shutdown: &AtomicBool) -> Result<(), KafkaEr
         // How soon a full partition is looked at again: a worker drains its
         // prefetch in well under librdkafka's default second, then idles.
         ("fetch.queue.backoff.ms", "20".to_owned()),
+        // Fewer, larger fetches: with 1 MiB (the default) a partition's
+        // prefetch refills in several broker round trips, and the workers
+        // wait on them (bench-kafka: 20,000 -> 28,600 access events/s).
+        ("max.partition.fetch.bytes", (4 << 20).to_string()),
     ];
     let context = GroupContext {
         shared: Arc::clone(&shared),
