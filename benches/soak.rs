@@ -120,16 +120,13 @@ impl Load {
 
 /// Anonymous and file-backed RSS in MiB, and open file descriptors, of `pid`.
 fn resources(pid: u32) -> (f64, f64, i64) {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let mib = |field: &str| {
-        status
-            .lines()
-            .find_map(|line| line.strip_prefix(field))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-            .map_or(0.0, |kb| kb / 1024.0)
-    };
+    let process = pid.to_string();
     let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |d| d.count() as i64);
-    (mib("RssAnon:"), mib("RssFile:"), fds)
+    (
+        common::status_mib(&process, "RssAnon:"),
+        common::status_mib(&process, "RssFile:"),
+        fds,
+    )
 }
 
 fn main() -> ExitCode {

@@ -8,6 +8,7 @@
 //! transaction, and builds the output events. Running the same run id twice
 //! changes nothing the second time and returns the same events.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use chrono::DateTime;
@@ -265,16 +266,12 @@ pub fn plan_cycle(request: &CycleRequest, snapshot: &Snapshot, settings: &CycleS
     let tokens = usage(&snapshot.memories);
     let tier = settings.tier(tokens);
     let detect_settings = tier.detect_settings(&settings.consolidation, &settings.salience);
-    let cap = settings.consolidation.max_memories_per_cycle;
-    let capped;
-    let considered = if left_out(snapshot, cap) > 0 {
-        capped = within_cap(snapshot, cap);
-        &capped
-    } else {
-        snapshot
+    let considered = match left_out(snapshot, settings.consolidation.max_memories_per_cycle) {
+        0 => Cow::Borrowed(snapshot),
+        waiting => Cow::Owned(without_oldest_active(snapshot, waiting)),
     };
     let mut plan = plan(
-        considered,
+        &considered,
         &PlanRequest {
             run_id: &request.run_id,
             now: request.now,
@@ -303,9 +300,9 @@ pub fn left_out(snapshot: &Snapshot, cap: usize) -> usize {
     active.saturating_sub(cap)
 }
 
-/// The snapshot without its [`left_out`] memories and their links.
-fn within_cap(snapshot: &Snapshot, cap: usize) -> Snapshot {
-    let mut skip = left_out(snapshot, cap);
+/// The snapshot without its `count` oldest active memories and their links.
+fn without_oldest_active(snapshot: &Snapshot, count: usize) -> Snapshot {
+    let mut skip = count;
     let mut dropped = std::collections::HashSet::new();
     let memories = snapshot
         .memories

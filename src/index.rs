@@ -322,7 +322,7 @@ impl UserIndexes {
     /// Drops least recently used indexes (never `keep`'s) until `incoming`
     /// more vectors fit under the cap.
     fn evict_for(&mut self, incoming: usize, keep: &str) {
-        let mut total: usize = self.users.values().map(|(index, _)| index.len()).sum();
+        let mut total = self.cached_vectors();
         while total + incoming > self.config.max_cached_vectors {
             let Some(oldest) = self
                 .users

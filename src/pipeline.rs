@@ -280,12 +280,7 @@ impl<'a> Pipeline<'a> {
     /// timer; with input flowing they also run between events).
     /// After an error, as [`Pipeline::process`]: resume, then call again.
     pub fn run_due(&mut self, sink: &mut dyn OutputSink) -> Result<RunSummary, PipelineError> {
-        let clock = self.clock.clone();
-        let result = self.run_due_cycles(sink);
-        if result.is_err() {
-            self.forget_failed_attempt(clock);
-        }
-        result
+        self.forgetting_a_failure(|pipeline| pipeline.run_due_cycles(sink))
     }
 
     fn run_due_cycles(&mut self, sink: &mut dyn OutputSink) -> Result<RunSummary, PipelineError> {
@@ -316,22 +311,28 @@ impl<'a> Pipeline<'a> {
         records: Vec<SourceRecord>,
         sink: &mut dyn OutputSink,
     ) -> Result<RunSummary, PipelineError> {
-        let clock = self.clock.clone();
-        let result = self.apply_records(records, sink);
-        if result.is_err() {
-            self.forget_failed_attempt(clock);
-        }
-        result
+        self.forgetting_a_failure(|pipeline| pipeline.apply_records(records, sink))
     }
 
-    /// Back to what a fresh start would know, with the stream clock as it
-    /// was before the failed attempt: time observed in it would run cycles
-    /// before events that precede them, and the schedule may name users
-    /// whose cycle did run.
-    fn forget_failed_attempt(&mut self, clock: Clock) {
-        self.clock = clock;
-        self.schedule = Schedule::new(self.settings.consolidation.schedule_interval_secs);
-        self.forget_indexes();
+    /// Runs `attempt`; if it fails, goes back to what a fresh start would
+    /// know, with the stream clock as it was before the attempt: time
+    /// observed in it would run cycles before events that precede them, the
+    /// schedule may name users whose cycle did run, and the vector indexes
+    /// may hold memories that were never stored.
+    fn forgetting_a_failure(
+        &mut self,
+        attempt: impl FnOnce(&mut Self) -> Result<RunSummary, PipelineError>,
+    ) -> Result<RunSummary, PipelineError> {
+        let clock = self.clock.clone();
+        let result = attempt(self);
+        if result.is_err() {
+            self.clock = clock;
+            self.schedule = Schedule::new(self.settings.consolidation.schedule_interval_secs);
+            if let Some(embedding) = &mut self.embedding {
+                embedding.indexes.clear();
+            }
+        }
+        result
     }
 
     fn apply_records(
@@ -414,14 +415,6 @@ impl<'a> Pipeline<'a> {
         Ok(summary)
     }
 
-    /// Drops cached vector indexes (after a failure: they may hold memories
-    /// that were never stored).
-    fn forget_indexes(&mut self) {
-        if let Some(embedding) = &mut self.embedding {
-            embedding.indexes.clear();
-        }
-    }
-
     /// Gives the batch's new memories their embeddings.
     fn embed(
         &self,
@@ -464,10 +457,8 @@ impl<'a> Pipeline<'a> {
         let Some(committed) = committed else {
             return Ok(());
         };
-        if committed.is_err() {
-            // The indexes hold this batch's memories, which are not stored.
-            self.forget_indexes();
-        }
+        // On a failed commit, `process` forgets the indexes that hold this
+        // batch's memories.
         for event in &committed? {
             sink.emit(event).map_err(PipelineError::Output)?;
             summary.outputs += 1;

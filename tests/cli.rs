@@ -1,5 +1,7 @@
 //! The `engram` binary as a user runs it.
 
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -503,10 +505,7 @@ fn the_http_endpoint_in_embedded_mode_requires_its_token_but_not_for_probes() {
             break address.to_owned();
         }
     };
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .build()
-        .into();
+    let agent = common::http();
     let status = |method: &str, path: &str, token: Option<&str>| {
         let url = format!("http://{address}{path}");
         let response = match (method, token) {

@@ -244,10 +244,7 @@ fn users_with_the_same_ids_and_texts_never_meet() {
         runtime.handle(),
     )
     .unwrap();
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .build()
-        .into();
+    let agent = http();
     for (k, user) in USERS.iter().enumerate() {
         let url = format!("http://{address}/users/{}/report/latest", encode(user));
         let mut response = agent.get(&url).call().unwrap();

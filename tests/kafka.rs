@@ -81,14 +81,6 @@ fn engram_creating_topics(settings: &[(&str, &str)]) -> (Broker, tempfile::TempD
     (broker, dir, engram)
 }
 
-/// An HTTP client that hands back error statuses instead of failing.
-fn http() -> ureq::Agent {
-    ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .build()
-        .into()
-}
-
 /// `(status, body)` of a request.
 fn request(agent: &ureq::Agent, method: &str, url: &str) -> (u16, String) {
     let response = match method {
@@ -635,6 +627,13 @@ fn a_crash_mid_stream_and_a_restart_end_in_the_state_of_an_uninterrupted_run() {
     assert_state_is(dir.path(), &reference, "a crash mid-stream");
 }
 
+/// Small batches keep engram busy with the workload for longer, so a fault
+/// lands mid-stream.
+fn small_batches(mut settings: Vec<(&'static str, String)>) -> Vec<(&'static str, String)> {
+    settings.push(("ENGRAM_KAFKA_FLUSH_MAX_EVENTS", "5".to_owned()));
+    settings
+}
+
 fn with_crash(settings: &[(&'static str, String)], point: &str) -> Vec<(&'static str, String)> {
     let mut settings = settings.to_vec();
     settings.push(("ENGRAM_CRASH_AT", point.to_owned()));
@@ -682,9 +681,7 @@ fn a_kill_during_a_rebalance_recovers_to_the_undisturbed_state() {
     let (broker, expected, reference) = workload_with_reference(4);
     let dir = tempfile::tempdir().unwrap();
     let settings = single_topic_settings("rebalance");
-    // Small batches keep the first member busy for longer.
-    let mut slow = with_crash(&settings, "rebalance.revoking:1");
-    slow.push(("ENGRAM_KAFKA_FLUSH_MAX_EVENTS", "5".to_owned()));
+    let slow = small_batches(with_crash(&settings, "rebalance.revoking:1"));
     let first = start(&broker, dir.path(), "first", &slow);
     wait_first_commit(&broker, "rebalance", 4);
     // The second member's join revokes the first one's partitions: it dies
@@ -723,8 +720,7 @@ fn a_store_that_refuses_writes_stops_commits_and_readiness_until_it_clears() {
     let (broker, expected, reference) = workload_with_reference(2);
     let total: i64 = expected[INPUT].iter().sum();
     let dir = tempfile::tempdir().unwrap();
-    let mut settings = single_topic_settings("store");
-    settings.push(("ENGRAM_KAFKA_FLUSH_MAX_EVENTS", "5".to_owned()));
+    let settings = small_batches(single_topic_settings("store"));
     let engram = start(&broker, dir.path(), "store", &settings);
     let base = format!("http://{}", engram.http_address(WAIT));
     wait_first_commit(&broker, "store", 2);
@@ -761,8 +757,7 @@ fn a_broker_outage_of_30_s_is_ridden_out_with_nothing_lost() {
     let (expected, reference) = reference_run(&broker, 2);
     let total: i64 = expected[INPUT].iter().sum();
     let dir = tempfile::tempdir().unwrap();
-    let mut settings = single_topic_settings("outage");
-    settings.push(("ENGRAM_KAFKA_FLUSH_MAX_EVENTS", "5".to_owned()));
+    let settings = small_batches(single_topic_settings("outage"));
     let engram = start(&broker, dir.path(), "outage", &settings);
     let base = format!("http://{}", engram.http_address(WAIT));
     let committed = wait_first_commit(&broker, "outage", 2);

@@ -5,10 +5,16 @@
 
 /// This process's peak resident set size (VmHWM) in MiB.
 pub fn peak_rss_mib() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status_mib("self", "VmHWM:")
+}
+
+/// A kB field of `/proc/<process>/status` (`self` or a pid), in MiB; 0 when
+/// unreadable.
+pub fn status_mib(process: &str, field: &str) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{process}/status")).unwrap_or_default();
     status
         .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .find_map(|line| line.strip_prefix(field))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
         .map_or(0.0, |kb| kb / 1024.0)
 }

@@ -203,6 +203,14 @@ pub fn manual_cycles_only() -> engram::cycle::CycleSettings {
     settings
 }
 
+/// An HTTP client that hands back error statuses instead of failing.
+pub fn http() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into()
+}
+
 /// The path of the first value that differs between two JSON documents.
 pub fn first_difference(a: &serde_json::Value, b: &serde_json::Value, path: String) -> String {
     use serde_json::Value;
