@@ -9,8 +9,9 @@ ENGRAM  := ./target/release/engram
 export ENGRAM_CACHE ?= $(CURDIR)/.cache/engram
 export ENGRAM_EMBEDDING_MODEL_DIR ?= $(ENGRAM_CACHE)/models/all-MiniLM-L6-v2
 export ENGRAM_EMBEDDING_RUNTIME_LIBRARY ?= $(ENGRAM_CACHE)/onnxruntime/libonnxruntime.so
+export ENGRAM_CONSOLIDATION_WORDNET_DIR ?= $(ENGRAM_CACHE)/wordnet
 
-.PHONY: all build models browser doctor run test test-scylla fmt lint deny unit bench bench-embed bench-cycle bench-kafka soak fuzz fuzz-corpus sample clean
+.PHONY: all build models browser doctor run test test-scylla fmt lint deny unit bench bench-embed bench-cycle bench-kafka eval soak fuzz fuzz-corpus sample clean
 
 all: build
 
@@ -87,6 +88,14 @@ bench-cycle:
 ## vs engram on memory-created events (with embedding) vs the raw model.
 bench-kafka: models
 	$(CARGO) bench --bench kafka
+
+## Decision quality on labelled public data (../shared/data, never copied
+## here): SICK contradictions, MRPC merges, LoCoMo conversations, replayed
+## through the real `engram run`. EVAL_ONLY=sick,mrpc,locomo picks sets;
+## EVAL_DUPLICATE_THRESHOLDS=0.85,0.9 adds MRPC rows at other thresholds.
+## Decisions for reading go to $(OUT)/eval/. Not part of `make test`.
+eval: models
+	$(CARGO) bench --bench eval
 
 ## Sustained mixed load on one engram service for SOAK_SECONDS (default 600)
 ## at SOAK_RATE events/s: events/s, lag, RSS and open files over time; fails

@@ -358,7 +358,7 @@ fn stages_child(n: usize) {
     lap("close pairs");
     let found = contradictions::detect(&prepared, &close, &detect_settings, lexicon);
     lap("contradictions");
-    let dups = duplicates::detect(&prepared, &close, &detect_settings, &found);
+    let dups = duplicates::detect(&prepared, &close, &detect_settings, &found, lexicon);
     lap("duplicates");
     let pats = patterns::detect(&prepared, &snapshot.links, NOW, &detect_settings);
     lap("patterns");

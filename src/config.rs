@@ -136,6 +136,11 @@ impl Default for PipelineConfig {
 pub struct ConsolidationConfig {
     /// Rules file; empty for the built-in `rules/default.toml`.
     pub rules_path: String,
+    /// WordNet 3 database files (`make models` fetches them): lemmas,
+    /// synonyms, antonyms and word classes for contradiction and merge
+    /// decisions. Empty: only the rule file's lexicon (fewer contradictions
+    /// found, and merges checked by exact words only).
+    pub wordnet_dir: String,
     /// Threshold trigger: new memories since the user's last cycle.
     pub trigger_new_memories: u64,
     /// Schedule trigger: seconds between cycles of a changed user (0: off).
@@ -182,10 +187,11 @@ impl Default for ConsolidationConfig {
     fn default() -> Self {
         Self {
             rules_path: String::new(),
+            wordnet_dir: ".cache/engram/wordnet".into(),
             trigger_new_memories: 20,
             schedule_interval_secs: 86_400,
             duplicate_threshold: 0.78,
-            contradiction_min_similarity: 0.60,
+            contradiction_min_similarity: 0.45,
             change_min_similarity: 0.15,
             pattern_similarity: 0.40,
             pattern_min_size: 3,
@@ -221,6 +227,9 @@ impl ConsolidationConfig {
     pub fn hash(&self, salience: &SalienceParams, rules_digest: &str) -> String {
         let mut settings = self.clone();
         settings.pattern_rewrite_token.clear();
+        // Where WordNet lies does not change a decision; its content does,
+        // and enters through `rules_digest`.
+        settings.wordnet_dir.clear();
         let canonical = serde_json::json!({
             "consolidation": settings,
             "salience": salience,

@@ -17,7 +17,7 @@ use thiserror::Error;
 use uuid::Uuid;
 
 use crate::config::ConsolidationConfig;
-use crate::detect::{DetectSettings, Lexicon, Snapshot};
+use crate::detect::{DetectSettings, Lexicon, Snapshot, WordNet};
 use crate::embed::{EmbedError, Embedder, SubBatch, embed_bucketed};
 use crate::event::{
     ConsolidationCompleted, ConsolidationTriggered, ContradictionDetected, Event, PatternExtracted,
@@ -99,9 +99,18 @@ impl CycleSettings {
         }
     }
 
+    /// The same settings with WordNet behind the lexicon.
+    pub fn with_wordnet(mut self, wordnet: Arc<WordNet>) -> Self {
+        self.lexicon = Arc::new(Lexicon::new(&self.rules.lexicon).with_wordnet(wordnet));
+        self
+    }
+
     pub fn config_hash(&self) -> String {
-        self.consolidation
-            .hash(&self.salience, &self.rules.digest())
+        let mut digest = self.rules.digest();
+        if let Some(wordnet) = self.lexicon.wordnet() {
+            digest = format!("{digest}+wordnet:{}", wordnet.digest());
+        }
+        self.consolidation.hash(&self.salience, &digest)
     }
 
     /// The user's tier for `tokens` used.

@@ -13,6 +13,7 @@ use tracing::{info, warn};
 use engram::clock::Clock;
 use engram::config::{Config, LogConfig, Override};
 use engram::cycle::{CycleReport, CycleRequest, CycleSettings, derived_id, run_cycle};
+use engram::detect::WordNet;
 use engram::embed::{EMBEDDING_DIM, Embedder, LocalEmbedder, inspect_model};
 use engram::emit::JsonLinesSink;
 use engram::event::EventCodec;
@@ -56,7 +57,8 @@ enum Command {
     /// non-zero if anything is wrong.
     Doctor,
     /// Print the cosine similarity of every pair of texts, as the model
-    /// scores them (for choosing thresholds).
+    /// scores them (for choosing thresholds), and what their alignment
+    /// says: a contradiction and why, or whether a merge would lose a fact.
     Similarity {
         /// Two or more texts.
         #[arg(required = true, num_args = 2..)]
@@ -760,6 +762,10 @@ fn undo(config: &Config, run_id: &str) -> Result<()> {
 fn cycle_settings(config: &Config) -> Result<CycleSettings> {
     let rules = RuleSet::load(&config.consolidation.rules_path)?;
     let mut settings = CycleSettings::new(config.consolidation.clone(), config.salience, rules);
+    if !config.consolidation.wordnet_dir.is_empty() {
+        let wordnet = WordNet::load(std::path::Path::new(&config.consolidation.wordnet_dir))?;
+        settings = settings.with_wordnet(Arc::new(wordnet));
+    }
     if let Some(rewriter) = ChatRewriter::from_config(&config.consolidation) {
         settings.rewriter = Some(Arc::new(rewriter));
     }
@@ -768,8 +774,13 @@ fn cycle_settings(config: &Config) -> Result<CycleSettings> {
 
 fn similarity(config: &Config, texts: &[String]) -> Result<()> {
     let embedder = LocalEmbedder::load(&config.embedding)?;
+    let lexicon = cycle_settings(config)?.lexicon;
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     let vectors = embedder.embed(&refs, config.embedding.sub_batch)?;
+    let tokens: Vec<_> = refs
+        .iter()
+        .map(|t| engram::detect::align::tokens(t, &lexicon))
+        .collect();
     for (i, first) in vectors.iter().enumerate() {
         for (j, second) in vectors.iter().enumerate().skip(i + 1) {
             println!(
@@ -778,6 +789,8 @@ fn similarity(config: &Config, texts: &[String]) -> Result<()> {
                 texts[i],
                 texts[j]
             );
+            let comparison = engram::detect::align::compare(&tokens[i], &tokens[j], &lexicon);
+            println!("        {}", comparison.verdict());
         }
     }
     Ok(())

@@ -931,3 +931,164 @@ fn a_cycle_considers_at_most_the_capped_number_of_newest_memories() {
     assert_eq!(output.report.counts.duplicates_merged, 1);
     assert_eq!(status(&store, "u", "m0"), MemoryStatus::Superseded);
 }
+
+/// Two semantic memories of one user a minute apart, then an executed
+/// cycle with WordNet, as `engram run` has it.
+fn consolidate_pair(first: &str, second: &str) -> (tempfile::TempDir, EmbeddedStore, CycleOutput) {
+    let (dir, store) = store();
+    ingest(
+        &store,
+        &[
+            memory_created("u", "first", first, 0),
+            memory_created("u", "second", second, 60),
+        ],
+        manual_cycles_only(),
+    );
+    let output = execute(&store, "u", "r1", DAY, &settings_with_wordnet());
+    (dir, store, output)
+}
+
+fn contradiction_events(output: &CycleOutput) -> Vec<&ContradictionDetected> {
+    events_of(output, EventType::ContradictionDetected)
+        .into_iter()
+        .map(|e| match e {
+            Event::ContradictionDetected(c) => c,
+            _ => unreachable!(),
+        })
+        .collect()
+}
+
+#[test]
+fn minimal_pairs_that_contradict_are_flagged_with_their_words_and_never_merged() {
+    for (first, second, signal, words) in [
+        (
+            "The dog is running through the wet sand",
+            "The dog is running through the dry sand",
+            "antonym",
+            "`wet` ↔ `dry`",
+        ),
+        (
+            "Three children are running down hill",
+            "Three children are running up hill",
+            "antonym",
+            "`down` ↔ `up`",
+        ),
+        (
+            "A man is emptying a container",
+            "A man is filling a container",
+            "antonym",
+            "`emptying` ↔ `filling`",
+        ),
+        (
+            "A young boy is jumping into a pool",
+            "A young boy is jumping out of a pool",
+            "antonym",
+            "`into` ↔ `out of`",
+        ),
+        // Two negated clauses: each negates its own predicate, they do not
+        // cancel out.
+        (
+            "The man is standing on a rocky mountain and gray clouds are in the background",
+            "The man is not standing on a rocky mountain and gray clouds are not in the background",
+            "negation",
+            "`not` negates `standing`",
+        ),
+        (
+            "There is no man playing a guitar on stage",
+            "A man is playing a guitar on stage",
+            "negation",
+            "`no` negates",
+        ),
+    ] {
+        println!("cosine {:.4}: {first:?} / {second:?}", similarity(first, second));
+        let (_dir, store, output) = consolidate_pair(first, second);
+        let found = contradiction_events(&output);
+        assert_eq!(found.len(), 1, "{first:?} / {second:?}: {found:?}");
+        assert!(found[0].signals.contains(&signal.to_owned()), "{found:?}");
+        assert!(
+            found[0].explanation.contains(words),
+            "the explanation names the aligned words: {}",
+            found[0].explanation
+        );
+        assert_eq!(output.report.counts.duplicates_merged, 0, "{first:?}");
+        assert_eq!(status(&store, "u", "first"), MemoryStatus::Active);
+        assert_eq!(status(&store, "u", "second"), MemoryStatus::Active);
+    }
+}
+
+#[test]
+fn a_different_fact_in_the_same_sentence_is_neither_merged_nor_a_contradiction() {
+    let (first, second) = ("The user lives in Berlin", "The user works in Berlin");
+    let measured = similarity(first, second);
+    assert!(measured > 0.78, "above the duplicate threshold: {measured}");
+    let (_dir, store, output) = consolidate_pair(first, second);
+    assert_eq!(output.report.counts.duplicates_merged, 0);
+    assert!(contradiction_events(&output).is_empty());
+    assert_eq!(status(&store, "u", "first"), MemoryStatus::Active);
+    assert_eq!(status(&store, "u", "second"), MemoryStatus::Active);
+}
+
+#[test]
+fn a_negation_that_bears_on_no_shared_predicate_is_not_a_contradiction() {
+    for (first, second) in [
+        (
+            "Nate's main hobbies are playing video games",
+            "Nate is creating gaming content for YouTube when there are no tournaments",
+        ),
+        (
+            "Melanie loves hiking in the mountains with her family",
+            "Melanie went hiking in the mountains without her phone",
+        ),
+        (
+            "Caroline wants to adopt a child",
+            "Caroline has not told her parents that she wants to adopt a child yet",
+        ),
+    ] {
+        println!("cosine {:.4}: {first:?} / {second:?}", similarity(first, second));
+        let (_dir, _store, output) = consolidate_pair(first, second);
+        assert!(
+            contradiction_events(&output).is_empty(),
+            "{first:?} / {second:?}"
+        );
+    }
+}
+
+#[test]
+fn merging_a_short_and_a_detailed_twin_keeps_the_detail_active() {
+    let short = "He had been arrested twice before for trespassing";
+    let detailed = "He had been arrested twice before for trespassing and barred from the \
+                    complex, home to his mother and two children";
+    let measured = similarity(short, detailed);
+    assert!(measured > 0.78, "above the duplicate threshold: {measured}");
+    let (_dir, store) = store();
+    // The short twin is read more, so it is the more salient: salience
+    // alone would make it the canonical and drop the detail.
+    ingest(
+        &store,
+        &[
+            memory_created("u", "detailed", detailed, 0),
+            memory_created("u", "short", short, 60),
+            Event::MemoryAccessed(accessed("u", "short", 3000)),
+            Event::MemoryAccessed(accessed("u", "short", 3100)),
+        ],
+        manual_cycles_only(),
+    );
+    let output = execute(&store, "u", "r1", DAY, &settings_with_wordnet());
+    assert_eq!(output.report.counts.duplicates_merged, 1);
+    let canonical = store.memory("u", "detailed").unwrap().unwrap();
+    assert_eq!(canonical.status, MemoryStatus::Active);
+    assert_eq!(canonical.merged_from, vec!["short"]);
+    assert_eq!(canonical.salience.access_count(), 2, "the reads still count");
+    assert_eq!(status(&store, "u", "short"), MemoryStatus::Superseded);
+    let merge = output
+        .report
+        .actions
+        .iter()
+        .find(|a| a.action_type.as_str() == "merge")
+        .unwrap();
+    assert!(
+        merge.reasons.iter().any(|r| r.contains("covers")),
+        "{:?}",
+        merge.reasons
+    );
+}

@@ -1,26 +1,24 @@
-//! Contradictions: two memories about the same thing that disagree.
+//! Contradictions: two memories that state the same proposition and
+//! cannot both hold.
 //!
-//! A pair is a contradiction when it carries at least one conflict signal and
-//! is similar enough to be about the same thing
-//! (`contradiction_min_similarity`, measured: "Project uses PostgreSQL" /
-//! "Project uses MySQL" score 0.64 with all-MiniLM-L6-v2). Signals:
+//! Topical similarity only nominates pairs (`contradiction_min_similarity`);
+//! the decision reads their alignment ([`super::align`]): what differs must
+//! be small and of a conflicting kind. Signals, each naming its words:
 //!
-//! * `negation`: one side negates ("not", "never", "no longer" …) an odd
-//!   number of times more than the other;
-//! * `antonym`: an antonym pair split across the two ("always" / "never");
-//! * `number`: both state numbers and they differ;
-//! * `value`: the same sentence with one differing named value (capitalised,
-//!   numeric or a known class value), at most three words each side;
-//! * `class_value`: each names a different value of one class from the
-//!   lexicon (databases, vector stores …).
+//! * `negation`: one side negates an aligned predicate ("is `not`
+//!   standing"), counted per predicate, so two negated clauses do not cancel;
+//! * `quantifier`: "all" / "no", "someone" / "nobody";
+//! * `antonym`: "wet" / "dry", "into" / "out of" (WordNet and the rule file);
+//! * `value`: a different number, name, lexicon class value or WordNet
+//!   class member ("red" / "blue") in one slot;
+//! * `class_value`: a stated change ("Now using PostgreSQL with pgvector")
+//!   names another value of a lexicon class in the same slot as an older
+//!   memory. It counts from the lower `change_min_similarity`, since a
+//!   replacement often shares few words ("Using Pinecone for vector
+//!   search" scores 0.20).
 //!
 //! Only facts, preferences and procedures are compared: episodes record
 //! events, and two different events do not contradict each other.
-//!
-//! A `class_value` pair where the newer memory states a change ("now",
-//! "switched to" …) counts from the lower `change_min_similarity`: stating a
-//! replacement often shares few words ("Using Pinecone for vector search" /
-//! "Now using PostgreSQL with pgvector" score only 0.20).
 
 use serde::Serialize;
 
@@ -29,6 +27,7 @@ use std::collections::BTreeMap;
 use crate::model::MemoryKind;
 
 use super::pairs::parallel_map;
+use super::align::Comparison;
 use super::{DetectSettings, Item, Lexicon, Pair, Prepared, Supersession, round4, supersession};
 use crate::embed::dot;
 
@@ -42,7 +41,7 @@ pub struct Signal {
 impl Signal {
     fn weight(&self) -> f64 {
         match self.kind {
-            "negation" | "antonym" => 0.6,
+            "negation" | "antonym" | "quantifier" => 0.6,
             "value" | "class_value" => 0.5,
             _ => 0.4,
         }
@@ -94,12 +93,13 @@ pub fn detect(
         {
             continue;
         }
-        let signals = signals(&items[i], &items[j], lexicon);
+        let comparison = prepared.compare(i, j, lexicon);
+        let resolved = supersession::resolve(&items[i], &items[j], lexicon);
+        let signals = signals(&comparison, resolved.is_some());
         if signals.is_empty() {
             continue;
         }
-        let resolved = supersession::resolve(&items[i], &items[j], lexicon);
-        let stated_change = resolved.is_some() && signals.iter().any(|s| s.kind == "class_value");
+        let stated_change = signals.iter().any(|s| s.kind == "class_value");
         if similarity < settings.contradiction_min_similarity && !stated_change {
             continue;
         }
@@ -118,6 +118,32 @@ pub fn detect(
     found
 }
 
+/// The conflict signals of an aligned pair (empty: no contradiction). A
+/// stated change (`states_change`: the newer memory carries a change marker)
+/// also counts when it puts another value of a lexicon class in the slot
+/// of the older one's.
+pub fn signals(comparison: &Comparison, states_change: bool) -> Vec<Signal> {
+    if comparison.contradicts() {
+        return comparison
+            .conflicts
+            .iter()
+            .map(|c| Signal {
+                kind: c.kind,
+                detail: c.detail.clone(),
+            })
+            .collect();
+    }
+    if states_change && comparison.aligned >= 1 && comparison.conflicts.is_empty() {
+        if let Some((class, older, newer)) = comparison.class_changes.first() {
+            return vec![Signal {
+                kind: "class_value",
+                detail: format!("`{older}` ↔ `{newer}` ({class}, stated change in the same slot)"),
+            }];
+        }
+    }
+    Vec::new()
+}
+
 /// Pairs below `contradiction_min_similarity` that may still be a stated
 /// change: the later memory carries a change marker and names a value of a
 /// lexicon class, and the earlier one names a different value of that class.
@@ -131,10 +157,15 @@ fn stated_changes(
     settings: &DetectSettings,
     lexicon: &Lexicon,
 ) -> Vec<(usize, usize, f64)> {
-    let values: Vec<Vec<(String, String)>> = prepared
-        .items
-        .iter()
-        .map(|item| lexicon.values_in(&item.words))
+    // Only values written as names count ("Go", not "go home").
+    let values: Vec<Vec<(String, String)>> = (0..prepared.items.len())
+        .map(|i| {
+            if lexicon.values_in(&prepared.items[i].words).is_empty() {
+                Vec::new()
+            } else {
+                prepared.named_values(i, lexicon)
+            }
+        })
         .collect();
     // Per class: its members in order, each with the values it names there.
     let mut by_class: BTreeMap<&str, Vec<(usize, Vec<&str>)>> = BTreeMap::new();
@@ -222,123 +253,6 @@ fn is_episode(item: &Item<'_>) -> bool {
     item.memory.kind == MemoryKind::Episodic
 }
 
-/// The conflict signals between two memories (empty: no conflict).
-pub fn signals(first: &Item<'_>, second: &Item<'_>, lexicon: &Lexicon) -> Vec<Signal> {
-    let (a, b) = (&first.words, &second.words);
-    let mut signals = Vec::new();
-    let (neg_a, neg_b) = (lexicon.negations_in(a), lexicon.negations_in(b));
-    if neg_a.len() % 2 != neg_b.len() % 2 {
-        let (side, words) = if neg_a.len() > neg_b.len() {
-            ("first", &neg_a)
-        } else {
-            ("second", &neg_b)
-        };
-        signals.push(Signal {
-            kind: "negation",
-            detail: format!("only the {side} is negated (`{}`)", words.join("`, `")),
-        });
-    }
-    if let Some((x, y)) = lexicon.antonym_between(a, b) {
-        signals.push(Signal {
-            kind: "antonym",
-            detail: format!("`{x}` against `{y}`"),
-        });
-    }
-    let (num_a, num_b) = (numbers(a), numbers(b));
-    if !num_a.is_empty() && !num_b.is_empty() && num_a != num_b {
-        signals.push(Signal {
-            kind: "number",
-            detail: format!("{} against {}", num_a.join(", "), num_b.join(", ")),
-        });
-    }
-    if let Some((x, y)) = differing_value(first, second, lexicon) {
-        signals.push(Signal {
-            kind: "value",
-            detail: format!("same statement with `{x}` against `{y}`"),
-        });
-    }
-    let (val_a, val_b) = (lexicon.values_in(a), lexicon.values_in(b));
-    for (class, x) in &val_a {
-        let other = val_b
-            .iter()
-            .find(|(c, y)| c == class && y != x && !val_a.iter().any(|(_, v)| v == y));
-        if let Some((_, y)) = other
-            && !val_b.iter().any(|(_, v)| v == x)
-        {
-            signals.push(Signal {
-                kind: "class_value",
-                detail: format!("{class}: `{x}` against `{y}`"),
-            });
-            break;
-        }
-    }
-    signals
-}
-
-fn numbers(words: &[String]) -> Vec<String> {
-    let mut found: Vec<String> = words
-        .iter()
-        .filter(|w| w.chars().all(|c| c.is_ascii_digit()))
-        .cloned()
-        .collect();
-    found.sort();
-    found.dedup();
-    found
-}
-
-/// The differing words of two sentences that are equal apart from one short
-/// run of words each, when those words name a value.
-fn differing_value(
-    first: &Item<'_>,
-    second: &Item<'_>,
-    lexicon: &Lexicon,
-) -> Option<(String, String)> {
-    let (a, b) = (&first.words, &second.words);
-    let prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
-    let max_suffix = a.len().min(b.len()) - prefix;
-    let suffix = a
-        .iter()
-        .rev()
-        .zip(b.iter().rev())
-        .take(max_suffix)
-        .take_while(|(x, y)| x == y)
-        .count();
-    let (mid_a, mid_b) = (&a[prefix..a.len() - suffix], &b[prefix..b.len() - suffix]);
-    let shared = prefix + suffix;
-    let longer = a.len().max(b.len());
-    if mid_a.is_empty() || mid_b.is_empty() || mid_a.len() > 3 || mid_b.len() > 3 {
-        return None;
-    }
-    if shared < 2 || shared * 2 < longer {
-        return None;
-    }
-    let original_a = crate::text::words(&first.memory.content);
-    let original_b = crate::text::words(&second.memory.content);
-    let named = |original: &[&str], range: std::ops::Range<usize>, words: &[String]| {
-        range.zip(words).any(|(at, word)| {
-            let spelled = original.get(at).copied().unwrap_or("");
-            let capitalised = spelled.chars().next().is_some_and(char::is_uppercase);
-            let inner_capital = spelled.chars().skip(1).any(char::is_uppercase);
-            (capitalised && at > 0) || inner_capital || lexicon.is_value(word)
-        })
-    };
-    let is_number = |w: &String| w.chars().all(|c| c.is_ascii_digit());
-    if mid_a.iter().all(is_number) && mid_b.iter().all(is_number) {
-        return None;
-    }
-    let spelled = |mid: &[String]| -> Vec<String> {
-        mid.iter()
-            .map(|w| lexicon.canonical(w).to_owned())
-            .collect()
-    };
-    if spelled(mid_a) == spelled(mid_b) {
-        return None;
-    }
-    let named_a = named(&original_a, prefix..prefix + mid_a.len(), mid_a);
-    let named_b = named(&original_b, prefix..prefix + mid_b.len(), mid_b);
-    (named_a && named_b).then(|| (mid_a.join(" "), mid_b.join(" ")))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -350,7 +264,7 @@ mod tests {
             memory("b", second, T0 + 1, vector(1.0, 1)),
         ]);
         let prepared = Prepared::new(&snapshot);
-        signals(&prepared.items[0], &prepared.items[1], &lexicon())
+        signals(&prepared.compare(0, 1, &lexicon()), false)
             .into_iter()
             .map(|s| s.kind)
             .collect()
@@ -370,15 +284,15 @@ mod tests {
                 "The user always writes tests first",
                 "The user never writes tests first"
             ),
-            vec!["negation", "antonym"]
+            vec!["antonym"]
         );
         assert_eq!(
             kinds("The deploy takes 5 minutes", "The deploy takes 20 minutes"),
-            vec!["number"]
+            vec!["value"]
         );
         assert_eq!(
             kinds("Project uses PostgreSQL", "Project uses MySQL"),
-            vec!["value", "class_value"]
+            vec!["value"]
         );
         assert_eq!(
             kinds("Project uses Postgres", "Project uses PostgreSQL"),
@@ -391,6 +305,29 @@ mod tests {
             ),
             vec!["antonym"]
         );
+    }
+
+    #[test]
+    fn negations_count_per_predicate_not_by_parity() {
+        assert_eq!(
+            kinds(
+                "The man is standing on a rock and clouds are in the sky",
+                "The man is not standing on a rock and clouds are not in the sky"
+            ),
+            vec!["negation", "negation"]
+        );
+    }
+
+    #[test]
+    fn a_negated_clause_of_its_own_is_not_a_denial() {
+        assert!(
+            kinds(
+                "Nate's main hobbies are playing video games",
+                "Nate is creating gaming content for YouTube when there are no tournaments"
+            )
+            .is_empty()
+        );
+        assert!(kinds("The user rides a horse", "The user rides a horse without a saddle").is_empty());
     }
 
     #[test]
@@ -418,7 +355,11 @@ mod tests {
             ("a", "b")
         );
         assert!(pair.confidence > 0.5 && pair.confidence <= 1.0, "{pair:?}");
-        assert!(pair.explanation().contains("`postgresql` against `mysql`"));
+        assert!(
+            pair.explanation().contains("`postgresql` ↔ `mysql` (database)"),
+            "{}",
+            pair.explanation()
+        );
         assert_eq!(pair.supersession, None);
     }
 }

@@ -1,16 +1,19 @@
 //! Duplicates: the same normalised text, or near-duplicates by cosine
 //! similarity at or above the (tier-adjusted) duplicate threshold, grouped by
 //! deterministic complete linkage, so every pair in a cluster clears the
-//! threshold. A pair that contradicts is never put in one cluster, however
-//! similar ("The user prefers dark mode" / "… does not prefer dark mode"
-//! score 0.97).
+//! threshold. Every pair of a cluster is also aligned ([`super::align`]): a
+//! pair that conflicts ("The user prefers dark mode" / "… does not prefer
+//! dark mode" score 0.97), swaps a fact ("lives in Berlin" / "works in
+//! Berlin", 0.91) or where each side has details the other lacks is never
+//! put in one cluster, so a merge loses nothing: some member's text covers
+//! the others', and those members are the canonical's candidates.
 
 use std::collections::BTreeSet;
 
 use serde::Serialize;
 
 use super::cluster::{Linkage, cluster};
-use super::{Contradiction, DetectSettings, Pair, Prepared, round4};
+use super::{Contradiction, DetectSettings, Lexicon, Pair, Prepared, round4};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DuplicateCluster {
@@ -20,6 +23,8 @@ pub struct DuplicateCluster {
     pub min_similarity: f64,
     /// Every member has the same normalised text.
     pub exact: bool,
+    /// Members whose text covers every other member's content words.
+    pub covering: Vec<String>,
 }
 
 pub fn detect(
@@ -27,6 +32,7 @@ pub fn detect(
     close: &[Pair],
     settings: &DetectSettings,
     contradictions: &[Contradiction],
+    lexicon: &Lexicon,
 ) -> Vec<DuplicateCluster> {
     let conflicting: BTreeSet<(&str, &str)> = contradictions
         .iter()
@@ -35,7 +41,10 @@ pub fn detect(
     let items = &prepared.items;
     let apart = |i: usize, j: usize| {
         let (a, b) = (items[i].memory.id.as_str(), items[j].memory.id.as_str());
-        conflicting.contains(&(a, b)) || conflicting.contains(&(b, a))
+        conflicting.contains(&(a, b))
+            || conflicting.contains(&(b, a))
+            || (items[i].memory.content_hash != items[j].memory.content_hash
+                && prepared.compare(i, j, lexicon).keeps_apart())
     };
     let edges = close
         .iter()
@@ -59,7 +68,19 @@ pub fn detect(
                 }
             }
             let hash = &items[members[0]].memory.content_hash;
+            let covering = members
+                .iter()
+                .filter(|&&i| {
+                    members.iter().all(|&j| {
+                        i == j
+                            || items[i].memory.content_hash == items[j].memory.content_hash
+                            || prepared.compare(i, j, lexicon).covers(0)
+                    })
+                })
+                .map(|&i| items[i].memory.id.clone())
+                .collect();
             DuplicateCluster {
+                covering,
                 exact: members
                     .iter()
                     .all(|&i| &items[i].memory.content_hash == hash),
@@ -84,7 +105,7 @@ mod tests {
         let prepared = Prepared::new(&snapshot);
         let close = prepared.close_pairs(&settings());
         let found = contradictions::detect(&prepared, &close, &settings(), &lexicon());
-        detect(&prepared, &close, &settings(), &found)
+        detect(&prepared, &close, &settings(), &found, &lexicon())
     }
 
     #[test]

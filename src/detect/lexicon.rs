@@ -5,9 +5,11 @@
 //! [`crate::text::normalise`]), so "Don't" and "don t" are the same phrase.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use super::WordNet;
 use crate::text::normalise;
 
 /// The lexicon as written in TOML.
@@ -30,6 +32,9 @@ pub struct Lexicon {
     change_markers: Vec<Vec<String>>,
     /// Spelling → (class, canonical value).
     values: BTreeMap<String, (String, String)>,
+    /// Lemmas, synonyms, antonyms and word classes; without it only the
+    /// rule file's words and exact spellings are known.
+    wordnet: Option<Arc<WordNet>>,
 }
 
 fn phrase(text: &str) -> Vec<String> {
@@ -65,7 +70,95 @@ impl Lexicon {
                 .collect(),
             change_markers: spec.change_markers.iter().map(|p| phrase(p)).collect(),
             values,
+            wordnet: None,
         }
+    }
+
+    /// The same lexicon backed by WordNet.
+    pub fn with_wordnet(mut self, wordnet: Arc<WordNet>) -> Self {
+        self.wordnet = Some(wordnet);
+        self
+    }
+
+    /// The WordNet behind it, if any.
+    pub fn wordnet(&self) -> Option<&WordNet> {
+        self.wordnet.as_deref()
+    }
+
+    /// The length in words of the longest negation phrase `words` starts
+    /// with.
+    pub fn negation_at(&self, words: &[String]) -> Option<usize> {
+        self.negations
+            .iter()
+            .filter(|p| !p.is_empty() && words.starts_with(p))
+            .map(Vec::len)
+            .max()
+    }
+
+    /// The lemmas `word` may be an inflection of (itself without WordNet).
+    pub fn lemmas(&self, word: &str) -> Vec<String> {
+        match &self.wordnet {
+            Some(wordnet) => wordnet.lemmas(word),
+            None => vec![word.to_owned()],
+        }
+    }
+
+    /// Whether WordNet knows `word` as an ordinary word ("go", "swift",
+    /// "windows"), so that as a class value it counts only when written
+    /// as a name.
+    pub fn is_common_word(&self, word: &str) -> bool {
+        self.wordnet.as_ref().is_some_and(|w| w.knows(word))
+    }
+
+    /// Same word, inflection, spelling of one value, or WordNet synonym.
+    pub fn synonyms(&self, a: &str, b: &str) -> bool {
+        a == b
+            || (self.is_value(a) && self.canonical(a) == self.canonical(b))
+            || self
+                .wordnet
+                .as_ref()
+                .is_some_and(|w| w.same_or_synonym(a, b))
+    }
+
+    /// Whether `word` is an inflected verb ("riding"), so not a class
+    /// member after a copula ("is riding" is progressive).
+    pub fn is_inflected_verb(&self, word: &str) -> bool {
+        self.wordnet
+            .as_ref()
+            .is_some_and(|w| w.is_inflected_verb(word))
+    }
+
+    /// Whether WordNet marks the two words as antonyms.
+    pub fn wordnet_antonyms(&self, a: &str, b: &str) -> bool {
+        self.wordnet.as_ref().is_some_and(|w| w.antonyms(a, b))
+    }
+
+    /// The WordNet class two different nouns share, if any.
+    pub fn wordnet_class(&self, a: &str, b: &str) -> Option<String> {
+        self.wordnet.as_ref()?.shared_class(a, b)
+    }
+
+    /// The lexicon class of a value.
+    pub fn class_of(&self, value: &str) -> Option<&str> {
+        self.values.get(value).map(|(class, _)| class.as_str())
+    }
+
+    /// A rule-file antonym pair with one phrase in the words `first` and
+    /// the other in `second` (and neither on both sides).
+    pub fn antonym_across(&self, first: &str, second: &str) -> Option<(String, String)> {
+        let has = |text: &str, p: &str| format!(" {text} ").contains(&format!(" {p} "));
+        self.antonyms.iter().find_map(|(a, b)| {
+            let split = |x: &str, y: &str| {
+                has(first, x) && has(second, y) && !has(first, y) && !has(second, x)
+            };
+            if split(a, b) {
+                Some((a.clone(), b.clone()))
+            } else if split(b, a) {
+                Some((b.clone(), a.clone()))
+            } else {
+                None
+            }
+        })
     }
 
     /// Negation phrases in `words`, with repeats (so parity can be

@@ -6,6 +6,7 @@
 //! Memories are visited in `(created_at, id)` order, so the same snapshot
 //! always gives the same detections in the same order.
 
+pub mod align;
 pub mod cluster;
 pub mod contradictions;
 pub mod duplicates;
@@ -16,6 +17,7 @@ pub mod promotion;
 pub mod stale;
 pub mod supersession;
 pub mod verbose;
+pub mod wordnet;
 
 use std::collections::HashMap;
 
@@ -29,6 +31,7 @@ pub use patterns::PatternCluster;
 pub use stale::StaleMemory;
 pub use supersession::Supersession;
 pub use verbose::VerboseMemory;
+pub use wordnet::{WordNet, WordNetError};
 
 use crate::embed::dot;
 use crate::model::{Link, Memory, MemoryStatus, Millis};
@@ -89,6 +92,8 @@ pub struct Item<'a> {
 /// The active memories of a snapshot, in order, with their similarity.
 pub struct Prepared<'a> {
     pub items: Vec<Item<'a>>,
+    /// Each item's tokens for alignment, made when first compared.
+    tokens: Vec<std::sync::OnceLock<Vec<align::Token>>>,
 }
 
 impl<'a> Prepared<'a> {
@@ -110,8 +115,39 @@ impl<'a> Prepared<'a> {
                     text: *texts.entry(memory.content_hash.as_str()).or_insert(next),
                 }
             })
+            .collect::<Vec<_>>();
+        let tokens = items.iter().map(|_| std::sync::OnceLock::new()).collect();
+        Self { items, tokens }
+    }
+
+    /// `(class, value)` of every lexicon class value item `i` names as a
+    /// name.
+    pub fn named_values(&self, i: usize, lexicon: &Lexicon) -> Vec<(String, String)> {
+        let mut found: Vec<(String, String)> = self
+            .item_tokens(i, lexicon)
+            .iter()
+            .filter(|t| t.role == align::Role::Name)
+            .filter_map(|t| {
+                let class = lexicon.class_of(&t.word)?;
+                Some((class.to_owned(), lexicon.canonical(&t.word).to_owned()))
+            })
             .collect();
-        Self { items }
+        found.sort();
+        found.dedup();
+        found
+    }
+
+    fn item_tokens(&self, k: usize, lexicon: &Lexicon) -> &[align::Token] {
+        self.tokens[k].get_or_init(|| align::tokens(&self.items[k].memory.content, lexicon))
+    }
+
+    /// The alignment of items `i` and `j` (`i` is side 0).
+    pub fn compare(&self, i: usize, j: usize, lexicon: &Lexicon) -> align::Comparison {
+        align::compare(
+            self.item_tokens(i, lexicon),
+            self.item_tokens(j, lexicon),
+            lexicon,
+        )
     }
 
     /// Pairs close enough to be duplicates or contradictions.
@@ -147,7 +183,7 @@ pub fn detect(
     let prepared = Prepared::new(snapshot);
     let close = prepared.close_pairs(settings);
     let contradictions = contradictions::detect(&prepared, &close, settings, lexicon);
-    let duplicates = duplicates::detect(&prepared, &close, settings, &contradictions);
+    let duplicates = duplicates::detect(&prepared, &close, settings, &contradictions, lexicon);
     Detections {
         duplicates,
         contradictions,

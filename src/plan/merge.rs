@@ -1,5 +1,7 @@
-//! Merge semantics (DESIGN.md §4): the canonical memory is the one with the
-//! highest salience (ties: newest); it absorbs `merged_from`, the union of
+//! Merge semantics (DESIGN.md §4): the canonical memory is, among the
+//! candidates the detector found to cover every member's content (all
+//! members when it found none), the one with the highest salience (ties:
+//! newest); it absorbs `merged_from`, the union of
 //! tags, the sum of access counts and the median importance; links of the
 //! merged memories move to it (duplicates dropped, highest confidence kept);
 //! the others become `superseded`, linked from it by `consolidates`.
@@ -7,15 +9,17 @@
 use super::{LinkType, MemoryStatus, Working, key};
 use crate::salience::SalienceParams;
 
-/// Merges `members` (at least two, all active) and returns the canonical id.
+/// Merges `members` (at least two, all active) into the most salient of
+/// `candidates` (members too) and returns the canonical id.
 pub(super) fn merge(
     w: &mut Working<'_>,
     members: &[String],
+    candidates: &[String],
     similarity: f64,
     params: &SalienceParams,
 ) -> String {
     let now = w.request.now;
-    let ranked = members
+    let ranked = candidates
         .iter()
         .filter_map(|id| w.memories.get(id))
         .max_by(|a, b| {

@@ -441,7 +441,15 @@ fn merge_duplicates(w: &mut Working<'_>, detections: &Detections, params: &Salie
         ) else {
             continue;
         };
-        let canonical = merge::merge(w, &members, cluster.min_similarity, params);
+        // The canonical keeps every fact: it is one of the members whose
+        // text covers the others' content words, when such members remain.
+        let covering: Vec<String> = members
+            .iter()
+            .filter(|id| cluster.covering.contains(id))
+            .cloned()
+            .collect();
+        let candidates = if covering.is_empty() { &members } else { &covering };
+        let canonical = merge::merge(w, &members, candidates, cluster.min_similarity, params);
         w.claimed.extend(members.iter().cloned());
         w.counts.duplicates_merged += members.len() as i64 - 1;
         let reason = if cluster.exact {
@@ -454,7 +462,14 @@ fn merge_duplicates(w: &mut Working<'_>, detections: &Detections, params: &Salie
         };
         let reasons = vec![
             reason,
-            format!("canonical {canonical}: highest salience, ties newest"),
+            if covering.is_empty() {
+                format!("canonical {canonical}: highest salience, ties newest")
+            } else {
+                format!(
+                    "canonical {canonical}: its text covers every member's content words; \
+                     highest salience among such members, ties newest"
+                )
+            },
         ];
         w.record(&rule, members, cluster.min_similarity, reasons)
             .canonical_id = Some(canonical);

@@ -177,6 +177,25 @@ pub fn model() -> Arc<LocalEmbedder> {
         .clone()
 }
 
+/// The real WordNet database (`make models`), loaded once per test binary.
+pub fn wordnet() -> Arc<engram::detect::WordNet> {
+    static WORDNET: OnceLock<Arc<engram::detect::WordNet>> = OnceLock::new();
+    WORDNET
+        .get_or_init(|| {
+            Arc::new(
+                engram::detect::WordNet::load(&cache().join("wordnet"))
+                    .unwrap_or_else(|e| panic!("{e}")),
+            )
+        })
+        .clone()
+}
+
+/// The default cycle settings with the real WordNet behind the lexicon, as
+/// `engram run` has them.
+pub fn settings_with_wordnet() -> engram::cycle::CycleSettings {
+    engram::cycle::CycleSettings::default().with_wordnet(wordnet())
+}
+
 /// Events as JSON lines, the embedded pipeline's input.
 pub fn lines(events: &[Event]) -> String {
     let codec = EventCodec::new(Limits::default()).unwrap();

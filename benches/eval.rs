@@ -1,0 +1,579 @@
+//! `make eval`: the quality of consolidation decisions on labelled public
+//! data, replayed through the real `engram run` (real model, default rules).
+//!
+//! * SICK (train + trial): each sentence pair is one user with two semantic
+//!   memories a minute apart and an executed consolidation request.
+//!   Contradiction precision and recall against the CONTRADICTION label, and
+//!   how many contradicting pairs were merged instead.
+//! * MRPC (train): the same replay. Merge precision and recall against the
+//!   paraphrase label, and lossy merges: the canonical lacks a number, a name
+//!   or another content word of a memory merged into it.
+//! * LoCoMo (dev): one user per speaker per conversation, each observation a
+//!   semantic memory at its session's date, then an executed request. Every
+//!   contradiction flagged is listed with both texts, and the rate per 1,000
+//!   memories.
+//!
+//! The data is read from `../shared/data` (or `ENGRAM_EVAL_DATA`), never
+//! copied into the repository. `EVAL_ONLY=sick,mrpc,locomo` picks data sets.
+//! Every decision is written to `out/eval/<set>/decisions.tsv` for reading.
+//! This is a benchmark, not a test: it prints figures and fails only when a
+//! replay cannot run.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use chrono::{DateTime, NaiveDateTime, TimeZone, Utc};
+use engram::detect::WordNet;
+use serde_json::{Value, json};
+
+const MINUTE_MS: i64 = 60_000;
+
+fn main() {
+    if !common::started_by_cargo_bench() {
+        return;
+    }
+    let data = std::env::var_os("ENGRAM_EVAL_DATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data"));
+    let only: Option<BTreeSet<String>> = std::env::var("EVAL_ONLY")
+        .ok()
+        .map(|v| v.split(',').map(|s| s.trim().to_owned()).collect());
+    let wanted = |name: &str| only.as_ref().is_none_or(|o| o.contains(name));
+    let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("out/eval");
+    let wordnet = WordNet::load(&common::cache().join("wordnet")).expect("WordNet (make models)");
+    println!("consolidation quality on {} (real model, default rules)", data.display());
+    if wanted("sick") {
+        sick(&data, &out.join("sick"), &wordnet);
+    }
+    if wanted("mrpc") {
+        mrpc(&data, &out.join("mrpc"), &wordnet);
+    }
+    if wanted("locomo") {
+        locomo(&data, &out.join("locomo"));
+    }
+}
+
+/// What a replay left behind.
+struct Replay {
+    outputs: Vec<Value>,
+    /// `engram dump` of the final state.
+    users: BTreeMap<String, Value>,
+    seconds: f64,
+}
+
+impl Replay {
+    fn flagged(&self) -> BTreeMap<&str, Vec<&Value>> {
+        let mut by_user: BTreeMap<&str, Vec<&Value>> = BTreeMap::new();
+        for event in &self.outputs {
+            if event["type"] == "contradiction.detected" {
+                by_user
+                    .entry(event["user_id"].as_str().unwrap_or_default())
+                    .or_default()
+                    .push(event);
+            }
+        }
+        by_user
+    }
+
+    /// Per user: each canonical memory that absorbed others, with them.
+    fn merges(&self) -> BTreeMap<&str, Vec<(&Value, Vec<&Value>)>> {
+        let mut by_user = BTreeMap::new();
+        for (user, state) in &self.users {
+            let memories: BTreeMap<&str, &Value> = state["memories"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|m| (m["id"].as_str().unwrap_or_default(), m))
+                .collect();
+            let mut merges = Vec::new();
+            for memory in memories.values() {
+                let absorbed: Vec<&Value> = memory["merged_from"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|id| memories.get(id.as_str().unwrap_or_default()).copied())
+                    .collect();
+                if !absorbed.is_empty() {
+                    merges.push((*memory, absorbed));
+                }
+            }
+            if !merges.is_empty() {
+                by_user.insert(user.as_str(), merges);
+            }
+        }
+        by_user
+    }
+
+    fn memory_text<'a>(&'a self, user: &str, id: &str) -> &'a str {
+        self.users
+            .get(user)
+            .and_then(|s| s["memories"].as_array())
+            .into_iter()
+            .flatten()
+            .find(|m| m["id"] == id)
+            .and_then(|m| m["content"].as_str())
+            .unwrap_or("?")
+    }
+}
+
+/// Runs `engram run` on `events` in a fresh state under `dir`, with extra
+/// settings as environment variables.
+fn replay(dir: &Path, events: &[Value], settings: &[(&str, String)]) -> Replay {
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir).expect("eval output directory");
+    let input = dir.join("input.jsonl");
+    let mut lines = String::new();
+    for event in events {
+        lines.push_str(&event.to_string());
+        lines.push('\n');
+    }
+    std::fs::write(&input, lines).expect("write replay input");
+    let state = dir.join("state");
+    let outputs = dir.join("outputs.jsonl");
+    // `ENGRAM_EVAL_BIN` measures another build (say, the last release) on
+    // the same replay.
+    let exe = std::env::var("ENGRAM_EVAL_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_engram").into());
+    let started = std::time::Instant::now();
+    let run = Command::new(&exe)
+        .arg("run")
+        .arg("--input")
+        .arg(&input)
+        .arg("--output")
+        .arg(&outputs)
+        .arg("--state")
+        .arg(&state)
+        .env("ENGRAM_LOG_LEVEL", "warn")
+        .envs(settings.iter().map(|(k, v)| (*k, v.as_str())))
+        .output()
+        .expect("start engram run");
+    assert!(
+        run.status.success(),
+        "engram run failed: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let seconds = started.elapsed().as_secs_f64();
+    let dump = Command::new(&exe)
+        .arg("dump")
+        .arg("--state")
+        .arg(&state)
+        .output()
+        .expect("start engram dump");
+    assert!(dump.status.success(), "engram dump failed");
+    let dump: Value = serde_json::from_slice(&dump.stdout).expect("dump is JSON");
+    let users = dump["users"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|u| (u["user_id"].as_str().unwrap_or_default().to_owned(), u.clone()))
+        .collect();
+    let outputs = std::fs::read_to_string(&outputs)
+        .expect("read outputs")
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    Replay {
+        outputs,
+        users,
+        seconds,
+    }
+}
+
+fn iso(millis: i64) -> String {
+    Utc.timestamp_millis_opt(millis)
+        .single()
+        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+        .unwrap_or_default()
+}
+
+fn created(user: &str, id: &str, kind: &str, content: &str, at: i64) -> Value {
+    json!({
+        "type": "memory.created",
+        "event_id": format!("{user}/{id}/created"),
+        "user_id": user,
+        "memory_id": id,
+        "kind": kind,
+        "content": content,
+        "created_at": iso(at),
+    })
+}
+
+fn requested(user: &str, at: i64) -> Value {
+    json!({
+        "type": "consolidation.requested",
+        "event_id": format!("{user}/requested"),
+        "user_id": user,
+        "requested_at": iso(at),
+        "execute": true,
+        "reason": "eval",
+    })
+}
+
+/// The replay of sentence pairs: one user per pair, `a` then `b` a minute
+/// later, then an executed request.
+fn pair_events(prefix: &str, pairs: &[(String, String, String)]) -> Vec<Value> {
+    let start = DateTime::parse_from_rfc3339("2026-01-05T09:00:00Z")
+        .map(|t| t.timestamp_millis())
+        .unwrap_or_default();
+    let mut events = Vec::new();
+    for (id, a, b) in pairs {
+        let user = format!("{prefix}-{id}");
+        events.push(created(&user, "a", "semantic", a, start));
+        events.push(created(&user, "b", "semantic", b, start + MINUTE_MS));
+        events.push(requested(&user, start + 2 * MINUTE_MS));
+    }
+    events
+}
+
+fn ratio(part: usize, whole: usize) -> String {
+    if whole == 0 {
+        "n/a".into()
+    } else {
+        format!("{:.3}", part as f64 / whole as f64)
+    }
+}
+
+fn sick(data: &Path, out: &Path, wordnet: &WordNet) {
+    let mut pairs = Vec::new();
+    let mut labels = BTreeMap::new();
+    for file in ["SICK_train.txt", "SICK_trial.txt"] {
+        let text = std::fs::read_to_string(data.join(file)).expect("SICK data");
+        for line in text.lines() {
+            let fields: Vec<&str> = line.split('\t').collect();
+            if fields.len() < 5 || fields[0] == "pair_ID" {
+                continue;
+            }
+            let id = fields[0].trim().to_owned();
+            labels.insert(id.clone(), fields[4].trim().to_owned());
+            pairs.push((id, fields[1].trim().to_owned(), fields[2].trim().to_owned()));
+        }
+    }
+    let run = replay(out, &pair_events("sick", &pairs), &[]);
+    let flagged = run.flagged();
+    let merges = run.merges();
+    let mut counts: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+    let mut decisions = String::from("pair\tlabel\tdecision\tsentence_a\tsentence_b\texplanation\n");
+    for (id, a, b) in &pairs {
+        let user = format!("sick-{id}");
+        let label = labels[id].as_str();
+        let explanation = flagged
+            .get(user.as_str())
+            .map(|events| events[0]["explanation"].as_str().unwrap_or_default());
+        let decision = if explanation.is_some() {
+            "flagged"
+        } else if merges.contains_key(user.as_str()) {
+            "merged"
+        } else {
+            "kept"
+        };
+        *counts.entry((label, decision)).or_default() += 1;
+        *counts.entry((label, "all")).or_default() += 1;
+        let _ = writeln!(
+            decisions,
+            "{id}\t{label}\t{decision}\t{a}\t{b}\t{}",
+            explanation.unwrap_or_default()
+        );
+    }
+    std::fs::write(out.join("decisions.tsv"), decisions).expect("write decisions");
+    let count = |label: &str, decision: &str| counts.get(&(label, decision)).copied().unwrap_or(0);
+    let flagged_all: usize = ["ENTAILMENT", "NEUTRAL", "CONTRADICTION"]
+        .iter()
+        .map(|l| count(l, "flagged"))
+        .sum();
+    let true_flags = count("CONTRADICTION", "flagged");
+    println!();
+    println!(
+        "SICK: {} pairs ({} contradictions), replay {:.1} s",
+        pairs.len(),
+        count("CONTRADICTION", "all"),
+        run.seconds
+    );
+    println!("  | label | pairs | flagged | merged | kept |");
+    println!("  |---|---|---|---|---|");
+    for label in ["ENTAILMENT", "NEUTRAL", "CONTRADICTION"] {
+        println!(
+            "  | {label} | {} | {} | {} | {} |",
+            count(label, "all"),
+            count(label, "flagged"),
+            count(label, "merged"),
+            count(label, "kept")
+        );
+    }
+    println!(
+        "  contradiction precision {} recall {}; contradicting pairs merged {}; lossy merges {}",
+        ratio(true_flags, flagged_all),
+        ratio(true_flags, count("CONTRADICTION", "all")),
+        count("CONTRADICTION", "merged"),
+        lossy_merges(&merges, wordnet).len()
+    );
+}
+
+fn mrpc(data: &Path, out: &Path, wordnet: &WordNet) {
+    let text = std::fs::read_to_string(data.join("msr_paraphrase_train.txt")).expect("MRPC data");
+    let mut pairs = Vec::new();
+    let mut paraphrase = BTreeMap::new();
+    for (n, line) in text.trim_start_matches('\u{feff}').lines().enumerate() {
+        let fields: Vec<&str> = line.split('\t').collect();
+        if n == 0 || fields.len() < 5 {
+            continue;
+        }
+        let id = n.to_string();
+        paraphrase.insert(id.clone(), fields[0].trim() == "1");
+        pairs.push((id, fields[3].trim().to_owned(), fields[4].trim().to_owned()));
+    }
+    let positives = paraphrase.values().filter(|p| **p).count();
+    println!();
+    println!("MRPC: {} pairs ({positives} paraphrases)", pairs.len());
+    println!("  | duplicate threshold | merged | precision | recall | lossy merges | flagged | replay s |");
+    println!("  |---|---|---|---|---|---|---|");
+    // The default first; `EVAL_DUPLICATE_THRESHOLDS` adds others to compare.
+    let mut thresholds = vec![None];
+    if let Ok(list) = std::env::var("EVAL_DUPLICATE_THRESHOLDS") {
+        thresholds.extend(list.split(',').filter_map(|t| t.trim().parse::<f64>().ok()).map(Some));
+    }
+    for threshold in thresholds {
+        let settings: Vec<(&str, String)> = threshold
+            .map(|t| vec![("ENGRAM_CONSOLIDATION_DUPLICATE_THRESHOLD", t.to_string())])
+            .unwrap_or_default();
+        let dir = match threshold {
+            None => out.to_path_buf(),
+            Some(t) => out.with_file_name(format!("mrpc-{t}")),
+        };
+        let run = replay(&dir, &pair_events("mrpc", &pairs), &settings);
+        let merges = run.merges();
+        let lossy = lossy_merges(&merges, wordnet);
+        let flagged = run.flagged();
+        let mut merged = 0;
+        let mut true_merges = 0;
+        let mut decisions =
+            String::from("pair\tparaphrase\tdecision\tsentence_a\tsentence_b\tlost\n");
+        for (id, a, b) in &pairs {
+            let user = format!("mrpc-{id}");
+            let is_merged = merges.contains_key(user.as_str());
+            if is_merged {
+                merged += 1;
+                if paraphrase[id] {
+                    true_merges += 1;
+                }
+            }
+            let decision = if flagged.contains_key(user.as_str()) {
+                "flagged"
+            } else if is_merged {
+                "merged"
+            } else {
+                "kept"
+            };
+            let lost = lossy
+                .iter()
+                .find(|(u, _)| *u == user)
+                .map(|(_, words)| words.join(" "))
+                .unwrap_or_default();
+            let _ = writeln!(decisions, "{id}\t{}\t{decision}\t{a}\t{b}\t{lost}", paraphrase[id]);
+        }
+        std::fs::write(dir.join("decisions.tsv"), decisions).expect("write decisions");
+        println!(
+            "  | {} | {merged} | {} | {} | {} | {} | {:.1} |",
+            threshold.map_or("default".to_owned(), |t| t.to_string()),
+            ratio(true_merges, merged),
+            ratio(true_merges, positives),
+            lossy.len(),
+            flagged.len(),
+            run.seconds
+        );
+        for (user, words) in lossy.iter().take(3) {
+            println!("    lossy {user}: canonical lacks {}", words.join(", "));
+        }
+    }
+}
+
+/// Merges whose canonical lacks a content word of a memory merged into it:
+/// a number or name spelled differently, or another word that is not the
+/// same lemma or a WordNet synonym of one of the canonical's words.
+fn lossy_merges<'a>(
+    merges: &BTreeMap<&'a str, Vec<(&Value, Vec<&Value>)>>,
+    wordnet: &WordNet,
+) -> Vec<(&'a str, Vec<String>)> {
+    let mut lossy = Vec::new();
+    for (user, merged) in merges {
+        for (canonical, absorbed) in merged {
+            let kept = content_words(canonical["content"].as_str().unwrap_or_default());
+            let mut lost = BTreeSet::new();
+            for other in absorbed {
+                for (word, literal) in content_words(other["content"].as_str().unwrap_or_default()) {
+                    if !carries(&kept, &word, literal, wordnet) {
+                        lost.insert(word);
+                    }
+                }
+            }
+            if !lost.is_empty() {
+                lossy.push((*user, lost.into_iter().collect()));
+            }
+        }
+    }
+    lossy
+}
+
+/// Lowercase content words of a text, each with whether it must match
+/// literally (numbers and capitalised names).
+fn content_words(text: &str) -> Vec<(String, bool)> {
+    // A common English stopword list (NLTK's, with contractions split as
+    // engram splits them), independent of the detectors' own.
+    const FUNCTION_WORDS: &str = "i me my myself we our ours ourselves you your yours yourself \
+        yourselves he him his himself she her hers herself it its itself they them their theirs \
+        themselves what which who whom this that these those am is are was were be been being have \
+        has had having do does did doing a an the and but if or because as until while of at by for \
+        with about against between into through during before after above below to from up down in \
+        out on off over under again further then once here there when where why how all any both \
+        each few more most other some such no nor not only own same so than too very s t can will \
+        just don should now d ll m o re ve y ain aren couldn didn doesn hadn hasn haven isn ma \
+        mightn mustn needn shan shouldn wasn weren won wouldn also said says";
+    let function: BTreeSet<&str> = FUNCTION_WORDS.split_whitespace().collect();
+    engram::text::words(text)
+        .into_iter()
+        .enumerate()
+        .filter_map(|(at, word)| {
+            let lower = word.to_lowercase();
+            if function.contains(lower.as_str()) {
+                return None;
+            }
+            let literal = word.chars().any(|c| c.is_ascii_digit())
+                || (at > 0 && word.chars().next().is_some_and(char::is_uppercase));
+            Some((lower, literal))
+        })
+        .collect()
+}
+
+/// Whether `kept` carries `word`: the same word (a name also with or
+/// without a possessive "s": "Alaskas" / "Alaska's"), or, for a word
+/// WordNet knows, one of its lemmas or a synonym.
+fn carries(kept: &[(String, bool)], word: &str, literal: bool, wordnet: &WordNet) -> bool {
+    kept.iter().any(|(k, _)| {
+        k == word
+            || word.strip_suffix('s') == Some(k.as_str())
+            || k.strip_suffix('s') == Some(word)
+            || ((!literal || wordnet.knows(word)) && wordnet.same_or_synonym(k, word))
+    })
+}
+
+/// LoCoMo session dates read like "1:56 pm on 8 May, 2023".
+fn session_time(text: &str) -> Option<i64> {
+    NaiveDateTime::parse_from_str(&text.to_uppercase(), "%I:%M %p ON %d %B, %Y")
+        .ok()
+        .map(|t| t.and_utc().timestamp_millis())
+}
+
+fn locomo(data: &Path, out: &Path) {
+    let text = std::fs::read_to_string(data.join("locomo-dev.json")).expect("LoCoMo data");
+    let conversations: Vec<Value> = serde_json::from_str(&text).expect("LoCoMo JSON");
+    let mut events = Vec::new();
+    let mut memories = 0usize;
+    let mut last = 0i64;
+    let mut users = BTreeSet::new();
+    for (c, conversation) in conversations.iter().enumerate() {
+        let Some(observations) = conversation["observation"].as_object() else {
+            continue;
+        };
+        let mut sessions: Vec<(usize, &Value)> = observations
+            .iter()
+            .filter_map(|(key, value)| {
+                let n = key
+                    .strip_prefix("session_")?
+                    .strip_suffix("_observation")?
+                    .parse()
+                    .ok()?;
+                Some((n, value))
+            })
+            .collect();
+        sessions.sort_by_key(|(n, _)| *n);
+        for (n, by_speaker) in sessions {
+            let Some(at) = conversation["conversation"][format!("session_{n}_date_time")]
+                .as_str()
+                .and_then(session_time)
+            else {
+                continue;
+            };
+            let mut second = 0;
+            for (speaker, items) in by_speaker.as_object().into_iter().flatten() {
+                let user = format!("locomo-{c}-{}", speaker.to_lowercase());
+                users.insert(user.clone());
+                for item in items.as_array().into_iter().flatten() {
+                    let Some(content) = item[0].as_str() else {
+                        continue;
+                    };
+                    let id = format!("s{n}-{second}");
+                    events.push(created(&user, &id, "semantic", content, at + second * 1000));
+                    second += 1;
+                    memories += 1;
+                    last = last.max(at + second * 1000);
+                }
+            }
+        }
+    }
+    for user in &users {
+        events.push(requested(user, last + 24 * 3600 * 1000));
+    }
+    events.sort_by_key(|e| {
+        e["created_at"]
+            .as_str()
+            .or(e["requested_at"].as_str())
+            .unwrap_or_default()
+            .to_owned()
+    });
+    let run = replay(out, &events, &[]);
+    let flagged = run.flagged();
+    let merges = run.merges();
+    let active: usize = run
+        .users
+        .values()
+        .flat_map(|u| u["memories"].as_array().into_iter().flatten())
+        .filter(|m| m["status"] == "active")
+        .count();
+    let count: usize = flagged.values().map(Vec::len).sum();
+    println!();
+    println!(
+        "LoCoMo dev: {memories} memories of {} users, replay {:.1} s; {active} active after",
+        users.len(),
+        run.seconds
+    );
+    println!(
+        "  contradictions flagged {count} ({:.2} per 1,000 memories); merges {}",
+        count as f64 * 1000.0 / memories.max(1) as f64,
+        merges.values().map(Vec::len).sum::<usize>()
+    );
+    let mut listing = String::new();
+    for (user, events) in &flagged {
+        for event in events {
+            let first = run.memory_text(user, event["first_memory_id"].as_str().unwrap_or_default());
+            let second = run.memory_text(user, event["second_memory_id"].as_str().unwrap_or_default());
+            let _ = writeln!(
+                listing,
+                "  [{user}] {}\n    - {first}\n    - {second}",
+                event["explanation"].as_str().unwrap_or_default()
+            );
+        }
+    }
+    let mut merge_listing = String::new();
+    for (user, merged) in &merges {
+        for (canonical, absorbed) in merged {
+            let _ = writeln!(
+                merge_listing,
+                "  [{user}] keeps: {}",
+                canonical["content"].as_str().unwrap_or_default()
+            );
+            for other in absorbed {
+                let _ = writeln!(
+                    merge_listing,
+                    "    absorbs: {}",
+                    other["content"].as_str().unwrap_or_default()
+                );
+            }
+        }
+    }
+    print!("{listing}");
+    std::fs::write(out.join("contradictions.txt"), &listing).expect("write listing");
+    std::fs::write(out.join("merges.txt"), &merge_listing).expect("write listing");
+    println!("  merges listed in {}", out.join("merges.txt").display());
+}

@@ -1,0 +1,575 @@
+//! Alignment of two memories' texts: which words they share (as lemmas,
+//! spellings of one value, or synonyms) and what differs, hunk by hunk.
+//!
+//! Contradiction and merge decisions read the differences, never topical
+//! similarity alone. A hunk is one run of unaligned words between aligned
+//! ones. Each is classified:
+//!
+//! * a **conflict**: a negation of the aligned predicate on one side only
+//!   (counted per hunk, so two negated clauses do not cancel), a quantifier
+//!   flip ("all" / "no"), antonyms ("wet" / "dry", from WordNet and the rule
+//!   file) or a different value in one slot (numbers, names, values of one
+//!   lexicon class, nouns of one WordNet class such as "red" / "blue");
+//! * a **substitution**: different content words that are not synonyms or
+//!   inflections ("lives" / "works"): another fact, not a conflict;
+//! * a **detail**: content words on one side only;
+//! * nothing: function words, inflections, synonyms.
+
+use super::Lexicon;
+
+/// Function words: they carry no fact of their own, so a hunk of only
+/// these is not a difference.
+const FUNCTION_WORDS: &[&str] = &[
+    "a", "an", "the", "this", "that", "these", "those", "there", "here", "it", "its", "is", "are",
+    "was", "were", "be", "been", "being", "am", "do", "does", "did", "doing", "has", "have", "had",
+    "having", "will", "would", "shall", "should", "can", "could", "may", "might", "must", "of",
+    "to", "in", "on", "at", "by", "for", "with", "from", "as", "into", "onto", "over", "under",
+    "and", "or", "but", "if", "then", "than", "so", "which", "who", "whom", "whose", "what", "that",
+    "he", "she", "they", "them", "his", "her", "hers", "their", "theirs", "we", "us", "our", "you",
+    "your", "i", "me", "my", "him", "himself", "herself", "themselves", "itself", "one", "s",
+    "some", "any", "just", "also", "too", "very", "really", "while", "being", "about", "up",
+    "down", "out", "off", "through", "near", "far", "next", "each", "other", "another",
+];
+
+/// Auxiliaries and copulas: the first one ends the subject.
+const AUXILIARIES: &[&str] = &[
+    "is", "are", "was", "were", "am", "be", "been", "has", "have", "had", "do", "does", "did",
+    "will", "would", "can", "could", "should", "may", "might", "must", "shall",
+];
+
+const COPULAS: &[&str] = &["is", "are", "was", "were", "am", "be", "been", "being"];
+
+/// Negations that also stand for the argument they deny ("Nobody is
+/// swimming" / "A man is swimming").
+const NEGATIVE_PRONOUNS: &[&str] = &["nobody", "nothing", "none", "no one", "noone"];
+
+/// Quantifiers that flip against a negative determiner.
+const QUANTIFIERS: &[&str] = &[
+    "all", "every", "each", "some", "many", "most", "several", "always", "everyone", "everybody",
+    "everything", "someone", "somebody", "something",
+];
+
+const NUMBER_WORDS: &[&str] = &[
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    "eleven", "twelve", "thirteen", "fifteen", "twenty", "thirty", "forty", "fifty", "hundred",
+    "thousand", "million", "billion", "dozen", "once", "twice", "first", "second", "third",
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Function,
+    Negation,
+    Content,
+    Number,
+    /// A name or a lexicon class value: capitalised inside the sentence,
+    /// or a known value that is not also a common word.
+    Name,
+}
+
+#[derive(Debug, Clone)]
+pub struct Token {
+    /// Normalised (lowercase) word or phrase.
+    pub word: String,
+    pub role: Role,
+    lemmas: Vec<String>,
+}
+
+impl Token {
+    fn is_content(&self) -> bool {
+        matches!(self.role, Role::Content | Role::Number | Role::Name)
+    }
+}
+
+/// A text as tokens, ready to align.
+pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
+    let original = crate::text::words(text);
+    let words: Vec<String> = original.iter().map(|w| w.to_lowercase()).collect();
+    let mut out = Vec::with_capacity(words.len());
+    let mut at = 0;
+    while at < words.len() {
+        if let Some(len) = lexicon.negation_at(&words[at..]) {
+            let word = words[at..at + len].join(" ");
+            out.push(Token {
+                lemmas: vec![word.clone()],
+                word,
+                role: Role::Negation,
+            });
+            at += len;
+            continue;
+        }
+        let word = &words[at];
+        let spelled = original[at];
+        let capitalised = spelled.chars().next().is_some_and(char::is_uppercase);
+        let inner_capital = spelled.chars().skip(1).any(char::is_uppercase);
+        let role = if word.chars().all(|c| c.is_ascii_digit()) || NUMBER_WORDS.contains(&word.as_str())
+        {
+            Role::Number
+        } else if FUNCTION_WORDS.contains(&word.as_str()) && !(capitalised && at > 0) {
+            Role::Function
+        } else if lexicon.is_value(word) && (capitalised || inner_capital || !lexicon.is_common_word(word))
+            || (capitalised && at > 0)
+            || inner_capital
+        {
+            Role::Name
+        } else {
+            Role::Content
+        };
+        let mut lemmas = lexicon.lemmas(word);
+        if lexicon.is_value(word) {
+            lemmas.push(lexicon.canonical(word).to_owned());
+        }
+        out.push(Token {
+            word: word.clone(),
+            role,
+            lemmas,
+        });
+        at += 1;
+    }
+    out
+}
+
+/// A conflict between the two texts, with the words that make it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Conflict {
+    /// `negation`, `quantifier`, `antonym` or `value`.
+    pub kind: &'static str,
+    pub detail: String,
+    /// Which side carries the negation (negation and quantifier only).
+    negated_side: Option<usize>,
+}
+
+/// What two texts' alignment says.
+#[derive(Debug, Clone, Default)]
+pub struct Comparison {
+    pub conflicts: Vec<Conflict>,
+    /// Content words aligned with the other side.
+    pub aligned: usize,
+    /// Content words per side.
+    pub content: [usize; 2],
+    /// Content words per side in hunks that are neither conflicts nor
+    /// synonyms (details and substitutions).
+    pub extra: [usize; 2],
+    /// Hunks with different, non-synonymous content words on both sides.
+    pub substitutions: Vec<(String, String)>,
+    /// A negation on one side that bears on no aligned predicate: not a
+    /// contradiction, but the texts do not say the same.
+    pub negation_differs: bool,
+    /// `(class, first value, second value)`: one hunk names different
+    /// values of one lexicon class, so they fill the same slot.
+    pub class_changes: Vec<(String, String, String)>,
+}
+
+impl Comparison {
+    /// The texts state the same proposition and disagree about it: at least
+    /// one conflict, no other fact swapped, at most one antonym or value
+    /// slot, and little else different. A side that negates may add
+    /// nothing (a negated specific statement does not deny the general
+    /// one: "not riding a horse by a creek" / "riding a horse"); the other
+    /// side may be more specific.
+    pub fn contradicts(&self) -> bool {
+        // The shared proposition: two aligned content words, or one when
+        // nothing else differs ("The car is red" / "… blue").
+        let shared = self.aligned >= 2 || (self.aligned == 1 && self.extra == [0, 0]);
+        if self.conflicts.is_empty() || !self.substitutions.is_empty() || !shared {
+            return false;
+        }
+        let slots = self
+            .conflicts
+            .iter()
+            .filter(|c| c.negated_side.is_none())
+            .count();
+        if slots > 1 {
+            return false;
+        }
+        let negated: Vec<usize> = self
+            .conflicts
+            .iter()
+            .filter_map(|c| c.negated_side)
+            .collect();
+        (0..2).all(|side| {
+            let allowed = if negated.contains(&side) {
+                0
+            } else if !negated.is_empty() {
+                self.content[side] / 2
+            } else {
+                (self.content[side] / 3).max(1)
+            };
+            self.extra[side] <= allowed
+        })
+    }
+
+    /// Merging the two would drop or blur a fact: a conflict, a
+    /// substitution, or details on both sides (neither text covers the
+    /// other).
+    pub fn keeps_apart(&self) -> bool {
+        !self.conflicts.is_empty()
+            || !self.substitutions.is_empty()
+            || self.negation_differs
+            || (self.extra[0] > 0 && self.extra[1] > 0)
+    }
+
+    /// Whether side `side`'s text carries every content word of the other.
+    pub fn covers(&self, side: usize) -> bool {
+        self.conflicts.is_empty()
+            && self.substitutions.is_empty()
+            && !self.negation_differs
+            && self.extra[1 - side] == 0
+    }
+
+    /// What the alignment means for the detectors, in one line.
+    pub fn verdict(&self) -> String {
+        let mut parts = vec![format!("{} content words aligned", self.aligned)];
+        if !self.conflicts.is_empty() {
+            parts.push(format!("conflicts: {}", self.explanation()));
+        }
+        for (x, y) in &self.substitutions {
+            parts.push(format!("different facts: `{x}` ↔ `{y}`"));
+        }
+        if self.extra != [0, 0] {
+            parts.push(format!(
+                "details only in the first: {}, only in the second: {}",
+                self.extra[0], self.extra[1]
+            ));
+        }
+        let decision = if self.contradicts() {
+            "contradiction"
+        } else if self.keeps_apart() {
+            "not a contradiction; never merged"
+        } else if self.covers(0) && self.covers(1) {
+            "mergeable either way"
+        } else if self.covers(0) {
+            "mergeable into the first"
+        } else {
+            "mergeable into the second"
+        };
+        format!("{decision} ({})", parts.join("; "))
+    }
+
+    /// The conflicts as one readable sentence.
+    pub fn explanation(&self) -> String {
+        self.conflicts
+            .iter()
+            .map(|c| c.detail.as_str())
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+}
+
+/// Aligns `a` with `b` (weighted longest common subsequence: content words
+/// count double, so they anchor the alignment) and classifies every hunk.
+pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
+    let matches = |x: &Token, y: &Token| {
+        x.word == y.word
+            || (x.role != Role::Negation
+                && y.role != Role::Negation
+                && x.lemmas.iter().any(|l| y.lemmas.contains(l)))
+    };
+    let (n, m) = (a.len(), b.len());
+    let mut table = vec![0u32; (n + 1) * (m + 1)];
+    let at = |i: usize, j: usize| i * (m + 1) + j;
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            let skip = table[at(i + 1, j)].max(table[at(i, j + 1)]);
+            table[at(i, j)] = if matches(&a[i], &b[j]) {
+                let weight = if a[i].is_content() { 2 } else { 1 };
+                skip.max(table[at(i + 1, j + 1)] + weight)
+            } else {
+                skip
+            };
+        }
+    }
+    let mut comparison = Comparison {
+        content: [
+            a.iter().filter(|t| t.is_content()).count(),
+            b.iter().filter(|t| t.is_content()).count(),
+        ],
+        ..Comparison::default()
+    };
+    let (mut i, mut j) = (0, 0);
+    let (mut hunk_a, mut hunk_b) = (Vec::new(), Vec::new());
+    // The aligned content word after each hunk names the predicate a
+    // negation applies to: hunks remember how many words were aligned
+    // before them.
+    let mut aligned_words: Vec<&Token> = Vec::new();
+    let mut hunks: Vec<(Vec<&Token>, Vec<&Token>, usize, [usize; 2])> = Vec::new();
+    while i < n || j < m {
+        let aligned = i < n && j < m && matches(&a[i], &b[j]) && {
+            let weight = if a[i].is_content() { 2 } else { 1 };
+            table[at(i, j)] == table[at(i + 1, j + 1)] + weight
+        };
+        if aligned {
+            if a[i].is_content() {
+                comparison.aligned += 1;
+            }
+            if !hunk_a.is_empty() || !hunk_b.is_empty() {
+                hunks.push((
+                    std::mem::take(&mut hunk_a),
+                    std::mem::take(&mut hunk_b),
+                    aligned_words.len(),
+                    [i, j],
+                ));
+            }
+            aligned_words.push(&a[i]);
+            i += 1;
+            j += 1;
+        } else if i < n && (j == m || table[at(i + 1, j)] >= table[at(i, j + 1)]) {
+            hunk_a.push(&a[i]);
+            i += 1;
+        } else {
+            hunk_b.push(&b[j]);
+            j += 1;
+        }
+    }
+    if !hunk_a.is_empty() || !hunk_b.is_empty() {
+        hunks.push((hunk_a, hunk_b, aligned_words.len(), [n, m]));
+    }
+    // The subject is what comes before the first auxiliary or copula ("A
+    // man | is slicing"); when both sides have one, a hunk before it on
+    // both names another referent, not another value.
+    let first_auxiliary = |tokens: &[Token]| {
+        tokens.iter().position(|t| {
+            AUXILIARIES.contains(&t.word.as_str())
+                || (t.role == Role::Negation && (t.word.ends_with(" t") || t.word == "cannot"))
+        })
+    };
+    let subject_ends = [first_auxiliary(a), first_auxiliary(b)];
+    for (x, y, before, end) in &hunks {
+        let at_start = [end[0] == x.len(), end[1] == y.len()];
+        let (x, y) = (moved_out(x, b), moved_out(y, a));
+        let next = aligned_words[*before..]
+            .iter()
+            .chain(aligned_words[..*before].iter().rev())
+            .find(|t| t.is_content())
+            .copied();
+        let place = Place {
+            subject: (0..2).all(|side| subject_ends[side].is_some_and(|f| end[side] <= f)),
+            after_copula: before
+                .checked_sub(1)
+                .is_some_and(|k| COPULAS.contains(&aligned_words[k].word.as_str())),
+            at_start,
+        };
+        classify(&x, &y, next, place, lexicon, &mut comparison);
+    }
+    comparison
+}
+
+/// A hunk without its content words that the other text has elsewhere:
+/// those moved ("walking in body paint in front of a crowd" / "walking in
+/// front of a crowd in body paint"), they did not change.
+fn moved_out<'t>(hunk: &[&'t Token], other: &[Token]) -> Vec<&'t Token> {
+    hunk.iter()
+        .copied()
+        .filter(|t| {
+            !t.is_content()
+                || !other
+                    .iter()
+                    .any(|o| o.is_content() && o.lemmas.iter().any(|l| t.lemmas.contains(l)))
+        })
+        .collect()
+}
+
+fn words_of(tokens: &[&Token]) -> String {
+    tokens
+        .iter()
+        .map(|t| t.word.as_str())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn content<'t>(side: &[&'t Token]) -> Vec<&'t Token> {
+    side.iter().copied().filter(|t| t.is_content()).collect()
+}
+
+/// Where a hunk sits in the sentences.
+#[derive(Debug, Clone, Copy)]
+struct Place {
+    /// Before the first auxiliary or copula on both sides.
+    subject: bool,
+    /// Right after an aligned copula ("is `red`").
+    after_copula: bool,
+    /// Starts each side's sentence (a determiner: "`No` dog is …").
+    at_start: [bool; 2],
+}
+
+fn classify(
+    x: &[&Token],
+    y: &[&Token],
+    next: Option<&Token>,
+    place: Place,
+    lexicon: &Lexicon,
+    comparison: &mut Comparison,
+) {
+
+    let (cx, cy) = (content(x), content(y));
+    // Antonyms first ("always" / "never" is an antonym, not a negation),
+    // when they are what the hunk is about: at most one other content word
+    // a side.
+    let antonym = lexicon.antonym_across(&words_of(x), &words_of(y)).or_else(|| {
+        x.iter().find_map(|p| {
+            y.iter()
+                .find(|q| lexicon.wordnet_antonyms(&p.word, &q.word))
+                .map(|q| (p.word.clone(), q.word.clone()))
+        })
+    });
+    if let Some((p, q)) = antonym {
+        let others = |side: &[&Token], word: &str| {
+            side.iter()
+                .filter(|t| t.is_content() && !word.split(' ').any(|w| w == t.word))
+                .count()
+        };
+        let (ox, oy) = (others(&cx, &p), others(&cy, &q));
+        if ox <= 1 && oy <= 1 && !place.subject {
+            comparison.conflicts.push(Conflict {
+                kind: "antonym",
+                detail: format!("`{p}` ↔ `{q}` (antonyms)"),
+                negated_side: None,
+            });
+            comparison.extra[0] += ox;
+            comparison.extra[1] += oy;
+            return;
+        }
+    }
+    let negations = |side: &[&Token]| side.iter().filter(|t| t.role == Role::Negation).count();
+    let (nx, ny) = (negations(x), negations(y));
+    if nx != ny {
+        let (side, negating, other, other_content) = if nx > ny {
+            (0, x, y, &cy)
+        } else {
+            (1, y, x, &cx)
+        };
+        let negation = negating
+            .iter()
+            .find(|t| t.role == Role::Negation)
+            .map_or("", |t| t.word.as_str());
+        let own_content = content(negating).len();
+        let pronoun = NEGATIVE_PRONOUNS.contains(&negation);
+        // The negation must bear on aligned words: a negated clause of its
+        // own ("when there are no tournaments") is a detail, not a denial.
+        // Inside the subject only a leading determiner denies ("`No` dog is
+        // running"); "a man with `no` shirt" is another referent.
+        let denies = !place.subject || place.at_start[side];
+        if denies && own_content == 0 && (!pronoun || other_content.len() <= 2) {
+            let quantifier = other.iter().find(|t| QUANTIFIERS.contains(&t.word.as_str()));
+            let target = match (pronoun, next) {
+                (true, _) | (_, None) => String::new(),
+                (false, Some(next)) => format!(" `{}`", next.word),
+            };
+            let which = if side == 0 { "first" } else { "second" };
+            let conflict = match quantifier {
+                Some(q) => Conflict {
+                    kind: "quantifier",
+                    detail: format!("`{}` ↔ `{negation}` (quantifiers)", q.word),
+                    negated_side: Some(side),
+                },
+                None => Conflict {
+                    kind: "negation",
+                    detail: format!("`{negation}` negates{target} in the {which} only"),
+                    negated_side: Some(side),
+                },
+            };
+            comparison.conflicts.push(conflict);
+            // What the pronoun replaced is the denied argument, not a detail.
+            if !pronoun {
+                comparison.extra[1 - side] += other_content.len();
+            }
+            return;
+        }
+        comparison.negation_differs = true;
+    }
+    if cx.is_empty() && cy.is_empty() {
+        return;
+    }
+    for p in &cx {
+        for q in &cy {
+            let (vp, vq) = (lexicon.canonical(&p.word), lexicon.canonical(&q.word));
+            if p.role == Role::Name
+                && q.role == Role::Name
+                && vp != vq
+                && let (Some(class), Some(other)) = (lexicon.class_of(&p.word), lexicon.class_of(&q.word))
+                && class == other
+            {
+                comparison
+                    .class_changes
+                    .push((class.to_owned(), vp.to_owned(), vq.to_owned()));
+            }
+        }
+    }
+    if cx.is_empty() || cy.is_empty() {
+        comparison.extra[0] += cx.len();
+        comparison.extra[1] += cy.len();
+        return;
+    }
+    if !place.subject
+        && let Some(conflict) = different_value(&cx, &cy, place, lexicon)
+    {
+        comparison.conflicts.push(conflict);
+        return;
+    }
+    // Synonyms pair off; what is left is a substitution or a detail.
+    let unmatched = |mine: &[&Token], theirs: &[&Token]| -> Vec<String> {
+        mine.iter()
+            .filter(|t| !theirs.iter().any(|o| lexicon.synonyms(&t.word, &o.word)))
+            .map(|t| t.word.clone())
+            .collect()
+    };
+    let (ux, uy) = (unmatched(&cx, &cy), unmatched(&cy, &cx));
+    comparison.extra[0] += ux.len();
+    comparison.extra[1] += uy.len();
+    if !ux.is_empty() && !uy.is_empty() {
+        comparison
+            .substitutions
+            .push((ux.join(" "), uy.join(" ")));
+    }
+}
+
+/// One slot holding two different values: both sides of a short hunk name
+/// a number, a name or a class member, and they differ.
+fn different_value(
+    x: &[&Token],
+    y: &[&Token],
+    place: Place,
+    lexicon: &Lexicon,
+) -> Option<Conflict> {
+    if x.len() > 3 || y.len() > 3 {
+        return None;
+    }
+    let of_role = |side: &[&Token], role: Role| -> Vec<String> {
+        side.iter()
+            .filter(|t| t.role == role)
+            .map(|t| lexicon.canonical(&t.word).to_owned())
+            .collect()
+    };
+    for (role, what) in [(Role::Number, "numbers"), (Role::Name, "names")] {
+        let (vx, vy) = (of_role(x, role), of_role(y, role));
+        if !vx.is_empty() && !vy.is_empty() && vx != vy {
+            let class = vx
+                .iter()
+                .find_map(|v| lexicon.class_of(v))
+                .filter(|c| vy.iter().any(|v| lexicon.class_of(v) == Some(c)));
+            let what = class.map_or(what.to_owned(), |c| c.to_owned());
+            return Some(Conflict {
+                kind: "value",
+                detail: format!("`{}` ↔ `{}` ({what})", vx.join(" "), vy.join(" ")),
+                negated_side: None,
+            });
+        }
+    }
+    // A class member is a value only where a copula assigns it ("the car
+    // is red" / "… is blue"); elsewhere ("cutting a potato" / "… a
+    // tomato") it names another thing.
+    if let ([p], [q]) = (x, y)
+        && place.after_copula
+        && !lexicon.is_inflected_verb(&p.word)
+        && !lexicon.is_inflected_verb(&q.word)
+        && p.role == Role::Content
+        && q.role == Role::Content
+        && let Some(class) = lexicon.wordnet_class(&p.word, &q.word)
+    {
+        return Some(Conflict {
+            kind: "value",
+            detail: format!("`{}` ↔ `{}` (both a kind of {class})", p.word, q.word),
+            negated_side: None,
+        });
+    }
+    None
+}

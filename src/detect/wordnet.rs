@@ -1,0 +1,388 @@
+//! WordNet, the lexical resource behind alignment: lemmas (with the
+//! irregular forms of its exception lists), synonyms, antonyms and word
+//! classes (nouns under one direct hypernym).
+//!
+//! Read from the Princeton database files (`index.*`, `data.*`, `*.exc`)
+//! that `make models` fetches from Debian's `wordnet-base` package and
+//! checksums. Parsing is the only I/O; every query afterwards is pure.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum WordNetError {
+    #[error(
+        "WordNet file {path} cannot be read (run `make models`, or set \
+         consolidation.wordnet_dir / ENGRAM_CONSOLIDATION_WORDNET_DIR to a WordNet 3 `dict` \
+         directory): {source}"
+    )]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("WordNet file {path} line {line} is malformed")]
+    Malformed { path: PathBuf, line: usize },
+}
+
+/// Parts of speech, in file order.
+const POS: [&str; 4] = ["noun", "verb", "adj", "adv"];
+const NOUN: usize = 0;
+
+/// How many of a word's most frequent senses count for synonymy and word
+/// classes: rare senses make nearly any two words synonyms ("run" and
+/// "work" share one of run's 41 verb senses).
+const COMMON_SENSES: usize = 3;
+
+#[derive(Default)]
+struct Synset {
+    /// Its first word, to name a class.
+    name: String,
+    hypernyms: Vec<u32>,
+}
+
+/// The WordNet database, loaded.
+#[derive(Default)]
+pub struct WordNet {
+    /// Per part of speech: lemma → synsets, most frequent sense first.
+    senses: [HashMap<String, Vec<u32>>; 4],
+    synsets: Vec<Synset>,
+    /// Word pairs WordNet marks as antonyms (both orders).
+    antonyms: HashSet<(String, String)>,
+    /// Per part of speech: inflected form → base forms.
+    exceptions: [HashMap<String, Vec<String>>; 4],
+    /// Short digest of the files read, for the run's config hash.
+    digest: String,
+}
+
+impl std::fmt::Debug for WordNet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WordNet")
+            .field("synsets", &self.synsets.len())
+            .field("antonyms", &(self.antonyms.len() / 2))
+            .field("digest", &self.digest)
+            .finish()
+    }
+}
+
+fn read(dir: &Path, name: &str, hasher: &mut Sha256) -> Result<String, WordNetError> {
+    let path = dir.join(name);
+    let bytes = std::fs::read(&path).map_err(|source| WordNetError::Read {
+        path: path.clone(),
+        source,
+    })?;
+    hasher.update(&bytes);
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// A word as WordNet writes it ("ice_cream", "full(a)") in engram's
+/// normalised form ("ice cream", "full").
+fn lemma(word: &str) -> String {
+    let word = word.split('(').next().unwrap_or(word);
+    word.replace('_', " ").to_lowercase()
+}
+
+impl WordNet {
+    /// Reads the database files in `dir`.
+    pub fn load(dir: &Path) -> Result<Self, WordNetError> {
+        let mut hasher = Sha256::new();
+        let mut wordnet = WordNet::default();
+        let mut ids: HashMap<(usize, u32), u32> = HashMap::new();
+        // Antonym pointers name a word of another synset by position, so
+        // they are resolved once every synset's words are known.
+        let mut words: Vec<Vec<String>> = Vec::new();
+        let mut pending: Vec<(u32, usize, (usize, u32), usize)> = Vec::new();
+        let mut pending_hypernyms: Vec<(u32, (usize, u32))> = Vec::new();
+        let mut pending_similar: Vec<(u32, (usize, u32))> = Vec::new();
+        for (pos, name) in POS.iter().enumerate() {
+            let file = format!("data.{name}");
+            let text = read(dir, &file, &mut hasher)?;
+            let malformed = |line: usize| WordNetError::Malformed {
+                path: dir.join(&file),
+                line,
+            };
+            for (n, line) in text.lines().enumerate() {
+                if line.starts_with(' ') || line.is_empty() {
+                    continue;
+                }
+                let body = line.split(" | ").next().unwrap_or(line);
+                let fields: Vec<&str> = body.split(' ').collect();
+                let parse = || -> Option<(u32, Vec<String>, Vec<(&str, u32, usize, u16)>)> {
+                    let offset: u32 = fields.first()?.parse().ok()?;
+                    let count = usize::from_str_radix(fields.get(3)?, 16).ok()?;
+                    let names: Vec<String> = (0..count)
+                        .map(|i| fields.get(4 + 2 * i).map(|w| lemma(w)))
+                        .collect::<Option<_>>()?;
+                    let at = 4 + 2 * count;
+                    let pointers: usize = fields.get(at)?.parse().ok()?;
+                    let mut found = Vec::with_capacity(pointers);
+                    for p in 0..pointers {
+                        let base = at + 1 + 4 * p;
+                        let target_pos = match *fields.get(base + 2)? {
+                            "n" => 0,
+                            "v" => 1,
+                            "a" | "s" => 2,
+                            "r" => 3,
+                            _ => return None,
+                        };
+                        found.push((
+                            *fields.get(base)?,
+                            fields.get(base + 1)?.parse().ok()?,
+                            target_pos,
+                            u16::from_str_radix(fields.get(base + 3)?, 16).ok()?,
+                        ));
+                    }
+                    Some((offset, names, found))
+                };
+                let (offset, names, pointers) = parse().ok_or_else(|| malformed(n + 1))?;
+                let id = wordnet.synsets.len() as u32;
+                ids.insert((pos, offset), id);
+                wordnet.synsets.push(Synset {
+                    name: names.first().cloned().unwrap_or_default(),
+                    hypernyms: Vec::new(),
+                });
+                words.push(names);
+                for (symbol, target, target_pos, source_target) in pointers {
+                    match symbol {
+                        "@" | "@i" => pending_hypernyms.push((id, (target_pos, target))),
+                        "&" if pos == 2 => pending_similar.push((id, (target_pos, target))),
+                        "!" => pending.push((
+                            id,
+                            usize::from(source_target >> 8),
+                            (target_pos, target),
+                            usize::from(source_target & 0xff),
+                        )),
+                        _ => {}
+                    }
+                }
+            }
+        }
+        for (id, target) in pending_hypernyms {
+            if let Some(&hypernym) = ids.get(&target) {
+                wordnet.synsets[id as usize].hypernyms.push(hypernym);
+            }
+        }
+        for (id, source, target, target_word) in pending {
+            let Some(&other) = ids.get(&target) else {
+                continue;
+            };
+            let name = |synset: u32, at: usize| words[synset as usize].get(at.wrapping_sub(1));
+            if let (Some(a), Some(b)) = (name(id, source), name(other, target_word)) {
+                wordnet.antonyms.insert((a.clone(), b.clone()));
+                wordnet.antonyms.insert((b.clone(), a.clone()));
+            }
+        }
+        // Indirect antonyms: an adjective similar to one of a pair is the
+        // other's antonym too ("huge" is similar to "large": "huge" /
+        // "small").
+        let mut direct: HashMap<&str, Vec<String>> = HashMap::new();
+        for (a, b) in &wordnet.antonyms {
+            direct.entry(a.as_str()).or_default().push(b.clone());
+        }
+        let mut indirect = Vec::new();
+        for (satellite, head) in pending_similar {
+            let Some(&head) = ids.get(&head) else {
+                continue;
+            };
+            for head_word in &words[head as usize] {
+                for opposite in direct.get(head_word.as_str()).into_iter().flatten() {
+                    for word in &words[satellite as usize] {
+                        indirect.push((word.clone(), opposite.clone()));
+                    }
+                }
+            }
+        }
+        for (a, b) in indirect {
+            wordnet.antonyms.insert((b.clone(), a.clone()));
+            wordnet.antonyms.insert((a, b));
+        }
+        for (pos, name) in POS.iter().enumerate() {
+            let file = format!("index.{name}");
+            let text = read(dir, &file, &mut hasher)?;
+            for line in text.lines().filter(|l| !l.starts_with(' ')) {
+                let fields: Vec<&str> = line.split(' ').filter(|f| !f.is_empty()).collect();
+                let (Some(word), Some(count)) = (
+                    fields.first(),
+                    fields.get(2).and_then(|c| c.parse::<usize>().ok()),
+                ) else {
+                    continue;
+                };
+                let synsets: Vec<u32> = fields[fields.len().saturating_sub(count)..]
+                    .iter()
+                    .filter_map(|o| o.parse().ok())
+                    .filter_map(|o: u32| ids.get(&(pos, o)).copied())
+                    .collect();
+                wordnet.senses[pos].insert(lemma(word), synsets);
+            }
+            let text = read(dir, &format!("{name}.exc"), &mut hasher)?;
+            for line in text.lines() {
+                let mut fields = line.split(' ').filter(|f| !f.is_empty());
+                if let Some(form) = fields.next() {
+                    wordnet.exceptions[pos]
+                        .entry(lemma(form))
+                        .or_default()
+                        .extend(fields.map(lemma));
+                }
+            }
+        }
+        wordnet.digest = hasher
+            .finalize()
+            .iter()
+            .take(8)
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        Ok(wordnet)
+    }
+
+    /// Short digest of the database files, recorded in run reports.
+    pub fn digest(&self) -> &str {
+        &self.digest
+    }
+
+    /// Whether WordNet knows `word` in any part of speech.
+    pub fn knows(&self, word: &str) -> bool {
+        self.senses.iter().any(|s| s.contains_key(word))
+    }
+
+    /// The base forms of `word` in part of speech `pos` (WordNet's "morphy":
+    /// its exception list, then the regular suffix rules), known words only.
+    fn base_forms(&self, word: &str, pos: usize) -> Vec<String> {
+        const RULES: [&[(&str, &str)]; 4] = [
+            &[
+                ("s", ""),
+                ("ses", "s"),
+                ("xes", "x"),
+                ("zes", "z"),
+                ("ches", "ch"),
+                ("shes", "sh"),
+                ("men", "man"),
+                ("ies", "y"),
+            ],
+            &[
+                ("s", ""),
+                ("ies", "y"),
+                ("es", "e"),
+                ("es", ""),
+                ("ed", "e"),
+                ("ed", ""),
+                ("ing", "e"),
+                ("ing", ""),
+            ],
+            &[("er", ""), ("est", ""), ("er", "e"), ("est", "e")],
+            &[],
+        ];
+        let mut found = Vec::new();
+        if let Some(bases) = self.exceptions[pos].get(word) {
+            found.extend(bases.iter().cloned());
+        }
+        if self.senses[pos].contains_key(word) {
+            found.push(word.to_owned());
+        }
+        for (suffix, replacement) in RULES[pos] {
+            if let Some(stem) = word.strip_suffix(suffix) {
+                let base = format!("{stem}{replacement}");
+                if !stem.is_empty() && self.senses[pos].contains_key(&base) {
+                    found.push(base);
+                }
+            }
+        }
+        // "running" → "runn" → "run": a doubled final consonant.
+        for suffix in ["ing", "ed", "er", "est"] {
+            if let Some(stem) = word.strip_suffix(suffix) {
+                let mut chars = stem.chars().rev();
+                if let (Some(a), Some(b)) = (chars.next(), chars.next())
+                    && a == b
+                    && !"aeiou".contains(a)
+                {
+                    let base = &stem[..stem.len() - a.len_utf8()];
+                    let pos = if suffix.starts_with('e') && suffix != "ed" { 2 } else { 1 };
+                    if self.senses[pos].contains_key(base) {
+                        found.push(base.to_owned());
+                    }
+                }
+            }
+        }
+        found.sort();
+        found.dedup();
+        found
+    }
+
+    /// Every lemma `word` may be an inflection of, in any part of speech
+    /// (the word itself when WordNet has no entry for it).
+    pub fn lemmas(&self, word: &str) -> Vec<String> {
+        let mut found: Vec<String> = (0..POS.len())
+            .flat_map(|pos| self.base_forms(word, pos))
+            .collect();
+        found.sort();
+        found.dedup();
+        if found.is_empty() {
+            found.push(word.to_owned());
+        }
+        found
+    }
+
+    fn common_senses(&self, word: &str, pos: usize) -> impl Iterator<Item = u32> + '_ {
+        self.base_forms(word, pos)
+            .into_iter()
+            .flat_map(move |base| {
+                self.senses[pos]
+                    .get(&base)
+                    .into_iter()
+                    .flat_map(|s| s.iter().take(COMMON_SENSES).copied())
+                    .collect::<Vec<_>>()
+            })
+    }
+
+    /// Whether `word` is an inflected form of a verb ("riding", "rode").
+    pub fn is_inflected_verb(&self, word: &str) -> bool {
+        self.base_forms(word, 1).iter().any(|base| base != word)
+    }
+
+    /// Whether two words are inflections of one lemma, or share one of
+    /// their common senses.
+    pub fn same_or_synonym(&self, a: &str, b: &str) -> bool {
+        if a == b {
+            return true;
+        }
+        let (la, lb) = (self.lemmas(a), self.lemmas(b));
+        if la.iter().any(|l| lb.contains(l)) {
+            return true;
+        }
+        (0..POS.len()).any(|pos| {
+            let senses: HashSet<u32> = self.common_senses(a, pos).collect();
+            !senses.is_empty() && self.common_senses(b, pos).any(|s| senses.contains(&s))
+        })
+    }
+
+    /// Whether WordNet marks some lemma of `a` and some lemma of `b` as
+    /// antonyms ("wet"/"dry", "fill"/"empty", "up"/"down").
+    pub fn antonyms(&self, a: &str, b: &str) -> bool {
+        let (la, lb) = (self.lemmas(a), self.lemmas(b));
+        la.iter().any(|x| {
+            lb.iter()
+                .any(|y| self.antonyms.contains(&(x.clone(), y.clone())))
+        })
+    }
+
+    /// The class two different nouns both belong to: a common sense of
+    /// each sits directly under the same hypernym ("red"/"blue" under
+    /// "chromatic color", "man"/"woman" under "adult"); `None` for synonyms.
+    pub fn shared_class(&self, a: &str, b: &str) -> Option<String> {
+        if self.same_or_synonym(a, b) {
+            return None;
+        }
+        let parents = |word: &str| -> Vec<u32> {
+            self.common_senses(word, NOUN)
+                .flat_map(|s| self.synsets[s as usize].hypernyms.iter().copied())
+                .collect()
+        };
+        let of_a = parents(a);
+        parents(b)
+            .into_iter()
+            .find(|p| of_a.contains(p))
+            .map(|p| self.synsets[p as usize].name.clone())
+    }
+}
