@@ -45,7 +45,10 @@ fn main() {
     let wanted = |name: &str| only.as_ref().is_none_or(|o| o.contains(name));
     let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("out/eval");
     let wordnet = WordNet::load(&common::cache().join("wordnet")).expect("WordNet (make models)");
-    println!("consolidation quality on {} (real model, default rules)", data.display());
+    println!(
+        "consolidation quality on {} (real model, default rules)",
+        data.display()
+    );
     if wanted("sick") {
         sick(&data, &out.join("sick"), &wordnet);
     }
@@ -136,7 +139,8 @@ fn replay(dir: &Path, events: &[Value], settings: &[(&str, String)]) -> Replay {
     let outputs = dir.join("outputs.jsonl");
     // `ENGRAM_EVAL_BIN` measures another build (say, the last release) on
     // the same replay.
-    let exe = std::env::var("ENGRAM_EVAL_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_engram").into());
+    let exe =
+        std::env::var("ENGRAM_EVAL_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_engram").into());
     let started = std::time::Instant::now();
     let run = Command::new(&exe)
         .arg("run")
@@ -168,7 +172,12 @@ fn replay(dir: &Path, events: &[Value], settings: &[(&str, String)]) -> Replay {
         .as_array()
         .into_iter()
         .flatten()
-        .map(|u| (u["user_id"].as_str().unwrap_or_default().to_owned(), u.clone()))
+        .map(|u| {
+            (
+                u["user_id"].as_str().unwrap_or_default().to_owned(),
+                u.clone(),
+            )
+        })
         .collect();
     let outputs = std::fs::read_to_string(&outputs)
         .expect("read outputs")
@@ -254,8 +263,10 @@ fn sick(data: &Path, out: &Path, wordnet: &WordNet) {
     let run = replay(out, &pair_events("sick", &pairs), &[]);
     let flagged = run.flagged();
     let merges = run.merges();
+    let lossy = lossy_merges(&merges, wordnet);
     let mut counts: BTreeMap<(&str, &str), usize> = BTreeMap::new();
-    let mut decisions = String::from("pair\tlabel\tdecision\tsentence_a\tsentence_b\texplanation\n");
+    let mut decisions =
+        String::from("pair\tlabel\tdecision\tsentence_a\tsentence_b\texplanation_or_lost_words\n");
     for (id, a, b) in &pairs {
         let user = format!("sick-{id}");
         let label = labels[id].as_str();
@@ -271,10 +282,14 @@ fn sick(data: &Path, out: &Path, wordnet: &WordNet) {
         };
         *counts.entry((label, decision)).or_default() += 1;
         *counts.entry((label, "all")).or_default() += 1;
+        let lost = lossy
+            .iter()
+            .find(|(u, _)| *u == user)
+            .map(|(_, words)| words.join(" "));
         let _ = writeln!(
             decisions,
             "{id}\t{label}\t{decision}\t{a}\t{b}\t{}",
-            explanation.unwrap_or_default()
+            explanation.map(str::to_owned).or(lost).unwrap_or_default()
         );
     }
     std::fs::write(out.join("decisions.tsv"), decisions).expect("write decisions");
@@ -307,8 +322,11 @@ fn sick(data: &Path, out: &Path, wordnet: &WordNet) {
         ratio(true_flags, flagged_all),
         ratio(true_flags, count("CONTRADICTION", "all")),
         count("CONTRADICTION", "merged"),
-        lossy_merges(&merges, wordnet).len()
+        lossy.len()
     );
+    for (user, words) in lossy.iter().take(3) {
+        println!("    lossy {user}: canonical lacks {}", words.join(", "));
+    }
 }
 
 fn mrpc(data: &Path, out: &Path, wordnet: &WordNet) {
@@ -327,12 +345,18 @@ fn mrpc(data: &Path, out: &Path, wordnet: &WordNet) {
     let positives = paraphrase.values().filter(|p| **p).count();
     println!();
     println!("MRPC: {} pairs ({positives} paraphrases)", pairs.len());
-    println!("  | duplicate threshold | merged | precision | recall | lossy merges | flagged | replay s |");
+    println!(
+        "  | duplicate threshold | merged | precision | recall | lossy merges | flagged | replay s |"
+    );
     println!("  |---|---|---|---|---|---|---|");
     // The default first; `EVAL_DUPLICATE_THRESHOLDS` adds others to compare.
     let mut thresholds = vec![None];
     if let Ok(list) = std::env::var("EVAL_DUPLICATE_THRESHOLDS") {
-        thresholds.extend(list.split(',').filter_map(|t| t.trim().parse::<f64>().ok()).map(Some));
+        thresholds.extend(
+            list.split(',')
+                .filter_map(|t| t.trim().parse::<f64>().ok())
+                .map(Some),
+        );
     }
     for threshold in thresholds {
         let settings: Vec<(&str, String)> = threshold
@@ -348,15 +372,21 @@ fn mrpc(data: &Path, out: &Path, wordnet: &WordNet) {
         let flagged = run.flagged();
         let mut merged = 0;
         let mut true_merges = 0;
+        // A non-paraphrase merged without loss: one sentence plus a detail
+        // merged into the detailed one.
+        let mut lossless_false = 0;
         let mut decisions =
             String::from("pair\tparaphrase\tdecision\tsentence_a\tsentence_b\tlost\n");
         for (id, a, b) in &pairs {
             let user = format!("mrpc-{id}");
             let is_merged = merges.contains_key(user.as_str());
+            let is_lossy = lossy.iter().any(|(u, _)| *u == user);
             if is_merged {
                 merged += 1;
                 if paraphrase[id] {
                     true_merges += 1;
+                } else if !is_lossy {
+                    lossless_false += 1;
                 }
             }
             let decision = if flagged.contains_key(user.as_str()) {
@@ -371,11 +401,15 @@ fn mrpc(data: &Path, out: &Path, wordnet: &WordNet) {
                 .find(|(u, _)| *u == user)
                 .map(|(_, words)| words.join(" "))
                 .unwrap_or_default();
-            let _ = writeln!(decisions, "{id}\t{}\t{decision}\t{a}\t{b}\t{lost}", paraphrase[id]);
+            let _ = writeln!(
+                decisions,
+                "{id}\t{}\t{decision}\t{a}\t{b}\t{lost}",
+                paraphrase[id]
+            );
         }
         std::fs::write(dir.join("decisions.tsv"), decisions).expect("write decisions");
         println!(
-            "  | {} | {merged} | {} | {} | {} | {} | {:.1} |",
+            "  | {} | {merged} | {} | {} | {} | {lossless_false} | {} | {:.1} |",
             threshold.map_or("default".to_owned(), |t| t.to_string()),
             ratio(true_merges, merged),
             ratio(true_merges, positives),
@@ -399,10 +433,17 @@ fn lossy_merges<'a>(
     let mut lossy = Vec::new();
     for (user, merged) in merges {
         for (canonical, absorbed) in merged {
-            let kept = content_words(canonical["content"].as_str().unwrap_or_default());
+            // Every word of the canonical may carry a merged one's ("told"
+            // by "said"), not only its content words.
+            let kept: Vec<(String, bool)> =
+                engram::text::words(canonical["content"].as_str().unwrap_or_default())
+                    .into_iter()
+                    .map(|w| (w.to_lowercase(), false))
+                    .collect();
             let mut lost = BTreeSet::new();
             for other in absorbed {
-                for (word, literal) in content_words(other["content"].as_str().unwrap_or_default()) {
+                for (word, literal) in content_words(other["content"].as_str().unwrap_or_default())
+                {
                     if !carries(&kept, &word, literal, wordnet) {
                         lost.insert(word);
                     }
@@ -546,8 +587,10 @@ fn locomo(data: &Path, out: &Path) {
     let mut listing = String::new();
     for (user, events) in &flagged {
         for event in events {
-            let first = run.memory_text(user, event["first_memory_id"].as_str().unwrap_or_default());
-            let second = run.memory_text(user, event["second_memory_id"].as_str().unwrap_or_default());
+            let first =
+                run.memory_text(user, event["first_memory_id"].as_str().unwrap_or_default());
+            let second =
+                run.memory_text(user, event["second_memory_id"].as_str().unwrap_or_default());
             let _ = writeln!(
                 listing,
                 "  [{user}] {}\n    - {first}\n    - {second}",

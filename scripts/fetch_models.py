@@ -112,7 +112,8 @@ def fetch_wordnet(cache):
     deb = os.path.join(debs, f"{package}_{version.replace(':', '%3a')}_all.deb")
     if not (os.path.isfile(deb) and sha256_file(deb) == digest):
         print(f"fetching {package}={version} from Debian", file=sys.stderr)
-        download = ["apt-get", "download", "-q", f"{package}={version}"]
+        download = ["apt-get", "download", "-q", "-o", "APT::Sandbox::User=root",
+                    f"{package}={version}"]
         if subprocess.run(download, cwd=debs, stdout=subprocess.DEVNULL).returncode != 0:
             subprocess.run(["apt-get", "update", "-q"], check=True, stdout=subprocess.DEVNULL)
             subprocess.run(download, cwd=debs, check=True, stdout=subprocess.DEVNULL)

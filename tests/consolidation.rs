@@ -1000,7 +1000,10 @@ fn minimal_pairs_that_contradict_are_flagged_with_their_words_and_never_merged()
             "`no` negates",
         ),
     ] {
-        println!("cosine {:.4}: {first:?} / {second:?}", similarity(first, second));
+        println!(
+            "cosine {:.4}: {first:?} / {second:?}",
+            similarity(first, second)
+        );
         let (_dir, store, output) = consolidate_pair(first, second);
         let found = contradiction_events(&output);
         assert_eq!(found.len(), 1, "{first:?} / {second:?}: {found:?}");
@@ -1044,7 +1047,10 @@ fn a_negation_that_bears_on_no_shared_predicate_is_not_a_contradiction() {
             "Caroline has not told her parents that she wants to adopt a child yet",
         ),
     ] {
-        println!("cosine {:.4}: {first:?} / {second:?}", similarity(first, second));
+        println!(
+            "cosine {:.4}: {first:?} / {second:?}",
+            similarity(first, second)
+        );
         let (_dir, _store, output) = consolidate_pair(first, second);
         assert!(
             contradiction_events(&output).is_empty(),
@@ -1078,7 +1084,11 @@ fn merging_a_short_and_a_detailed_twin_keeps_the_detail_active() {
     let canonical = store.memory("u", "detailed").unwrap().unwrap();
     assert_eq!(canonical.status, MemoryStatus::Active);
     assert_eq!(canonical.merged_from, vec!["short"]);
-    assert_eq!(canonical.salience.access_count(), 2, "the reads still count");
+    assert_eq!(
+        canonical.salience.access_count(),
+        2,
+        "the reads still count"
+    );
     assert_eq!(status(&store, "u", "short"), MemoryStatus::Superseded);
     let merge = output
         .report
@@ -1091,4 +1101,40 @@ fn merging_a_short_and_a_detailed_twin_keeps_the_detail_active() {
         "{:?}",
         merge.reasons
     );
+}
+
+#[test]
+fn a_stated_change_needs_the_same_slot_and_values_written_as_names() {
+    // The replaced value fills the slot the old one did: superseded.
+    let (_dir, store) = store();
+    ingest(
+        &store,
+        &[
+            memory_created("u", "old", "Using Pinecone for vector search", 0),
+            memory_created("u", "new", "Now using PostgreSQL with pgvector", DAY),
+        ],
+        manual_cycles_only(),
+    );
+    let output = execute(&store, "u", "r1", 2 * DAY, &settings_with_wordnet());
+    assert_eq!(output.report.counts.superseded, 1, "{:#?}", output.report);
+
+    // "go" and "windows" as ordinary words name no language or OS, and an
+    // unrelated fact shares no slot with the change statement.
+    let (_dir, store) = store();
+    ingest(
+        &store,
+        &[
+            memory_created("u", "a", "The user likes to go hiking on weekends", 0),
+            memory_created("u", "b", "The user cleans the windows every spring", 60),
+            memory_created("u", "c", "Now the backend is written in Rust", DAY),
+        ],
+        manual_cycles_only(),
+    );
+    let output = execute(&store, "u", "r1", 2 * DAY, &settings_with_wordnet());
+    assert_eq!(
+        output.report.counts.contradictions_found, 0,
+        "{:#?}",
+        output.report
+    );
+    assert_eq!(output.report.counts.superseded, 0);
 }

@@ -16,44 +16,41 @@
 //! * nothing: function words, inflections, synonyms.
 
 use super::Lexicon;
+use super::wordnet::Word;
+
+/// Whether `word` is in `list` (words separated by spaces, `_` inside a
+/// phrase).
+fn listed(list: &str, word: &str) -> bool {
+    list.split_whitespace()
+        .any(|entry| entry == word || (entry.contains('_') && entry.replace('_', " ") == word))
+}
 
 /// Function words: they carry no fact of their own, so a hunk of only
 /// these is not a difference.
-const FUNCTION_WORDS: &[&str] = &[
-    "a", "an", "the", "this", "that", "these", "those", "there", "here", "it", "its", "is", "are",
-    "was", "were", "be", "been", "being", "am", "do", "does", "did", "doing", "has", "have", "had",
-    "having", "will", "would", "shall", "should", "can", "could", "may", "might", "must", "of",
-    "to", "in", "on", "at", "by", "for", "with", "from", "as", "into", "onto", "over", "under",
-    "and", "or", "but", "if", "then", "than", "so", "which", "who", "whom", "whose", "what", "that",
-    "he", "she", "they", "them", "his", "her", "hers", "their", "theirs", "we", "us", "our", "you",
-    "your", "i", "me", "my", "him", "himself", "herself", "themselves", "itself", "one", "s",
-    "some", "any", "just", "also", "too", "very", "really", "while", "being", "about", "up",
-    "down", "out", "off", "through", "near", "far", "next", "each", "other", "another",
-];
+const FUNCTION_WORDS: &str = "a an the this that these those there here it its is are was were be been being am do \
+     does did doing has have had having will should can \
+     of to in on at by for with from as into onto and or but if then than so \
+     which who whom whose what he she they them his her hers their theirs we us our you \
+     your i me my him himself herself themselves itself one s some any just also too very \
+     while about each";
 
 /// Auxiliaries and copulas: the first one ends the subject.
-const AUXILIARIES: &[&str] = &[
-    "is", "are", "was", "were", "am", "be", "been", "has", "have", "had", "do", "does", "did",
-    "will", "would", "can", "could", "should", "may", "might", "must", "shall",
-];
+const AUXILIARIES: &str = "is are was were am be been has have had do does did will would can could should may \
+     might must shall";
 
-const COPULAS: &[&str] = &["is", "are", "was", "were", "am", "be", "been", "being"];
+const COPULAS: &str = "is are was were am be been being";
 
 /// Negations that also stand for the argument they deny ("Nobody is
 /// swimming" / "A man is swimming").
-const NEGATIVE_PRONOUNS: &[&str] = &["nobody", "nothing", "none", "no one", "noone"];
+const NEGATIVE_PRONOUNS: &str = "nobody nothing none no_one noone";
 
 /// Quantifiers that flip against a negative determiner.
-const QUANTIFIERS: &[&str] = &[
-    "all", "every", "each", "some", "many", "most", "several", "always", "everyone", "everybody",
-    "everything", "someone", "somebody", "something",
-];
+const QUANTIFIERS: &str = "all every each some many most several always everyone everybody everything someone \
+     somebody something";
 
-const NUMBER_WORDS: &[&str] = &[
-    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
-    "eleven", "twelve", "thirteen", "fifteen", "twenty", "thirty", "forty", "fifty", "hundred",
-    "thousand", "million", "billion", "dozen", "once", "twice", "first", "second", "third",
-];
+const NUMBER_WORDS: &str = "zero one two three four five six seven eight nine ten eleven twelve thirteen fifteen \
+     twenty thirty forty fifty hundred thousand million billion dozen once twice first \
+     second third";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
@@ -71,11 +68,24 @@ pub struct Token {
     /// Normalised (lowercase) word or phrase.
     pub word: String,
     pub role: Role,
-    lemmas: Vec<String>,
+    /// Lemmas (with a class value's canonical spelling) and senses.
+    info: Word,
 }
 
 impl Token {
-    fn is_content(&self) -> bool {
+    fn pair(&self) -> (&str, &Word) {
+        (&self.word, &self.info)
+    }
+
+    /// Whether the two tokens share a lemma.
+    pub fn shares_lemma(&self, other: &Token) -> bool {
+        self.info
+            .lemmas
+            .iter()
+            .any(|l| other.info.lemmas.contains(l))
+    }
+
+    pub fn is_content(&self) -> bool {
         matches!(self.role, Role::Content | Role::Number | Role::Name)
     }
 }
@@ -90,7 +100,7 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
         if let Some(len) = lexicon.negation_at(&words[at..]) {
             let word = words[at..at + len].join(" ");
             out.push(Token {
-                lemmas: vec![word.clone()],
+                info: Word::plain(&word),
                 word,
                 role: Role::Negation,
             });
@@ -101,27 +111,28 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
         let spelled = original[at];
         let capitalised = spelled.chars().next().is_some_and(char::is_uppercase);
         let inner_capital = spelled.chars().skip(1).any(char::is_uppercase);
-        let role = if word.chars().all(|c| c.is_ascii_digit()) || NUMBER_WORDS.contains(&word.as_str())
-        {
-            Role::Number
-        } else if FUNCTION_WORDS.contains(&word.as_str()) && !(capitalised && at > 0) {
-            Role::Function
-        } else if lexicon.is_value(word) && (capitalised || inner_capital || !lexicon.is_common_word(word))
-            || (capitalised && at > 0)
-            || inner_capital
-        {
-            Role::Name
-        } else {
-            Role::Content
-        };
-        let mut lemmas = lexicon.lemmas(word);
+        let role =
+            if word.chars().all(|c| c.is_ascii_digit()) || listed(NUMBER_WORDS, word.as_str()) {
+                Role::Number
+            } else if listed(FUNCTION_WORDS, word.as_str()) && !(capitalised && at > 0) {
+                Role::Function
+            } else if lexicon.is_value(word)
+                && (capitalised || inner_capital || !lexicon.is_common_word(word))
+                || (capitalised && at > 0)
+                || inner_capital
+            {
+                Role::Name
+            } else {
+                Role::Content
+            };
+        let mut info = lexicon.word(word);
         if lexicon.is_value(word) {
-            lemmas.push(lexicon.canonical(word).to_owned());
+            info.lemmas.push(lexicon.canonical(word).to_owned());
         }
         out.push(Token {
             word: word.clone(),
             role,
-            lemmas,
+            info,
         });
         at += 1;
     }
@@ -151,6 +162,13 @@ pub struct Comparison {
     pub extra: [usize; 2],
     /// Hunks with different, non-synonymous content words on both sides.
     pub substitutions: Vec<(String, String)>,
+    /// Words paired with a more general word on the other side ("man" /
+    /// "person"): they agree, but a merge would lose the specific one.
+    pub generalisations: usize,
+    /// Content words both texts have, in another order. A contradiction
+    /// may reorder; a merge may not ("a fish is hunting a turtle" / "a
+    /// turtle is hunting fish").
+    pub moved: usize,
     /// A negation on one side that bears on no aligned predicate: not a
     /// contradiction, but the texts do not say the same.
     pub negation_differs: bool,
@@ -205,6 +223,8 @@ impl Comparison {
         !self.conflicts.is_empty()
             || !self.substitutions.is_empty()
             || self.negation_differs
+            || self.moved > 0
+            || self.generalisations > 0
             || (self.extra[0] > 0 && self.extra[1] > 0)
     }
 
@@ -213,6 +233,8 @@ impl Comparison {
         self.conflicts.is_empty()
             && self.substitutions.is_empty()
             && !self.negation_differs
+            && self.moved == 0
+            && self.generalisations == 0
             && self.extra[1 - side] == 0
     }
 
@@ -262,7 +284,7 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
         x.word == y.word
             || (x.role != Role::Negation
                 && y.role != Role::Negation
-                && x.lemmas.iter().any(|l| y.lemmas.contains(l)))
+                && x.info.lemmas.iter().any(|l| y.info.lemmas.contains(l)))
     };
     let (n, m) = (a.len(), b.len());
     let mut table = vec![0u32; (n + 1) * (m + 1)];
@@ -328,14 +350,16 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
     // both names another referent, not another value.
     let first_auxiliary = |tokens: &[Token]| {
         tokens.iter().position(|t| {
-            AUXILIARIES.contains(&t.word.as_str())
+            listed(AUXILIARIES, t.word.as_str())
                 || (t.role == Role::Negation && (t.word.ends_with(" t") || t.word == "cannot"))
         })
     };
     let subject_ends = [first_auxiliary(a), first_auxiliary(b)];
     for (x, y, before, end) in &hunks {
         let at_start = [end[0] == x.len(), end[1] == y.len()];
+        let before_moving = content(x).len() + content(y).len();
         let (x, y) = (moved_out(x, b), moved_out(y, a));
+        comparison.moved += before_moving - content(&x).len() - content(&y).len();
         let next = aligned_words[*before..]
             .iter()
             .chain(aligned_words[..*before].iter().rev())
@@ -345,7 +369,7 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
             subject: (0..2).all(|side| subject_ends[side].is_some_and(|f| end[side] <= f)),
             after_copula: before
                 .checked_sub(1)
-                .is_some_and(|k| COPULAS.contains(&aligned_words[k].word.as_str())),
+                .is_some_and(|k| listed(COPULAS, aligned_words[k].word.as_str())),
             at_start,
         };
         classify(&x, &y, next, place, lexicon, &mut comparison);
@@ -361,9 +385,9 @@ fn moved_out<'t>(hunk: &[&'t Token], other: &[Token]) -> Vec<&'t Token> {
         .copied()
         .filter(|t| {
             !t.is_content()
-                || !other
-                    .iter()
-                    .any(|o| o.is_content() && o.lemmas.iter().any(|l| t.lemmas.contains(l)))
+                || !other.iter().any(|o| {
+                    o.is_content() && o.info.lemmas.iter().any(|l| t.info.lemmas.contains(l))
+                })
         })
         .collect()
 }
@@ -399,18 +423,19 @@ fn classify(
     lexicon: &Lexicon,
     comparison: &mut Comparison,
 ) {
-
     let (cx, cy) = (content(x), content(y));
     // Antonyms first ("always" / "never" is an antonym, not a negation),
     // when they are what the hunk is about: at most one other content word
     // a side.
-    let antonym = lexicon.antonym_across(&words_of(x), &words_of(y)).or_else(|| {
-        x.iter().find_map(|p| {
-            y.iter()
-                .find(|q| lexicon.wordnet_antonyms(&p.word, &q.word))
-                .map(|q| (p.word.clone(), q.word.clone()))
-        })
-    });
+    let antonym = lexicon
+        .antonym_across(&words_of(x), &words_of(y))
+        .or_else(|| {
+            x.iter().find_map(|p| {
+                y.iter()
+                    .find(|q| lexicon.wordnet_antonyms(&p.info, &q.info))
+                    .map(|q| (p.word.clone(), q.word.clone()))
+            })
+        });
     if let Some((p, q)) = antonym {
         let others = |side: &[&Token], word: &str| {
             side.iter()
@@ -442,14 +467,14 @@ fn classify(
             .find(|t| t.role == Role::Negation)
             .map_or("", |t| t.word.as_str());
         let own_content = content(negating).len();
-        let pronoun = NEGATIVE_PRONOUNS.contains(&negation);
+        let pronoun = listed(NEGATIVE_PRONOUNS, negation);
         // The negation must bear on aligned words: a negated clause of its
         // own ("when there are no tournaments") is a detail, not a denial.
         // Inside the subject only a leading determiner denies ("`No` dog is
         // running"); "a man with `no` shirt" is another referent.
         let denies = !place.subject || place.at_start[side];
         if denies && own_content == 0 && (!pronoun || other_content.len() <= 2) {
-            let quantifier = other.iter().find(|t| QUANTIFIERS.contains(&t.word.as_str()));
+            let quantifier = other.iter().find(|t| listed(QUANTIFIERS, t.word.as_str()));
             let target = match (pronoun, next) {
                 (true, _) | (_, None) => String::new(),
                 (false, Some(next)) => format!(" `{}`", next.word),
@@ -485,7 +510,8 @@ fn classify(
             if p.role == Role::Name
                 && q.role == Role::Name
                 && vp != vq
-                && let (Some(class), Some(other)) = (lexicon.class_of(&p.word), lexicon.class_of(&q.word))
+                && let (Some(class), Some(other)) =
+                    (lexicon.class_of(&p.word), lexicon.class_of(&q.word))
                 && class == other
             {
                 comparison
@@ -499,27 +525,91 @@ fn classify(
         comparison.extra[1] += cy.len();
         return;
     }
+    // A value and at most one other word a side ("5 minutes" / "20
+    // minutes" aligns the unit; "in Rome once" / "supports Jon and
+    // believes" is not one slot).
     if !place.subject
+        && cx.len() <= 2
+        && cy.len() <= 2
         && let Some(conflict) = different_value(&cx, &cy, place, lexicon)
     {
+        comparison.extra[0] += cx.len() - 1;
+        comparison.extra[1] += cy.len() - 1;
         comparison.conflicts.push(conflict);
         return;
     }
-    // Synonyms pair off; what is left is a substitution or a detail.
+    // Synonyms pair off; a word and a more general one ("man" /
+    // "person") pair off as a detail of the specific side; what is left is
+    // a substitution or a detail.
     let unmatched = |mine: &[&Token], theirs: &[&Token]| -> Vec<String> {
         mine.iter()
-            .filter(|t| !theirs.iter().any(|o| lexicon.synonyms(&t.word, &o.word)))
+            .filter(|t| !theirs.iter().any(|o| lexicon.synonyms(t.pair(), o.pair())))
+            .filter(|t| !theirs.iter().any(|o| lexicon.is_a(&o.info, &t.info)))
             .map(|t| t.word.clone())
             .collect()
     };
     let (ux, uy) = (unmatched(&cx, &cy), unmatched(&cy, &cx));
+    let generalised = cx.len() - ux.len() + cy.len() - uy.len();
+    let synonyms = |mine: &[&Token], theirs: &[&Token]| {
+        mine.iter()
+            .filter(|t| theirs.iter().any(|o| lexicon.synonyms(t.pair(), o.pair())))
+            .count()
+    };
+    comparison.generalisations += generalised - synonyms(&cx, &cy) - synonyms(&cy, &cx);
     comparison.extra[0] += ux.len();
     comparison.extra[1] += uy.len();
     if !ux.is_empty() && !uy.is_empty() {
-        comparison
-            .substitutions
-            .push((ux.join(" "), uy.join(" ")));
+        comparison.substitutions.push((ux.join(" "), uy.join(" ")));
     }
+}
+
+fn names_in<'t>(side: &[&'t Token]) -> Vec<&'t Token> {
+    side.iter()
+        .copied()
+        .filter(|t| t.role == Role::Name)
+        .collect()
+}
+
+/// What two different names both are, when they can fill one slot: values
+/// of one lexicon class, words of one WordNet class ("Monday" /
+/// "Tuesday"), or two proper names WordNet does not know that are not
+/// spellings of one name ("Muqtada" / "Moqtada", "Tim" / "Timothy").
+fn name_slot(p: &Token, q: &Token, lexicon: &Lexicon) -> Option<String> {
+    let (a, b) = (lexicon.canonical(&p.word), lexicon.canonical(&q.word));
+    if a == b {
+        return None;
+    }
+    if let (Some(x), Some(y)) = (lexicon.class_of(&p.word), lexicon.class_of(&q.word)) {
+        return (x == y).then(|| x.to_owned());
+    }
+    match (lexicon.is_common_word(a), lexicon.is_common_word(b)) {
+        (true, true) => lexicon.wordnet_class(&p.info, &q.info),
+        (false, false) if !spelling_variants(a, b) => Some("names".to_owned()),
+        _ => None,
+    }
+}
+
+/// Two spellings of one name: one begins the other, or they differ by at
+/// most one edit in five letters (spaces and a possessive "s" ignored).
+fn spelling_variants(a: &str, b: &str) -> bool {
+    let squash = |w: &str| -> Vec<char> {
+        let w: String = w.chars().filter(|c| !c.is_whitespace()).collect();
+        w.strip_suffix('s').map_or(w.clone(), str::to_owned).chars().collect()
+    };
+    let (a, b) = (squash(a), squash(b));
+    if a.starts_with(&b) || b.starts_with(&a) {
+        return true;
+    }
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut current = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let substitute = previous[j] + usize::from(ca != cb);
+            current.push(substitute.min(previous[j + 1] + 1).min(current[j] + 1));
+        }
+        previous = current;
+    }
+    previous[b.len()] * 5 <= a.len().max(b.len())
 }
 
 /// One slot holding two different values: both sides of a short hunk name
@@ -539,31 +629,37 @@ fn different_value(
             .map(|t| lexicon.canonical(&t.word).to_owned())
             .collect()
     };
-    for (role, what) in [(Role::Number, "numbers"), (Role::Name, "names")] {
-        let (vx, vy) = (of_role(x, role), of_role(y, role));
-        if !vx.is_empty() && !vy.is_empty() && vx != vy {
-            let class = vx
-                .iter()
-                .find_map(|v| lexicon.class_of(v))
-                .filter(|c| vy.iter().any(|v| lexicon.class_of(v) == Some(c)));
-            let what = class.map_or(what.to_owned(), |c| c.to_owned());
-            return Some(Conflict {
-                kind: "value",
-                detail: format!("`{}` ↔ `{}` ({what})", vx.join(" "), vy.join(" ")),
-                negated_side: None,
-            });
-        }
+    let numbers = (of_role(x, Role::Number), of_role(y, Role::Number));
+    if !numbers.0.is_empty() && !numbers.1.is_empty() && numbers.0 != numbers.1 {
+        return Some(Conflict {
+            kind: "value",
+            detail: format!("`{}` ↔ `{}` (numbers)", numbers.0.join(" "), numbers.1.join(" ")),
+            negated_side: None,
+        });
+    }
+    if let ([p], [q]) = (names_in(x).as_slice(), names_in(y).as_slice())
+        && let Some(what) = name_slot(p, q, lexicon)
+    {
+        return Some(Conflict {
+            kind: "value",
+            detail: format!(
+                "`{}` ↔ `{}` ({what})",
+                lexicon.canonical(&p.word),
+                lexicon.canonical(&q.word)
+            ),
+            negated_side: None,
+        });
     }
     // A class member is a value only where a copula assigns it ("the car
     // is red" / "… is blue"); elsewhere ("cutting a potato" / "… a
     // tomato") it names another thing.
     if let ([p], [q]) = (x, y)
         && place.after_copula
-        && !lexicon.is_inflected_verb(&p.word)
-        && !lexicon.is_inflected_verb(&q.word)
+        && !p.info.inflected_verb
+        && !q.info.inflected_verb
         && p.role == Role::Content
         && q.role == Role::Content
-        && let Some(class) = lexicon.wordnet_class(&p.word, &q.word)
+        && let Some(class) = lexicon.wordnet_class(&p.info, &q.info)
     {
         return Some(Conflict {
             kind: "value",
@@ -572,4 +668,103 @@ fn different_value(
         });
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::detect::testing::lexicon;
+
+    fn comparison(a: &str, b: &str) -> Comparison {
+        let lexicon = lexicon();
+        compare(&tokens(a, &lexicon), &tokens(b, &lexicon), &lexicon)
+    }
+
+    #[test]
+    fn function_words_alone_make_no_difference() {
+        let found = comparison("The API is fast", "An API is fast");
+        assert!(found.conflicts.is_empty() && found.substitutions.is_empty());
+        assert_eq!(found.extra, [0, 0]);
+        assert!(found.covers(0) && found.covers(1));
+    }
+
+    #[test]
+    fn a_detail_on_one_side_lets_the_detailed_text_cover_the_other() {
+        let found = comparison("Deploys run on Fridays", "Deploys run on Fridays at noon");
+        assert_eq!(found.extra, [0, 1]);
+        assert!(found.covers(1) && !found.covers(0));
+        assert!(!found.keeps_apart());
+        let both = comparison(
+            "Deploys run on Fridays at noon",
+            "Deploys run nightly on Fridays",
+        );
+        assert!(both.keeps_apart(), "details on both sides: neither covers");
+    }
+
+    #[test]
+    fn a_swapped_content_word_is_a_substitution_not_a_conflict() {
+        let found = comparison("The user lives in Berlin", "The user works in Berlin");
+        assert_eq!(found.substitutions, vec![("lives".into(), "works".into())]);
+        assert!(!found.contradicts() && found.keeps_apart());
+    }
+
+    #[test]
+    fn negation_must_bear_on_an_aligned_predicate() {
+        let denied = comparison("The user is using Redis", "The user is not using Redis");
+        assert!(denied.contradicts(), "{denied:?}");
+        assert!(denied.explanation().contains("`not` negates `using`"));
+        // A clause of its own with a negation is a detail.
+        let clause = comparison(
+            "The user is using Redis",
+            "The user is using Redis when there are no outages",
+        );
+        assert!(
+            !clause.contradicts() && clause.conflicts.is_empty(),
+            "{clause:?}"
+        );
+    }
+
+    #[test]
+    fn a_negated_specific_statement_does_not_deny_the_general_one() {
+        let found = comparison(
+            "The user rides a horse",
+            "The user does not ride a horse near the lake",
+        );
+        assert!(!found.contradicts(), "{found:?}");
+        assert!(found.keeps_apart());
+    }
+
+    #[test]
+    fn a_different_referent_in_the_subject_is_not_a_contradiction() {
+        let found = comparison("Alice is using Redis", "Bob is using Redis");
+        assert!(!found.contradicts(), "{found:?}");
+        assert!(found.keeps_apart());
+    }
+
+    #[test]
+    fn values_in_one_slot_conflict_and_name_their_class() {
+        let found = comparison(
+            "The service stores sessions in Redis",
+            "The service stores sessions in Memcached",
+        );
+        assert!(found.contradicts(), "{found:?}");
+        assert_eq!(found.explanation(), "`redis` ↔ `memcached` (cache)");
+        let numbers = comparison("The deploy takes 5 minutes", "The deploy takes 20 minutes");
+        assert_eq!(numbers.explanation(), "`5` ↔ `20` (numbers)");
+    }
+
+    #[test]
+    fn moved_words_are_no_detail_but_keep_a_merge_apart() {
+        let found = comparison(
+            "On Fridays the team deploys the API",
+            "The team deploys the API on Fridays",
+        );
+        assert_eq!(found.extra, [0, 0], "{found:?}");
+        assert!(found.moved > 0);
+        let roles = comparison("A fish is hunting a turtle", "A turtle is hunting a fish");
+        assert!(
+            roles.keeps_apart(),
+            "swapped roles are another fact: {roles:?}"
+        );
+    }
 }

@@ -26,8 +26,8 @@ use std::collections::BTreeMap;
 
 use crate::model::MemoryKind;
 
-use super::pairs::parallel_map;
 use super::align::Comparison;
+use super::pairs::parallel_map;
 use super::{DetectSettings, Item, Lexicon, Pair, Prepared, Supersession, round4, supersession};
 use crate::embed::dot;
 
@@ -91,6 +91,9 @@ pub fn detect(
             || is_episode(&items[i])
             || is_episode(&items[j])
         {
+            continue;
+        }
+        if !prepared.may_conflict(i, j, lexicon) {
             continue;
         }
         let comparison = prepared.compare(i, j, lexicon);
@@ -327,7 +330,13 @@ mod tests {
             )
             .is_empty()
         );
-        assert!(kinds("The user rides a horse", "The user rides a horse without a saddle").is_empty());
+        assert!(
+            kinds(
+                "The user rides a horse",
+                "The user rides a horse without a saddle"
+            )
+            .is_empty()
+        );
     }
 
     #[test]
@@ -356,7 +365,8 @@ mod tests {
         );
         assert!(pair.confidence > 0.5 && pair.confidence <= 1.0, "{pair:?}");
         assert!(
-            pair.explanation().contains("`postgresql` ↔ `mysql` (database)"),
+            pair.explanation()
+                .contains("`postgresql` ↔ `mysql` (database)"),
             "{}",
             pair.explanation()
         );

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::WordNet;
+use super::wordnet::Word;
 use crate::text::normalise;
 
 /// The lexicon as written in TOML.
@@ -95,11 +96,11 @@ impl Lexicon {
             .max()
     }
 
-    /// The lemmas `word` may be an inflection of (itself without WordNet).
-    pub fn lemmas(&self, word: &str) -> Vec<String> {
+    /// What WordNet knows of `word` (only its spelling without WordNet).
+    pub fn word(&self, word: &str) -> Word {
         match &self.wordnet {
-            Some(wordnet) => wordnet.lemmas(word),
-            None => vec![word.to_owned()],
+            Some(wordnet) => wordnet.word(word),
+            None => Word::plain(word),
         }
     }
 
@@ -111,31 +112,28 @@ impl Lexicon {
     }
 
     /// Same word, inflection, spelling of one value, or WordNet synonym.
-    pub fn synonyms(&self, a: &str, b: &str) -> bool {
-        a == b
-            || (self.is_value(a) && self.canonical(a) == self.canonical(b))
-            || self
-                .wordnet
-                .as_ref()
-                .is_some_and(|w| w.same_or_synonym(a, b))
+    pub fn synonyms(&self, a: (&str, &Word), b: (&str, &Word)) -> bool {
+        a.0 == b.0
+            || (self.is_value(a.0) && self.canonical(a.0) == self.canonical(b.0))
+            || a.1.lemmas.iter().any(|l| b.1.lemmas.contains(l))
+            || self.wordnet.as_ref().is_some_and(|w| w.synonyms(a.1, b.1))
     }
 
-    /// Whether `word` is an inflected verb ("riding"), so not a class
-    /// member after a copula ("is riding" is progressive).
-    pub fn is_inflected_verb(&self, word: &str) -> bool {
+    /// Whether `specific` is a kind of `general` ("man" / "person").
+    pub fn is_a(&self, specific: &Word, general: &Word) -> bool {
         self.wordnet
             .as_ref()
-            .is_some_and(|w| w.is_inflected_verb(word))
+            .is_some_and(|w| w.kind_of(specific, general))
     }
 
     /// Whether WordNet marks the two words as antonyms.
-    pub fn wordnet_antonyms(&self, a: &str, b: &str) -> bool {
-        self.wordnet.as_ref().is_some_and(|w| w.antonyms(a, b))
+    pub fn wordnet_antonyms(&self, a: &Word, b: &Word) -> bool {
+        self.wordnet.as_ref().is_some_and(|w| w.opposite(a, b))
     }
 
     /// The WordNet class two different nouns share, if any.
-    pub fn wordnet_class(&self, a: &str, b: &str) -> Option<String> {
-        self.wordnet.as_ref()?.shared_class(a, b)
+    pub fn wordnet_class(&self, a: &Word, b: &Word) -> Option<String> {
+        self.wordnet.as_ref()?.class_of_pair(a, b)
     }
 
     /// The lexicon class of a value.
@@ -154,43 +152,6 @@ impl Lexicon {
             if split(a, b) {
                 Some((a.clone(), b.clone()))
             } else if split(b, a) {
-                Some((b.clone(), a.clone()))
-            } else {
-                None
-            }
-        })
-    }
-
-    /// Negation phrases in `words`, with repeats (so parity can be
-    /// compared). Longest match first: "no longer" is one negation, not two.
-    pub fn negations_in(&self, words: &[String]) -> Vec<String> {
-        let mut found = Vec::new();
-        let mut at = 0;
-        while at < words.len() {
-            let longest = self
-                .negations
-                .iter()
-                .filter(|p| !p.is_empty() && words[at..].starts_with(p))
-                .max_by_key(|p| p.len());
-            match longest {
-                Some(negation) => {
-                    found.push(negation.join(" "));
-                    at += negation.len();
-                }
-                None => at += 1,
-            }
-        }
-        found
-    }
-
-    /// An antonym pair with one side only in `first` and the other only in
-    /// `second`.
-    pub fn antonym_between(&self, first: &[String], second: &[String]) -> Option<(String, String)> {
-        let has = |words: &[String], w: &str| words.iter().any(|x| x == w);
-        self.antonyms.iter().find_map(|(a, b)| {
-            if has(first, a) && !has(second, a) && has(second, b) && !has(first, b) {
-                Some((a.clone(), b.clone()))
-            } else if has(first, b) && !has(second, b) && has(second, a) && !has(first, a) {
                 Some((b.clone(), a.clone()))
             } else {
                 None
@@ -256,28 +217,22 @@ mod tests {
     }
 
     #[test]
-    fn negations_count_phrases_once() {
+    fn negations_match_the_longest_phrase() {
         let lexicon = lexicon();
-        assert_eq!(
-            lexicon.negations_in(&words("I don't use it")),
-            vec!["don t"]
-        );
-        assert_eq!(
-            lexicon.negations_in(&words("We no longer ship it")),
-            vec!["no longer"]
-        );
-        assert!(lexicon.negations_in(&words("We ship it")).is_empty());
+        assert_eq!(lexicon.negation_at(&words("don't use it")), Some(2));
+        assert_eq!(lexicon.negation_at(&words("no longer ship it")), Some(2));
+        assert_eq!(lexicon.negation_at(&words("not now")), Some(1));
+        assert_eq!(lexicon.negation_at(&words("ship it")), None);
     }
 
     #[test]
     fn antonyms_need_one_side_in_each() {
         let lexicon = lexicon();
-        let found = lexicon.antonym_between(&words("always test"), &words("never test"));
-        assert_eq!(found, Some(("always".into(), "never".into())));
         assert_eq!(
-            lexicon.antonym_between(&words("always or never"), &words("never")),
-            None
+            lexicon.antonym_across("always test", "never test"),
+            Some(("always".into(), "never".into()))
         );
+        assert_eq!(lexicon.antonym_across("always or never", "never"), None);
     }
 
     #[test]

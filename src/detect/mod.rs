@@ -141,6 +141,26 @@ impl<'a> Prepared<'a> {
         self.tokens[k].get_or_init(|| align::tokens(&self.items[k].memory.content, lexicon))
     }
 
+    /// A cheap bound before aligning: whether items `i` and `j` share
+    /// enough content lemmas that their alignment could be a
+    /// contradiction (few words besides the shared ones and a conflict).
+    pub fn may_conflict(&self, i: usize, j: usize, lexicon: &Lexicon) -> bool {
+        let (a, b) = (self.item_tokens(i, lexicon), self.item_tokens(j, lexicon));
+        let unshared = |mine: &[align::Token], theirs: &[align::Token]| {
+            let content = mine.iter().filter(|t| t.is_content()).count();
+            let alone = mine
+                .iter()
+                .filter(|t| t.is_content() && !theirs.iter().any(|o| o.shares_lemma(t)))
+                .count();
+            (content, alone)
+        };
+        let ((ca, ua), (cb, ub)) = (unshared(a, b), unshared(b, a));
+        let shared = ca - ua;
+        // A conflict replaces at most a few words a side; the more specific
+        // side may add up to half its words.
+        shared >= 1 && ua.min(ub) <= 3 && ua <= ca / 2 + 3 && ub <= cb / 2 + 3
+    }
+
     /// The alignment of items `i` and `j` (`i` is side 0).
     pub fn compare(&self, i: usize, j: usize, lexicon: &Lexicon) -> align::Comparison {
         align::compare(

@@ -50,8 +50,8 @@ pub struct WordNet {
     /// Per part of speech: lemma → synsets, most frequent sense first.
     senses: [HashMap<String, Vec<u32>>; 4],
     synsets: Vec<Synset>,
-    /// Word pairs WordNet marks as antonyms (both orders).
-    antonyms: HashSet<(String, String)>,
+    /// Word → the words WordNet marks as its antonyms.
+    antonyms: HashMap<String, HashSet<String>>,
     /// Per part of speech: inflected form → base forms.
     exceptions: [HashMap<String, Vec<String>>; 4],
     /// Short digest of the files read, for the run's config hash.
@@ -62,7 +62,7 @@ impl std::fmt::Debug for WordNet {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("WordNet")
             .field("synsets", &self.synsets.len())
-            .field("antonyms", &(self.antonyms.len() / 2))
+            .field("antonyms", &self.antonyms.len())
             .field("digest", &self.digest)
             .finish()
     }
@@ -171,17 +171,13 @@ impl WordNet {
             };
             let name = |synset: u32, at: usize| words[synset as usize].get(at.wrapping_sub(1));
             if let (Some(a), Some(b)) = (name(id, source), name(other, target_word)) {
-                wordnet.antonyms.insert((a.clone(), b.clone()));
-                wordnet.antonyms.insert((b.clone(), a.clone()));
+                wordnet.add_antonyms(a, b);
             }
         }
         // Indirect antonyms: an adjective similar to one of a pair is the
         // other's antonym too ("huge" is similar to "large": "huge" /
         // "small").
-        let mut direct: HashMap<&str, Vec<String>> = HashMap::new();
-        for (a, b) in &wordnet.antonyms {
-            direct.entry(a.as_str()).or_default().push(b.clone());
-        }
+        let direct = wordnet.antonyms.clone();
         let mut indirect = Vec::new();
         for (satellite, head) in pending_similar {
             let Some(&head) = ids.get(&head) else {
@@ -196,8 +192,7 @@ impl WordNet {
             }
         }
         for (a, b) in indirect {
-            wordnet.antonyms.insert((b.clone(), a.clone()));
-            wordnet.antonyms.insert((a, b));
+            wordnet.add_antonyms(&a, &b);
         }
         for (pos, name) in POS.iter().enumerate() {
             let file = format!("index.{name}");
@@ -235,6 +230,17 @@ impl WordNet {
             .map(|b| format!("{b:02x}"))
             .collect();
         Ok(wordnet)
+    }
+
+    fn add_antonyms(&mut self, a: &str, b: &str) {
+        self.antonyms
+            .entry(a.to_owned())
+            .or_default()
+            .insert(b.to_owned());
+        self.antonyms
+            .entry(b.to_owned())
+            .or_default()
+            .insert(a.to_owned());
     }
 
     /// Short digest of the database files, recorded in run reports.
@@ -298,7 +304,11 @@ impl WordNet {
                     && !"aeiou".contains(a)
                 {
                     let base = &stem[..stem.len() - a.len_utf8()];
-                    let pos = if suffix.starts_with('e') && suffix != "ed" { 2 } else { 1 };
+                    let pos = if suffix.starts_with('e') && suffix != "ed" {
+                        2
+                    } else {
+                        1
+                    };
                     if self.senses[pos].contains_key(base) {
                         found.push(base.to_owned());
                     }
@@ -336,47 +346,68 @@ impl WordNet {
             })
     }
 
-    /// Whether `word` is an inflected form of a verb ("riding", "rode").
-    pub fn is_inflected_verb(&self, word: &str) -> bool {
-        self.base_forms(word, 1).iter().any(|base| base != word)
+    /// What alignment needs to know of a word, looked up once.
+    pub fn word(&self, word: &str) -> Word {
+        let mut senses: Vec<u32> = (0..POS.len())
+            .flat_map(|pos| self.common_senses(word, pos).collect::<Vec<_>>())
+            .collect();
+        senses.sort_unstable();
+        senses.dedup();
+        Word {
+            lemmas: self.lemmas(word),
+            senses,
+            nouns: self.common_senses(word, NOUN).collect(),
+            inflected_verb: self.base_forms(word, 1).iter().any(|base| base != word),
+        }
     }
 
-    /// Whether two words are inflections of one lemma, or share one of
-    /// their common senses.
-    pub fn same_or_synonym(&self, a: &str, b: &str) -> bool {
-        if a == b {
-            return true;
-        }
-        let (la, lb) = (self.lemmas(a), self.lemmas(b));
-        if la.iter().any(|l| lb.contains(l)) {
-            return true;
-        }
-        (0..POS.len()).any(|pos| {
-            let senses: HashSet<u32> = self.common_senses(a, pos).collect();
-            !senses.is_empty() && self.common_senses(b, pos).any(|s| senses.contains(&s))
+    /// Inflections of one lemma, or a shared common sense.
+    pub fn synonyms(&self, a: &Word, b: &Word) -> bool {
+        a.lemmas.iter().any(|l| b.lemmas.contains(l))
+            || a.senses.iter().any(|s| b.senses.binary_search(s).is_ok())
+    }
+
+    /// Whether some lemma of `a` and some lemma of `b` are antonyms
+    /// ("wet"/"dry", "fill"/"empty", "up"/"down").
+    pub fn opposite(&self, a: &Word, b: &Word) -> bool {
+        a.lemmas.iter().any(|x| {
+            self.antonyms
+                .get(x)
+                .is_some_and(|opposites| b.lemmas.iter().any(|y| opposites.contains(y)))
         })
     }
 
-    /// Whether WordNet marks some lemma of `a` and some lemma of `b` as
-    /// antonyms ("wet"/"dry", "fill"/"empty", "up"/"down").
-    pub fn antonyms(&self, a: &str, b: &str) -> bool {
-        let (la, lb) = (self.lemmas(a), self.lemmas(b));
-        la.iter().any(|x| {
-            lb.iter()
-                .any(|y| self.antonyms.contains(&(x.clone(), y.clone())))
-        })
+    /// Whether a common noun sense of `specific` lies at most four
+    /// hypernym steps under one of `general` ("man" is a "person";
+    /// "dachshund" is a "dog").
+    pub fn kind_of(&self, specific: &Word, general: &Word) -> bool {
+        if general.nouns.is_empty() || self.synonyms(specific, general) {
+            return false;
+        }
+        let mut frontier = specific.nouns.clone();
+        for _ in 0..4 {
+            frontier = frontier
+                .iter()
+                .flat_map(|s| self.synsets[*s as usize].hypernyms.iter().copied())
+                .collect();
+            if frontier.iter().any(|s| general.nouns.contains(s)) {
+                return true;
+            }
+        }
+        false
     }
 
     /// The class two different nouns both belong to: a common sense of
     /// each sits directly under the same hypernym ("red"/"blue" under
     /// "chromatic color", "man"/"woman" under "adult"); `None` for synonyms.
-    pub fn shared_class(&self, a: &str, b: &str) -> Option<String> {
-        if self.same_or_synonym(a, b) {
+    pub fn class_of_pair(&self, a: &Word, b: &Word) -> Option<String> {
+        if self.synonyms(a, b) {
             return None;
         }
-        let parents = |word: &str| -> Vec<u32> {
-            self.common_senses(word, NOUN)
-                .flat_map(|s| self.synsets[s as usize].hypernyms.iter().copied())
+        let parents = |word: &Word| -> Vec<u32> {
+            word.nouns
+                .iter()
+                .flat_map(|s| self.synsets[*s as usize].hypernyms.iter().copied())
                 .collect()
         };
         let of_a = parents(a);
@@ -384,5 +415,43 @@ impl WordNet {
             .into_iter()
             .find(|p| of_a.contains(p))
             .map(|p| self.synsets[p as usize].name.clone())
+    }
+
+    /// [`WordNet::synonyms`] of two words as written.
+    pub fn same_or_synonym(&self, a: &str, b: &str) -> bool {
+        a == b || self.synonyms(&self.word(a), &self.word(b))
+    }
+
+    /// [`WordNet::opposite`] of two words as written.
+    pub fn antonyms(&self, a: &str, b: &str) -> bool {
+        self.opposite(&self.word(a), &self.word(b))
+    }
+
+    /// [`WordNet::class_of_pair`] of two words as written.
+    pub fn shared_class(&self, a: &str, b: &str) -> Option<String> {
+        self.class_of_pair(&self.word(a), &self.word(b))
+    }
+}
+
+/// A word as WordNet knows it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Word {
+    /// Lemmas it may be an inflection of (itself when unknown).
+    pub lemmas: Vec<String>,
+    /// Its common senses in every part of speech, sorted.
+    senses: Vec<u32>,
+    /// Its common noun senses.
+    nouns: Vec<u32>,
+    /// An inflected verb form ("riding", "rode").
+    pub inflected_verb: bool,
+}
+
+impl Word {
+    /// A word without WordNet: only its own spelling.
+    pub fn plain(word: &str) -> Self {
+        Word {
+            lemmas: vec![word.to_owned()],
+            ..Word::default()
+        }
     }
 }

@@ -448,7 +448,11 @@ fn merge_duplicates(w: &mut Working<'_>, detections: &Detections, params: &Salie
             .filter(|id| cluster.covering.contains(id))
             .cloned()
             .collect();
-        let candidates = if covering.is_empty() { &members } else { &covering };
+        let candidates = if covering.is_empty() {
+            &members
+        } else {
+            &covering
+        };
         let canonical = merge::merge(w, &members, candidates, cluster.min_similarity, params);
         w.claimed.extend(members.iter().cloned());
         w.counts.duplicates_merged += members.len() as i64 - 1;
