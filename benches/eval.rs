@@ -346,9 +346,10 @@ fn mrpc(data: &Path, out: &Path, wordnet: &WordNet) {
     println!();
     println!("MRPC: {} pairs ({positives} paraphrases)", pairs.len());
     println!(
-        "  | duplicate threshold | merged | precision | recall | lossy merges | flagged | replay s |"
+        "  | duplicate threshold | merged | precision | recall | lossy merges | \
+         non-paraphrases merged losslessly | contradictions flagged | replay s |"
     );
-    println!("  |---|---|---|---|---|---|---|");
+    println!("  |---|---|---|---|---|---|---|---|");
     // The default first; `EVAL_DUPLICATE_THRESHOLDS` adds others to compare.
     let mut thresholds = vec![None];
     if let Ok(list) = std::env::var("EVAL_DUPLICATE_THRESHOLDS") {

@@ -934,7 +934,10 @@ fn a_cycle_considers_at_most_the_capped_number_of_newest_memories() {
 
 /// Two semantic memories of one user a minute apart, then an executed
 /// cycle with WordNet, as `engram run` has it.
-fn consolidate_pair(first: &str, second: &str) -> (tempfile::TempDir, EmbeddedStore, CycleOutput) {
+fn consolidate_pair(
+    first: &str,
+    second: &str,
+) -> (tempfile::TempDir, engram::store::EmbeddedStore, CycleOutput) {
     let (dir, store) = store();
     ingest(
         &store,
@@ -1120,7 +1123,8 @@ fn a_stated_change_needs_the_same_slot_and_values_written_as_names() {
 
     // "go" and "windows" as ordinary words name no language or OS, and an
     // unrelated fact shares no slot with the change statement.
-    let (_dir, store) = store();
+    let (_dir2, store2) = common::store();
+    let store = store2;
     ingest(
         &store,
         &[

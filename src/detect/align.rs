@@ -594,7 +594,10 @@ fn name_slot(p: &Token, q: &Token, lexicon: &Lexicon) -> Option<String> {
 fn spelling_variants(a: &str, b: &str) -> bool {
     let squash = |w: &str| -> Vec<char> {
         let w: String = w.chars().filter(|c| !c.is_whitespace()).collect();
-        w.strip_suffix('s').map_or(w.clone(), str::to_owned).chars().collect()
+        w.strip_suffix('s')
+            .map_or(w.clone(), str::to_owned)
+            .chars()
+            .collect()
     };
     let (a, b) = (squash(a), squash(b));
     if a.starts_with(&b) || b.starts_with(&a) {
@@ -633,7 +636,11 @@ fn different_value(
     if !numbers.0.is_empty() && !numbers.1.is_empty() && numbers.0 != numbers.1 {
         return Some(Conflict {
             kind: "value",
-            detail: format!("`{}` ↔ `{}` (numbers)", numbers.0.join(" "), numbers.1.join(" ")),
+            detail: format!(
+                "`{}` ↔ `{}` (numbers)",
+                numbers.0.join(" "),
+                numbers.1.join(" ")
+            ),
             negated_side: None,
         });
     }

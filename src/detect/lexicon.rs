@@ -100,7 +100,18 @@ impl Lexicon {
     pub fn word(&self, word: &str) -> Word {
         match &self.wordnet {
             Some(wordnet) => wordnet.word(word),
-            None => Word::plain(word),
+            None => {
+                // Without WordNet, at least a third-person "s" ("prefers" /
+                // "prefer") is the same verb.
+                let mut plain = Word::plain(word);
+                if let Some(stem) = word.strip_suffix('s')
+                    && stem.len() > 2
+                    && !stem.ends_with('s')
+                {
+                    plain.lemmas.push(stem.to_owned());
+                }
+                plain
+            }
         }
     }
 
