@@ -313,7 +313,7 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
     // negation applies to: hunks remember how many words were aligned
     // before them.
     let mut aligned_words: Vec<&Token> = Vec::new();
-    let mut hunks: Vec<(Vec<&Token>, Vec<&Token>, usize, [usize; 2])> = Vec::new();
+    let mut hunks: Vec<Hunk<'_>> = Vec::new();
     while i < n || j < m {
         let aligned = i < n && j < m && matches(&a[i], &b[j]) && {
             let weight = if a[i].is_content() { 2 } else { 1 };
@@ -324,12 +324,12 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                 comparison.aligned += 1;
             }
             if !hunk_a.is_empty() || !hunk_b.is_empty() {
-                hunks.push((
-                    std::mem::take(&mut hunk_a),
-                    std::mem::take(&mut hunk_b),
-                    aligned_words.len(),
-                    [i, j],
-                ));
+                hunks.push(Hunk {
+                    x: std::mem::take(&mut hunk_a),
+                    y: std::mem::take(&mut hunk_b),
+                    before: aligned_words.len(),
+                    end: [i, j],
+                });
             }
             aligned_words.push(&a[i]);
             i += 1;
@@ -343,7 +343,12 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
         }
     }
     if !hunk_a.is_empty() || !hunk_b.is_empty() {
-        hunks.push((hunk_a, hunk_b, aligned_words.len(), [n, m]));
+        hunks.push(Hunk {
+            x: hunk_a,
+            y: hunk_b,
+            before: aligned_words.len(),
+            end: [n, m],
+        });
     }
     // The subject is what comes before the first auxiliary or copula ("A
     // man | is slicing"); when both sides have one, a hunk before it on
@@ -355,7 +360,7 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
         })
     };
     let subject_ends = [first_auxiliary(a), first_auxiliary(b)];
-    for (x, y, before, end) in &hunks {
+    for Hunk { x, y, before, end } in &hunks {
         let at_start = [end[0] == x.len(), end[1] == y.len()];
         let before_moving = content(x).len() + content(y).len();
         let (x, y) = (moved_out(x, b), moved_out(y, a));
@@ -402,6 +407,16 @@ fn words_of(tokens: &[&Token]) -> String {
 
 fn content<'t>(side: &[&'t Token]) -> Vec<&'t Token> {
     side.iter().copied().filter(|t| t.is_content()).collect()
+}
+
+/// A run of unaligned words on each side.
+struct Hunk<'t> {
+    x: Vec<&'t Token>,
+    y: Vec<&'t Token>,
+    /// How many words were aligned before it.
+    before: usize,
+    /// The index after it on each side.
+    end: [usize; 2],
 }
 
 /// Where a hunk sits in the sentences.

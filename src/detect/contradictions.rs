@@ -136,13 +136,15 @@ pub fn signals(comparison: &Comparison, states_change: bool) -> Vec<Signal> {
             })
             .collect();
     }
-    if states_change && comparison.aligned >= 1 && comparison.conflicts.is_empty() {
-        if let Some((class, older, newer)) = comparison.class_changes.first() {
-            return vec![Signal {
-                kind: "class_value",
-                detail: format!("`{older}` ↔ `{newer}` ({class}, stated change in the same slot)"),
-            }];
-        }
+    if states_change
+        && comparison.aligned >= 1
+        && comparison.conflicts.is_empty()
+        && let Some((class, older, newer)) = comparison.class_changes.first()
+    {
+        return vec![Signal {
+            kind: "class_value",
+            detail: format!("`{older}` ↔ `{newer}` ({class}, stated change in the same slot)"),
+        }];
     }
     Vec::new()
 }

@@ -37,6 +37,10 @@ const NOUN: usize = 0;
 /// "work" share one of run's 41 verb senses).
 const COMMON_SENSES: usize = 3;
 
+/// A pointer of a data line: symbol, target offset, target part of speech,
+/// source/target word numbers.
+type Pointer<'a> = (&'a str, u32, usize, u16);
+
 #[derive(Default)]
 struct Synset {
     /// Its first word, to name a class.
@@ -110,7 +114,7 @@ impl WordNet {
                 }
                 let body = line.split(" | ").next().unwrap_or(line);
                 let fields: Vec<&str> = body.split(' ').collect();
-                let parse = || -> Option<(u32, Vec<String>, Vec<(&str, u32, usize, u16)>)> {
+                let parse = || -> Option<(u32, Vec<String>, Vec<Pointer<'_>>)> {
                     let offset: u32 = fields.first()?.parse().ok()?;
                     let count = usize::from_str_radix(fields.get(3)?, 16).ok()?;
                     let names: Vec<String> = (0..count)
