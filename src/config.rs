@@ -191,7 +191,7 @@ impl Default for ConsolidationConfig {
             trigger_new_memories: 20,
             schedule_interval_secs: 86_400,
             duplicate_threshold: 0.78,
-            contradiction_min_similarity: 0.45,
+            contradiction_min_similarity: 0.60,
             change_min_similarity: 0.15,
             pattern_similarity: 0.40,
             pattern_min_size: 3,
