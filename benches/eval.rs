@@ -237,6 +237,30 @@ fn pair_events(prefix: &str, pairs: &[(String, String, String)]) -> Vec<Value> {
     events
 }
 
+/// What became of a pair's user: a contradiction flagged, a merge, or both
+/// memories kept.
+fn decision<F, M>(
+    flagged: &BTreeMap<&str, F>,
+    merges: &BTreeMap<&str, M>,
+    user: &str,
+) -> &'static str {
+    if flagged.contains_key(user) {
+        "flagged"
+    } else if merges.contains_key(user) {
+        "merged"
+    } else {
+        "kept"
+    }
+}
+
+/// The words a user's lossy merge dropped, if it had one.
+fn lost_words(lossy: &[(&str, Vec<String>)], user: &str) -> Option<String> {
+    lossy
+        .iter()
+        .find(|(u, _)| *u == user)
+        .map(|(_, words)| words.join(" "))
+}
+
 fn ratio(part: usize, whole: usize) -> String {
     if whole == 0 {
         "n/a".into()
@@ -273,19 +297,10 @@ fn sick(data: &Path, out: &Path, wordnet: &WordNet) {
         let explanation = flagged
             .get(user.as_str())
             .map(|events| events[0]["explanation"].as_str().unwrap_or_default());
-        let decision = if explanation.is_some() {
-            "flagged"
-        } else if merges.contains_key(user.as_str()) {
-            "merged"
-        } else {
-            "kept"
-        };
+        let decision = decision(&flagged, &merges, &user);
         *counts.entry((label, decision)).or_default() += 1;
         *counts.entry((label, "all")).or_default() += 1;
-        let lost = lossy
-            .iter()
-            .find(|(u, _)| *u == user)
-            .map(|(_, words)| words.join(" "));
+        let lost = lost_words(&lossy, &user);
         let _ = writeln!(
             decisions,
             "{id}\t{label}\t{decision}\t{a}\t{b}\t{}",
@@ -390,18 +405,8 @@ fn mrpc(data: &Path, out: &Path, wordnet: &WordNet) {
                     lossless_false += 1;
                 }
             }
-            let decision = if flagged.contains_key(user.as_str()) {
-                "flagged"
-            } else if is_merged {
-                "merged"
-            } else {
-                "kept"
-            };
-            let lost = lossy
-                .iter()
-                .find(|(u, _)| *u == user)
-                .map(|(_, words)| words.join(" "))
-                .unwrap_or_default();
+            let decision = decision(&flagged, &merges, &user);
+            let lost = lost_words(&lossy, &user).unwrap_or_default();
             let _ = writeln!(
                 decisions,
                 "{id}\t{}\t{decision}\t{a}\t{b}\t{lost}",

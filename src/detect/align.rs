@@ -553,24 +553,24 @@ fn classify(
         comparison.conflicts.push(conflict);
         return;
     }
-    // Synonyms pair off; a word and a more general one ("man" /
-    // "person") pair off as a detail of the specific side; what is left is
-    // a substitution or a detail.
-    let unmatched = |mine: &[&Token], theirs: &[&Token]| -> Vec<String> {
-        mine.iter()
-            .filter(|t| !theirs.iter().any(|o| lexicon.synonyms(t.pair(), o.pair())))
-            .filter(|t| !theirs.iter().any(|o| lexicon.is_a(&o.info, &t.info)))
-            .map(|t| t.word.clone())
-            .collect()
-    };
-    let (ux, uy) = (unmatched(&cx, &cy), unmatched(&cy, &cx));
-    let generalised = cx.len() - ux.len() + cy.len() - uy.len();
-    let synonyms = |mine: &[&Token], theirs: &[&Token]| {
-        mine.iter()
-            .filter(|t| theirs.iter().any(|o| lexicon.synonyms(t.pair(), o.pair())))
-            .count()
-    };
-    comparison.generalisations += generalised - synonyms(&cx, &cy) - synonyms(&cy, &cx);
+    // Each content word pairs off with a synonym on the other side, or is
+    // the general word of a more specific one there ("person" / "man": the
+    // specific side keeps it as a detail), or is left: a substitution or a
+    // detail.
+    let mut left: [Vec<String>; 2] = Default::default();
+    for (side, (mine, theirs)) in [(&cx, &cy), (&cy, &cx)].into_iter().enumerate() {
+        for t in mine {
+            if theirs.iter().any(|o| lexicon.synonyms(t.pair(), o.pair())) {
+                continue;
+            }
+            if theirs.iter().any(|o| lexicon.is_a(&o.info, &t.info)) {
+                comparison.generalisations += 1;
+                continue;
+            }
+            left[side].push(t.word.clone());
+        }
+    }
+    let [ux, uy] = left;
     comparison.extra[0] += ux.len();
     comparison.extra[1] += uy.len();
     if !ux.is_empty() && !uy.is_empty() {
