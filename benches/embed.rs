@@ -17,8 +17,7 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use engram::config::Config;
-use engram::embed::{BatcherConfig, EmbedBatcher, Embedder, EmbeddingConfig, LocalEmbedder};
+use engram::embed::{BatcherConfig, EmbedBatcher, Embedder, LocalEmbedder};
 
 const SENTENCES: usize = 5_000;
 const BATCH: usize = 32;
@@ -34,30 +33,6 @@ fn main() {
         None if common::started_by_cargo_bench() => parent(),
         None => {}
     }
-}
-
-/// The embedding settings as the binary would see them (`ENGRAM_*` variables
-/// apply), with the model from the project cache unless told otherwise.
-fn config() -> EmbeddingConfig {
-    let cache = std::env::var_os("ENGRAM_CACHE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".cache/engram"));
-    let defaults = [
-        (
-            "ENGRAM_EMBEDDING_MODEL_DIR",
-            cache.join("models/all-MiniLM-L6-v2"),
-        ),
-        (
-            "ENGRAM_EMBEDDING_RUNTIME_LIBRARY",
-            cache.join("onnxruntime/libonnxruntime.so"),
-        ),
-    ]
-    .map(|(name, path)| (name.to_owned(), path.display().to_string()));
-    // Real variables come after the defaults, so they win.
-    let env = defaults.into_iter().chain(std::env::vars());
-    Config::load(None, env, Vec::new())
-        .expect("configuration")
-        .embedding
 }
 
 /// 5,000 texts of varied length, picked by a fixed-seed generator from the
@@ -173,7 +148,7 @@ fn child(mode: &str) {
 }
 
 fn batched(texts: &[String], bucketing: bool) -> usize {
-    let config = config();
+    let config = common::embedding_config();
     let embedder: Arc<dyn Embedder> =
         Arc::new(LocalEmbedder::load(&config).expect("load the model (make models)"));
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -210,7 +185,7 @@ fn raw(texts: &[String]) -> usize {
     use ort::value::Tensor;
     use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
 
-    let config = config();
+    let config = common::embedding_config();
     let environment = ort::init_from(&config.runtime_library)
         .expect("load ONNX Runtime (make models)")
         .build()

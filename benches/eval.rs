@@ -8,10 +8,10 @@
 //! * MRPC (train): the same replay. Merge precision and recall against the
 //!   paraphrase label, and lossy merges: the canonical lacks a number, a name
 //!   or another content word of a memory merged into it.
-//! * LoCoMo (dev): one user per speaker per conversation, each observation a
-//!   semantic memory at its session's date, then an executed request. Every
-//!   contradiction flagged is listed with both texts, and the rate per 1,000
-//!   memories.
+//! * LoCoMo (dev): one user per speaker per conversation, each observation an
+//!   episodic memory at its session's date, replayed without and with reads;
+//!   evidence recall@10 before and after, the active set, patterns, and every
+//!   contradiction flagged with both texts (see `eval/locomo.rs`).
 //!
 //! The data is read from `../shared/data` (or `ENGRAM_EVAL_DATA`), never
 //! copied into the repository. `EVAL_ONLY=sick,mrpc,locomo` picks data sets.
@@ -20,6 +20,8 @@
 //! replay cannot run.
 
 mod common;
+#[path = "eval/locomo.rs"]
+mod locomo;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -56,7 +58,7 @@ fn main() {
         mrpc(&data, &out.join("mrpc"), &wordnet);
     }
     if wanted("locomo") {
-        locomo(&data, &out.join("locomo"));
+        locomo::locomo(&data, &out.join("locomo"));
     }
 }
 
@@ -510,119 +512,4 @@ fn session_time(text: &str) -> Option<i64> {
     NaiveDateTime::parse_from_str(&text.to_uppercase(), "%I:%M %p ON %d %B, %Y")
         .ok()
         .map(|t| t.and_utc().timestamp_millis())
-}
-
-fn locomo(data: &Path, out: &Path) {
-    let text = std::fs::read_to_string(data.join("locomo-dev.json")).expect("LoCoMo data");
-    let conversations: Vec<Value> = serde_json::from_str(&text).expect("LoCoMo JSON");
-    let mut events = Vec::new();
-    let mut memories = 0usize;
-    let mut last = 0i64;
-    let mut users = BTreeSet::new();
-    for (c, conversation) in conversations.iter().enumerate() {
-        let Some(observations) = conversation["observation"].as_object() else {
-            continue;
-        };
-        let mut sessions: Vec<(usize, &Value)> = observations
-            .iter()
-            .filter_map(|(key, value)| {
-                let n = key
-                    .strip_prefix("session_")?
-                    .strip_suffix("_observation")?
-                    .parse()
-                    .ok()?;
-                Some((n, value))
-            })
-            .collect();
-        sessions.sort_by_key(|(n, _)| *n);
-        for (n, by_speaker) in sessions {
-            let Some(at) = conversation["conversation"][format!("session_{n}_date_time")]
-                .as_str()
-                .and_then(session_time)
-            else {
-                continue;
-            };
-            let mut second = 0;
-            for (speaker, items) in by_speaker.as_object().into_iter().flatten() {
-                let user = format!("locomo-{c}-{}", speaker.to_lowercase());
-                users.insert(user.clone());
-                for item in items.as_array().into_iter().flatten() {
-                    let Some(content) = item[0].as_str() else {
-                        continue;
-                    };
-                    let id = format!("s{n}-{second}");
-                    events.push(created(&user, &id, "semantic", content, at + second * 1000));
-                    second += 1;
-                    memories += 1;
-                    last = last.max(at + second * 1000);
-                }
-            }
-        }
-    }
-    for user in &users {
-        events.push(requested(user, last + 24 * 3600 * 1000));
-    }
-    events.sort_by_key(|e| {
-        e["created_at"]
-            .as_str()
-            .or(e["requested_at"].as_str())
-            .unwrap_or_default()
-            .to_owned()
-    });
-    let run = replay(out, &events, &[]);
-    let flagged = run.flagged();
-    let merges = run.merges();
-    let active: usize = run
-        .users
-        .values()
-        .flat_map(|u| u["memories"].as_array().into_iter().flatten())
-        .filter(|m| m["status"] == "active")
-        .count();
-    let count: usize = flagged.values().map(Vec::len).sum();
-    println!();
-    println!(
-        "LoCoMo dev: {memories} memories of {} users, replay {:.1} s; {active} active after",
-        users.len(),
-        run.seconds
-    );
-    println!(
-        "  contradictions flagged {count} ({:.2} per 1,000 memories); merges {}",
-        count as f64 * 1000.0 / memories.max(1) as f64,
-        merges.values().map(Vec::len).sum::<usize>()
-    );
-    let mut listing = String::new();
-    for (user, events) in &flagged {
-        for event in events {
-            let first =
-                run.memory_text(user, event["first_memory_id"].as_str().unwrap_or_default());
-            let second =
-                run.memory_text(user, event["second_memory_id"].as_str().unwrap_or_default());
-            let _ = writeln!(
-                listing,
-                "  [{user}] {}\n    - {first}\n    - {second}",
-                event["explanation"].as_str().unwrap_or_default()
-            );
-        }
-    }
-    let mut merge_listing = String::new();
-    for (user, merged) in &merges {
-        for (canonical, absorbed) in merged {
-            let _ = writeln!(
-                merge_listing,
-                "  [{user}] keeps: {}",
-                canonical["content"].as_str().unwrap_or_default()
-            );
-            for other in absorbed {
-                let _ = writeln!(
-                    merge_listing,
-                    "    absorbs: {}",
-                    other["content"].as_str().unwrap_or_default()
-                );
-            }
-        }
-    }
-    print!("{listing}");
-    std::fs::write(out.join("contradictions.txt"), &listing).expect("write listing");
-    std::fs::write(out.join("merges.txt"), &merge_listing).expect("write listing");
-    println!("  merges listed in {}", out.join("merges.txt").display());
 }

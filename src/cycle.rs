@@ -564,15 +564,30 @@ fn rewrite_patterns(
     }
 }
 
-/// Gives created memories without a vector one (split pieces, rewritten
-/// patterns), so later cycles can compare them.
+/// Gives created and changed memories without a vector one (split pieces,
+/// patterns, rewritten or joined), so later cycles can compare them.
 fn embed_created(
     plan: &mut Plan,
     embedder: Option<(&dyn Embedder, SubBatch)>,
     warnings: &mut Vec<String>,
 ) {
-    let missing: Vec<usize> = (0..plan.created.len())
+    let rewritten: std::collections::BTreeSet<&str> = plan
+        .memory_changes
+        .iter()
+        .filter(|c| c.after.content.is_some())
+        .map(|c| c.memory_id.as_str())
+        .collect();
+    let missing: Vec<(bool, usize)> = (0..plan.created.len())
         .filter(|&i| plan.created[i].embedding.is_none())
+        .map(|i| (true, i))
+        .chain(
+            (0..plan.updated.len())
+                .filter(|&i| {
+                    let m = &plan.updated[i];
+                    m.embedding.is_none() && rewritten.contains(m.id.as_str())
+                })
+                .map(|i| (false, i)),
+        )
         .collect();
     if missing.is_empty() {
         return;
@@ -584,14 +599,22 @@ fn embed_created(
         ));
         return;
     };
-    let texts: Vec<&str> = missing
+    fn memory(plan: &mut Plan, (created, i): (bool, usize)) -> &mut crate::model::Memory {
+        if created {
+            &mut plan.created[i]
+        } else {
+            &mut plan.updated[i]
+        }
+    }
+    let texts: Vec<String> = missing
         .iter()
-        .map(|&i| plan.created[i].content.as_str())
+        .map(|&at| memory(plan, at).content.clone())
         .collect();
+    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
     match embed_bucketed(embedder, &texts, shape) {
         Ok(vectors) => {
-            for (&i, vector) in missing.iter().zip(vectors) {
-                plan.created[i].embedding = Some(vector);
+            for (&at, vector) in missing.iter().zip(vectors) {
+                memory(plan, at).embedding = Some(vector);
             }
         }
         Err(EmbedError::Closed) | Err(_) => warnings.push(format!(

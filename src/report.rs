@@ -99,6 +99,7 @@ pub fn render_html(page: &ReportPage<'_>) -> String {
         Some(run) => {
             clusters_section(&mut html, run, &by_id);
             contradictions_section(&mut html, run, &by_id);
+            patterns_section(&mut html, run);
         }
         None => html.push_str(
             "<section><h2>Consolidation</h2><p class=\"empty\">No consolidation run yet.</p></section>",
@@ -136,11 +137,25 @@ fn header(html: &mut String, page: &ReportPage<'_>) {
     html.push_str("</p></header>");
 }
 
+/// Active memories after the run: those before, less the ones it merged,
+/// superseded or archived, plus the ones it created.
+fn active_after(run: &CycleReport) -> i64 {
+    let gone = run
+        .memory_changes
+        .iter()
+        .filter(|c| {
+            c.before.status == MemoryStatus::Active && c.after.status != MemoryStatus::Active
+        })
+        .count();
+    run.counts.memories_processed - gone as i64 + run.created_ids.len() as i64
+}
+
 fn counts(html: &mut String, run: &CycleReport) {
     let c = &run.counts;
     html.push_str("<section><h2>What the run did</h2><div class=\"counts\">");
     for (label, value) in [
-        ("memories", c.memories_processed),
+        ("active before", c.memories_processed),
+        ("active after", active_after(run)),
         ("merged", c.duplicates_merged),
         ("contradictions", c.contradictions_found),
         ("superseded", c.superseded),
@@ -274,6 +289,36 @@ fn clusters_section(html: &mut String, run: &CycleReport, by_id: &HashMap<&str, 
             card(html, id, by_id, false);
         }
         html.push_str("</div>");
+    }
+    html.push_str("</section>");
+}
+
+fn patterns_section(html: &mut String, run: &CycleReport) {
+    html.push_str("<section id=\"patterns\"><h2>Patterns</h2>");
+    if run.patterns.is_empty() {
+        html.push_str("<p class=\"empty\">No recurring episodes in this run.</p>");
+    } else {
+        html.push_str(
+            "<table><tr><th>pattern</th><th>occurrences</th><th>new in this run</th>\
+             <th>first</th><th>last</th></tr>",
+        );
+        let day = |at: Option<Millis>| {
+            at.and_then(chrono::DateTime::from_timestamp_millis)
+                .map(|t| t.format("%Y-%m-%d").to_string())
+                .unwrap_or_default()
+        };
+        for pattern in &run.patterns {
+            let _ = write!(
+                html,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                escape(&pattern.content),
+                pattern.source_memory_ids.len(),
+                pattern.new_memory_ids.len(),
+                day(pattern.first_at),
+                day(pattern.last_at),
+            );
+        }
+        html.push_str("</table>");
     }
     html.push_str("</section>");
 }

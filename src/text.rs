@@ -40,9 +40,27 @@ pub fn normalise_tags<'a>(tags: impl IntoIterator<Item = &'a String>) -> Vec<Str
 /// The words of a text in their original case, split exactly as
 /// [`normalise`] splits them.
 pub fn words(text: &str) -> Vec<&str> {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|word| !word.is_empty())
+    word_spans(text)
+        .map(|(start, end)| &text[start..end])
         .collect()
+}
+
+/// The byte ranges of [`words`] in `text`.
+pub fn word_spans(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let mut start = None;
+    text.char_indices()
+        .chain(std::iter::once((text.len(), ' ')))
+        .filter_map(move |(at, c)| match (c.is_alphanumeric(), start) {
+            (true, None) => {
+                start = Some(at);
+                None
+            }
+            (false, Some(from)) => {
+                start = None;
+                Some((from, at))
+            }
+            _ => None,
+        })
 }
 
 /// Whitespace collapsed and trimmed; case and punctuation kept (for texts

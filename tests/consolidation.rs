@@ -120,76 +120,76 @@ fn events_of(output: &CycleOutput, kind: EventType) -> Vec<&Event> {
         .collect()
 }
 
-const TEST_RUNS: [&str; 10] = [
-    "Ran the test suite before committing the parser fix",
-    "Ran cargo test before committing the login change",
-    "The user ran the tests before making a commit",
+/// Test runs worded alike enough (every pair at cosine ≥ 0.50) to be one
+/// recurring event.
+const RECURRING_RUNS: [&str; 3] = [
     "Ran all unit tests before committing to main",
-    "Before committing, the user ran the full test suite",
     "Ran tests locally before committing the refactor",
-    "User ran the test suite prior to the commit",
-    "Ran the integration tests before committing the API change",
-    "Tests were run before committing the migration",
-    "Ran make test before committing the docs update",
+    "Ran the unit tests before committing the fix",
 ];
 
-#[test]
-fn ten_test_run_episodes_become_one_semantic_pattern() {
-    let (_dir, store) = store();
-    let mut events: Vec<Event> = TEST_RUNS
+/// The recurring runs one a day, and unrelated episodes.
+fn recurring_runs() -> Vec<Event> {
+    let mut events: Vec<Event> = RECURRING_RUNS
         .iter()
         .enumerate()
-        .map(|(i, text)| episodic("u", &format!("e{i}"), text, i as i64 * 3600))
+        .map(|(i, text)| episodic("u", &format!("e{i}"), text, i as i64 * DAY))
         .collect();
-    events.push(episodic(
-        "u",
-        "lunch",
-        "Had lunch at the Italian place",
-        100,
-    ));
-    events.push(episodic(
-        "u",
-        "review",
-        "Reviewed a pull request about caching",
-        200,
-    ));
-    events.push(episodic(
-        "u",
-        "deploy",
-        "Deployed the service to staging",
-        300,
-    ));
-    ingest(&store, &events, manual_cycles_only());
-    let output = execute(&store, "u", "r1", 2 * DAY, &CycleSettings::default());
+    for (id, text) in [
+        ("lunch", "Had lunch at the Italian place"),
+        ("review", "Reviewed a pull request about caching"),
+        ("deploy", "Deployed the service to staging"),
+    ] {
+        events.push(episodic("u", id, text, DAY + 100));
+    }
+    events
+}
+
+#[test]
+fn a_test_run_recurring_on_three_days_becomes_a_generalised_pattern_that_later_runs_join() {
+    let (_dir, store) = store();
+    ingest(&store, &recurring_runs(), manual_cycles_only());
+    let output = execute(&store, "u", "r1", 3 * DAY, &CycleSettings::default());
     let patterns = events_of(&output, EventType::PatternExtracted);
     assert_eq!(patterns.len(), 1, "{:#?}", output.report.patterns);
     let Event::PatternExtracted(pattern) = patterns[0] else {
         unreachable!()
     };
-    let mut sources = pattern.source_memory_ids.clone();
-    sources.sort();
-    let expected: Vec<String> = (0..10).map(|i| format!("e{i}")).collect();
-    assert_eq!(sources, expected, "exactly the ten test runs");
+    assert_eq!(
+        pattern.source_memory_ids,
+        ["e0", "e1", "e2"],
+        "exactly the test runs"
+    );
     println!("pattern text: {:?}", pattern.content);
     assert!(
-        TEST_RUNS.contains(&pattern.content.as_str()),
-        "the medoid's text"
+        pattern.content.contains("before committing")
+            && pattern
+                .content
+                .ends_with("(3 times, 1 January 2026 – 3 January 2026)"),
+        "the shared core, how often and when: {}",
+        pattern.content
     );
+    assert!(!RECURRING_RUNS.contains(&pattern.content.as_str()));
     let memory = store
         .memory("u", &pattern.pattern_memory_id)
         .unwrap()
         .unwrap();
     assert_eq!(memory.kind, MemoryKind::Semantic);
-    assert_eq!(memory.derived_from.len(), 10);
-    assert!(memory.embedding.is_some());
+    assert_eq!(memory.derived_from.len(), 3);
+    let own = model().embed(&[memory.content.as_str()], 1).unwrap();
+    assert_eq!(
+        memory.embedding.as_ref(),
+        Some(&own[0]),
+        "its vector is of its own text"
+    );
     let instance_links = store
         .links_of("u", &memory.id)
         .unwrap()
         .into_iter()
         .filter(|l| l.link_type == LinkType::InstanceOf && l.to_id == memory.id)
         .count();
-    assert_eq!(instance_links, 10);
-    for id in &expected {
+    assert_eq!(instance_links, 3);
+    for id in ["e0", "e1", "e2"] {
         assert_eq!(
             status(&store, "u", id),
             MemoryStatus::Active,
@@ -197,8 +197,33 @@ fn ten_test_run_episodes_become_one_semantic_pattern() {
         );
     }
     // The next cycle does not extract the same episodes again.
-    let again = execute(&store, "u", "r2", 2 * DAY + 60, &CycleSettings::default());
+    let again = execute(&store, "u", "r2", 3 * DAY + 60, &CycleSettings::default());
     assert_eq!(again.report.counts.patterns_extracted, 0);
+
+    // A later run joins the pattern instead of founding another.
+    let later = episodic(
+        "u",
+        "e3",
+        "Ran the tests before committing the parser change",
+        9 * DAY,
+    );
+    ingest(&store, &[later], manual_cycles_only());
+    let joined = execute(&store, "u", "r3", 10 * DAY, &CycleSettings::default());
+    let patterns = events_of(&joined, EventType::PatternExtracted);
+    assert_eq!(patterns.len(), 1, "{:#?}", joined.report.patterns);
+    let Event::PatternExtracted(update) = patterns[0] else {
+        unreachable!()
+    };
+    assert_eq!(update.pattern_memory_id, pattern.pattern_memory_id);
+    assert_eq!(update.source_memory_ids, ["e0", "e1", "e2", "e3"]);
+    assert!(update.content.contains("(4 times,"), "{}", update.content);
+    let memory = store.memory("u", &memory.id).unwrap().unwrap();
+    assert_eq!(memory.content, update.content);
+    assert!(memory.embedding.is_some());
+    // Undo puts the earlier text back.
+    engram::undo::undo(&store, "r3", 11 * DAY).unwrap();
+    let memory = store.memory("u", &memory.id).unwrap().unwrap();
+    assert_eq!(memory.content, pattern.content);
 }
 
 #[test]
@@ -349,7 +374,7 @@ fn near_duplicates_merge_above_the_measured_threshold_only() {
 }
 
 #[test]
-fn faded_memory_is_archived_and_preferences_are_kept() {
+fn a_faded_memory_another_carries_is_archived_the_only_carrier_and_preferences_are_kept() {
     // A steeper salience curve than the default (scale 0.4 instead of 1), so
     // a memory last presented 30 days ago sits near the seed's 0.05.
     let mut settings = CycleSettings::default();
@@ -362,12 +387,33 @@ fn faded_memory_is_archived_and_preferences_are_kept() {
     preference.category = Some("preference".into());
     let mut fresh = created("u", "fresh", "Standup moved to 10am", 0);
     fresh.importance = Some(0.0);
+    let mut alone = created("u", "alone", "The printer on the second floor jams", 0);
+    alone.importance = Some(0.0);
+    // Newer memories that say all the faded ones say (cosine 0.77 and
+    // 0.68: carriers, not duplicates).
+    let carrier = created(
+        "u",
+        "carrier",
+        "After the security audit in March the office wifi password was rotated, and the new \
+         one was printed for the front desk and every meeting room",
+        DAY,
+    );
+    let preference_carrier = created(
+        "u",
+        "pref-carrier",
+        "On every train trip with the kids to the grandparents the user prefers window seats \
+         and a table",
+        DAY,
+    );
     ingest(
         &store,
         &[
             Event::MemoryCreated(faded),
             Event::MemoryCreated(preference),
             Event::MemoryCreated(fresh),
+            Event::MemoryCreated(alone),
+            Event::MemoryCreated(carrier),
+            Event::MemoryCreated(preference_carrier),
             Event::MemoryAccessed(accessed("u", "fresh", 29 * DAY)),
         ],
         manual_cycles_only(),
@@ -386,6 +432,11 @@ fn faded_memory_is_archived_and_preferences_are_kept() {
         output.report.actions
     );
     assert_eq!(status(&store, "u", "faded"), MemoryStatus::Archived);
+    assert_eq!(
+        status(&store, "u", "alone"),
+        MemoryStatus::Active,
+        "faded too, but nothing else carries it"
+    );
     assert_eq!(status(&store, "u", "pref"), MemoryStatus::Active);
     assert_eq!(
         status(&store, "u", "fresh"),
@@ -405,7 +456,8 @@ fn faded_memory_is_archived_and_preferences_are_kept() {
         .find(|a| a.action_type.as_str() == "archive")
         .unwrap();
     assert!(
-        archive.reasons[0].contains("not read for 30.0 days"),
+        archive.reasons[0].contains("not read for 30.0 days")
+            && archive.reasons[1].contains("newer memory carrier says all it says"),
         "{:?}",
         archive.reasons
     );
@@ -492,10 +544,10 @@ fn identical_text_of_two_users_is_never_merged() {
 
 /// A user with something for every detector.
 fn busy_user(store: &dyn Store) {
-    let mut events: Vec<Event> = TEST_RUNS[..4]
+    let mut events: Vec<Event> = RECURRING_RUNS
         .iter()
         .enumerate()
-        .map(|(i, text)| episodic("u", &format!("e{i}"), text, 28 * DAY + i as i64))
+        .map(|(i, text)| episodic("u", &format!("e{i}"), text, (26 + i as i64) * DAY))
         .collect();
     events.push(memory_created("u", "a", "API uses REST", 0));
     events.push(memory_created("u", "b", "The API is RESTful", 1));
@@ -841,11 +893,7 @@ fn fake_endpoint(response: &'static str, count: usize, delay_ms: u64) -> String 
 
 fn pattern_text_with(url: &str) -> (String, Vec<String>) {
     let (_dir, store) = store();
-    let events: Vec<Event> = TEST_RUNS[..4]
-        .iter()
-        .enumerate()
-        .map(|(i, text)| episodic("u", &format!("e{i}"), text, i as i64))
-        .collect();
+    let events = recurring_runs();
     ingest(&store, &events, manual_cycles_only());
     let mut settings = CycleSettings::default();
     settings.consolidation.pattern_rewrite_url = url.to_owned();
@@ -853,7 +901,7 @@ fn pattern_text_with(url: &str) -> (String, Vec<String>) {
     settings.consolidation.pattern_rewrite_timeout_ms = 500;
     settings.rewriter =
         ChatRewriter::from_config(&settings.consolidation).map(|r| Arc::new(r) as _);
-    let output = execute(&store, "u", "r1", DAY, &settings);
+    let output = execute(&store, "u", "r1", 3 * DAY, &settings);
     let pattern = &output.report.patterns[0];
     let memory = store
         .memory("u", &pattern.pattern_memory_id)
@@ -865,7 +913,7 @@ fn pattern_text_with(url: &str) -> (String, Vec<String>) {
 }
 
 #[test]
-fn an_optional_endpoint_may_rewrite_pattern_texts_and_failures_keep_the_medoid() {
+fn an_optional_endpoint_may_rewrite_pattern_texts_and_failures_keep_the_generalisation() {
     const OK: &str = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 82\r\nConnection: close\r\n\r\n{\"choices\":[{\"message\":{\"content\":\"The user runs the tests before committing.\"}}]}";
     let (text, warnings) = pattern_text_with(&fake_endpoint(OK, 1, 0));
     assert_eq!(text, "The user runs the tests before committing.");
@@ -874,7 +922,7 @@ fn an_optional_endpoint_may_rewrite_pattern_texts_and_failures_keep_the_medoid()
     const FAIL: &str =
         "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
     let (text, warnings) = pattern_text_with(&fake_endpoint(FAIL, 1, 0));
-    assert!(TEST_RUNS.contains(&text.as_str()), "{text}");
+    assert!(text.contains("(3 times,"), "{text}");
     assert!(
         warnings.iter().any(|w| w.contains("rewrite failed")),
         "{warnings:?}"
@@ -882,8 +930,8 @@ fn an_optional_endpoint_may_rewrite_pattern_texts_and_failures_keep_the_medoid()
 
     let (text, warnings) = pattern_text_with(&fake_endpoint(OK, 1, 2000));
     assert!(
-        TEST_RUNS.contains(&text.as_str()),
-        "a timeout keeps the medoid: {text}"
+        text.contains("(3 times,"),
+        "a timeout keeps the deterministic text: {text}"
     );
     assert!(
         warnings.iter().any(|w| w.contains("rewrite failed")),

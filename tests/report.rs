@@ -136,6 +136,7 @@ fn the_html_report_renders_in_a_browser_with_every_section() {
         "id=\"kinds\"",
         "id=\"clusters\"",
         "id=\"contradictions\"",
+        "id=\"patterns\"",
         "id=\"graph\"",
         "id=\"actions\"",
     ] {
@@ -146,6 +147,10 @@ fn the_html_report_renders_in_a_browser_with_every_section() {
         "a merged cluster with its kept memory"
     );
     assert!(html.contains("class=\"signal\""), "contradiction signals");
+    assert!(
+        html.contains("</b>active before") && html.contains("</b>active after"),
+        "the run's effect on the active set"
+    );
     assert!(html.contains("<circle"), "the link graph");
     assert!(html.contains(&run_id));
 

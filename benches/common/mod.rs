@@ -38,3 +38,25 @@ pub fn cache() -> std::path::PathBuf {
             std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".cache/engram")
         })
 }
+
+/// The embedding settings as the binary would see them (`ENGRAM_*` variables
+/// apply), with the model from the project cache unless told otherwise.
+pub fn embedding_config() -> engram::embed::EmbeddingConfig {
+    let cache = cache();
+    let defaults = [
+        (
+            "ENGRAM_EMBEDDING_MODEL_DIR",
+            cache.join("models/all-MiniLM-L6-v2"),
+        ),
+        (
+            "ENGRAM_EMBEDDING_RUNTIME_LIBRARY",
+            cache.join("onnxruntime/libonnxruntime.so"),
+        ),
+    ]
+    .map(|(name, path)| (name.to_owned(), path.display().to_string()));
+    // Real variables come after the defaults, so they win.
+    let env = defaults.into_iter().chain(std::env::vars());
+    engram::config::Config::load(None, env, Vec::new())
+        .expect("configuration")
+        .embedding
+}

@@ -68,6 +68,8 @@ pub struct Token {
     /// Normalised (lowercase) word or phrase.
     pub word: String,
     pub role: Role,
+    /// Byte range of the word (or phrase) in the text it came from.
+    pub span: (usize, usize),
     /// Lemmas (with a class value's canonical spelling) and senses.
     info: Word,
 }
@@ -88,11 +90,18 @@ impl Token {
     pub fn is_content(&self) -> bool {
         matches!(self.role, Role::Content | Role::Number | Role::Name)
     }
+
+    /// Whether the two tokens say the same: one lemma, one class value or
+    /// WordNet synonyms.
+    pub fn same_meaning(&self, other: &Token, lexicon: &Lexicon) -> bool {
+        self.shares_lemma(other) || lexicon.synonyms(self.pair(), other.pair())
+    }
 }
 
 /// A text as tokens, ready to align.
 pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
-    let original = crate::text::words(text);
+    let spans: Vec<(usize, usize)> = crate::text::word_spans(text).collect();
+    let original: Vec<&str> = spans.iter().map(|&(a, b)| &text[a..b]).collect();
     let words: Vec<String> = original.iter().map(|w| w.to_lowercase()).collect();
     let mut out = Vec::with_capacity(words.len());
     let mut at = 0;
@@ -103,6 +112,7 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
                 info: Word::plain(&word),
                 word,
                 role: Role::Negation,
+                span: (spans[at].0, spans[at + len - 1].1),
             });
             at += len;
             continue;
@@ -132,6 +142,7 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
         out.push(Token {
             word: word.clone(),
             role,
+            span: spans[at],
             info,
         });
         at += 1;

@@ -161,6 +161,19 @@ impl<'a> Prepared<'a> {
         shared >= 1 && ua.min(ub) <= 3 && ua <= ca / 2 + 3 && ub <= cb / 2 + 3
     }
 
+    /// A cheap test before aligning: whether every content word of item
+    /// `covered` shares a lemma with one of item `cover` (synonyms do not
+    /// count here, so coverage is only ever claimed on the same words).
+    pub fn may_cover(&self, cover: usize, covered: usize, lexicon: &Lexicon) -> bool {
+        let (a, b) = (
+            self.item_tokens(cover, lexicon),
+            self.item_tokens(covered, lexicon),
+        );
+        b.iter()
+            .filter(|t| t.is_content())
+            .all(|t| a.iter().any(|o| o.shares_lemma(t)))
+    }
+
     /// The alignment of items `i` and `j` (`i` is side 0).
     pub fn compare(&self, i: usize, j: usize, lexicon: &Lexicon) -> align::Comparison {
         align::compare(
@@ -170,9 +183,15 @@ impl<'a> Prepared<'a> {
         )
     }
 
-    /// Pairs close enough to be duplicates or contradictions.
+    /// Pairs close enough to be duplicates or contradictions. Patterns take
+    /// no part: their counts and dates summarise their instances, which are
+    /// compared themselves.
     pub fn close_pairs(&self, settings: &DetectSettings) -> Vec<Pair> {
-        let all: Vec<usize> = (0..self.items.len()).collect();
+        let all: Vec<usize> = (0..self.items.len())
+            .filter(|&i| {
+                self.items[i].memory.category.as_deref() != Some(patterns::PATTERN_CATEGORY)
+            })
+            .collect();
         let floor = settings
             .duplicate_threshold
             .min(settings.contradiction_min_similarity);
@@ -207,8 +226,8 @@ pub fn detect(
     Detections {
         duplicates,
         contradictions,
-        patterns: patterns::detect(&prepared, &snapshot.links, now, settings),
-        stale: stale::detect(&prepared, now, settings),
+        patterns: patterns::detect(snapshot, &prepared, now, settings, lexicon),
+        stale: stale::detect(&prepared, &close, &snapshot.links, now, settings, lexicon),
         verbose: verbose::detect(&prepared, &snapshot.links, now, settings),
         promotions: promotion::detect(&prepared),
     }

@@ -1,46 +1,232 @@
-//! Patterns: recurring episodes become one semantic memory.
+//! Patterns: the same kind of episode, recurring, becomes one semantic
+//! memory.
 //!
-//! Active episodic memories created within the look-back window, not already
-//! an instance of a pattern, are grouped by average linkage at
-//! `pattern_similarity`: episodes of one habit are worded differently ("Ran
-//! cargo test before committing the login change" / "Before committing, the
-//! user ran the full test suite" score 0.30–0.68; each of ten such episodes
-//! averages 0.42–0.64 against the others), so a topic-level grouping is
-//! needed, while unrelated episodes stay below 0.26. Groups of at least
-//! `pattern_min_size` become patterns. The text is the medoid's (the member
-//! most similar to all others), tidied: deterministic and in the user's words.
+//! A recurrence is not a topic. Episodes found a pattern only when every
+//! pair of them is at least `pattern_similarity` apart (complete linkage),
+//! they happened on at least `pattern_min_size` distinct days, and they share
+//! a predicate: content words that every one of them says (lemmas or WordNet
+//! synonyms), at least one of them not a name or a number. An episode that
+//! recurs later joins the existing pattern (same tests against its
+//! instances) instead of founding another.
+//!
+//! The pattern's text is a generalisation, never a copy of one episode: the
+//! most central episode's words that every instance shares, what varies
+//! elided ("…"), then how often and over which dates. It is deterministic;
+//! the optional rewrite endpoint may reword it.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
+use super::align::{Role, Token, tokens};
 use super::cluster::{Linkage, cluster};
-use super::{DAY_MS, DetectSettings, Prepared, round4, similar_pairs};
-use crate::model::{Link, LinkType, MemoryKind, Millis};
-use crate::text::tidy;
+use super::{DAY_MS, DetectSettings, Lexicon, Prepared, Snapshot, round4, similar_pairs};
+use crate::embed::dot;
+use crate::model::{LinkType, Memory, MemoryKind, MemoryStatus, Millis};
+
+/// Content words (not names or numbers) every instance must share.
+const MIN_SHARED_WORDS: usize = 2;
+
+/// The category of the memories patterns create.
+pub const PATTERN_CATEGORY: &str = "pattern";
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PatternCluster {
-    /// Episode ids in `(created_at, id)` order.
+    /// The pattern these episodes join; `None` founds a new one.
+    pub pattern_id: Option<String>,
+    /// Episodes that become instances now, in `(created_at, id)` order.
     pub members: Vec<String>,
+    /// Every instance: earlier ones of the pattern and the new members.
+    pub instances: Vec<String>,
+    /// The most central instance; its words shape the text.
     pub medoid_id: String,
-    /// Mean pairwise cosine of the members.
+    /// Least similar pair among the instances compared.
     pub cohesion: f64,
+    pub first_at: Millis,
+    pub last_at: Millis,
+    /// Distinct days the instances happened on.
+    pub days: usize,
     /// The deterministic text of the pattern memory.
     pub content: String,
 }
 
+/// Cosine of two memories: 1 for the same text, `None` without vectors.
+fn similarity(a: &Memory, b: &Memory) -> Option<f64> {
+    if a.content_hash == b.content_hash {
+        return Some(1.0);
+    }
+    Some(f64::from(dot(
+        a.embedding.as_deref()?,
+        b.embedding.as_deref()?,
+    )))
+}
+
+/// The shared core of `members`' texts, shaped by the medoid's words, or
+/// `None` when they share no predicate.
+fn core(members: &[&Memory], medoid: usize, lexicon: &Lexicon) -> Option<String> {
+    let texts: Vec<Vec<Token>> = members
+        .iter()
+        .map(|m| tokens(&m.content, lexicon))
+        .collect();
+    let own = &texts[medoid];
+    let everywhere = |t: &Token| {
+        texts.iter().enumerate().all(|(k, other)| {
+            k == medoid
+                || other.iter().any(|u| match t.role {
+                    Role::Negation => u.role == Role::Negation,
+                    _ => u.is_content() && t.same_meaning(u, lexicon),
+                })
+        })
+    };
+    let mut kept: Vec<bool> = own
+        .iter()
+        .map(|t| (t.is_content() || t.role == Role::Negation) && everywhere(t))
+        .collect();
+    // A predicate and what it is about, beyond the names: one shared word
+    // ("pride", "LGBTQ") is a topic, not a recurring event. The first word
+    // is capitalised anyway, and mostly the subject: it does not count.
+    let ordinary = own
+        .iter()
+        .zip(&kept)
+        .skip(1)
+        .filter(|(t, k)| **k && t.role == Role::Content)
+        .count();
+    if ordinary < MIN_SHARED_WORDS {
+        return None;
+    }
+    // Function words stay where they lead into a kept word ("to the gym").
+    for i in (0..own.len()).rev() {
+        if own[i].role == Role::Function {
+            kept[i] = kept.get(i + 1).copied().unwrap_or(false);
+        }
+    }
+    // A lone letter ("s" of "Nate's") stays only after the word it belongs to.
+    for i in 0..own.len() {
+        if own[i].word.chars().count() == 1 && own[i].role != Role::Number {
+            kept[i] = i > 0 && kept[i - 1];
+        }
+    }
+    let text = &members[medoid].content;
+    let mut runs: Vec<&str> = Vec::new();
+    let mut i = 0;
+    while i < own.len() {
+        if !kept[i] {
+            i += 1;
+            continue;
+        }
+        let start = own[i].span.0;
+        while i + 1 < own.len() && kept[i + 1] {
+            i += 1;
+        }
+        runs.push(&text[start..own[i].span.1]);
+        i += 1;
+    }
+    let mut out = runs.join(" … ");
+    if !kept.first().copied().unwrap_or(true) {
+        out.insert_str(0, "… ");
+    }
+    if !kept.last().copied().unwrap_or(true) {
+        out.push_str(" …");
+    }
+    Some(out)
+}
+
+fn date(at: Millis) -> String {
+    chrono::DateTime::from_timestamp_millis(at)
+        .map(|t| t.format("%-d %B %Y").to_string())
+        .unwrap_or_default()
+}
+
+/// A candidate pattern over `instances` (at least two), or `None` when they
+/// are not one recurrence.
+fn recurrence(
+    pattern_id: Option<String>,
+    instances: &[&Memory],
+    members: Vec<String>,
+    settings: &DetectSettings,
+    lexicon: &Lexicon,
+) -> Option<PatternCluster> {
+    let mut cohesion = f64::INFINITY;
+    let mut best = (f64::NEG_INFINITY, 0);
+    for (i, a) in instances.iter().enumerate() {
+        let mut sum = 0.0;
+        for (_, b) in instances.iter().enumerate().filter(|(j, _)| *j != i) {
+            let s = similarity(a, b)?;
+            if s < settings.pattern_similarity {
+                return None;
+            }
+            cohesion = cohesion.min(s);
+            sum += s;
+        }
+        if sum > best.0 {
+            best = (sum, i);
+        }
+    }
+    let days: BTreeSet<i64> = instances
+        .iter()
+        .map(|m| m.created_at().div_euclid(DAY_MS))
+        .collect();
+    if days.len() < settings.pattern_min_size.max(2) {
+        return None;
+    }
+    let core = core(instances, best.1, lexicon)?;
+    let first_at = instances.iter().map(|m| m.created_at()).min()?;
+    let last_at = instances.iter().map(|m| m.created_at()).max()?;
+    let content = format!(
+        "{core} ({} times, {} – {})",
+        instances.len(),
+        date(first_at),
+        date(last_at)
+    );
+    Some(PatternCluster {
+        pattern_id,
+        members,
+        instances: instances.iter().map(|m| m.id.clone()).collect(),
+        medoid_id: instances[best.1].id.clone(),
+        cohesion: round4(cohesion),
+        first_at,
+        last_at,
+        days: days.len(),
+        content,
+    })
+}
+
 pub fn detect(
+    snapshot: &Snapshot,
     prepared: &Prepared<'_>,
-    links: &[Link],
     now: Millis,
     settings: &DetectSettings,
+    lexicon: &Lexicon,
 ) -> Vec<PatternCluster> {
-    let already: BTreeSet<&str> = links
+    let by_id: BTreeMap<&str, &Memory> = snapshot
+        .memories
+        .iter()
+        .filter(|m| m.user_id == snapshot.user_id)
+        .map(|m| (m.id.as_str(), m))
+        .collect();
+    // Active patterns and their instances (archived ones included: they
+    // still say what the recurrence is).
+    let mut patterns: BTreeMap<&str, Vec<&Memory>> = BTreeMap::new();
+    let mut already = BTreeSet::new();
+    for link in snapshot
+        .links
         .iter()
         .filter(|l| l.link_type == LinkType::InstanceOf)
-        .map(|l| l.from_id.as_str())
-        .collect();
+    {
+        already.insert(link.from_id.as_str());
+        let (Some(pattern), Some(instance)) = (
+            by_id.get(link.to_id.as_str()),
+            by_id.get(link.from_id.as_str()),
+        ) else {
+            continue;
+        };
+        if pattern.status == MemoryStatus::Active {
+            patterns
+                .entry(pattern.id.as_str())
+                .or_default()
+                .push(instance);
+        }
+    }
     let since = now.saturating_sub(settings.lookback_days as i64 * DAY_MS);
     let episodes: Vec<usize> = prepared
         .items
@@ -54,11 +240,53 @@ pub fn detect(
         })
         .map(|(i, _)| i)
         .collect();
-    let similarity = |a: usize, b: usize| prepared.similarity(episodes[a], episodes[b]);
-    let local = |i: usize| episodes.binary_search(&i).unwrap_or(usize::MAX);
+    let mut found = Vec::new();
+    // Later occurrences join the pattern they recur in: each candidate
+    // against the earlier instances, the best pattern by least similarity.
+    let mut joining: BTreeMap<&str, Vec<&Memory>> = BTreeMap::new();
+    let mut free = Vec::new();
+    for &e in &episodes {
+        let episode = prepared.items[e].memory;
+        let best = patterns
+            .iter()
+            .filter_map(|(id, instances)| {
+                let mut with: Vec<&Memory> = instances.clone();
+                with.push(episode);
+                let least = instances
+                    .iter()
+                    .map(|m| similarity(episode, m))
+                    .try_fold(f64::INFINITY, |acc, s| s.map(|s| acc.min(s)))?;
+                (least >= settings.pattern_similarity
+                    && core(&with, with.len() - 1, lexicon).is_some())
+                .then_some((least, *id))
+            })
+            .max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(a.1)));
+        match best {
+            Some((_, id)) => joining.entry(id).or_default().push(episode),
+            None => free.push(e),
+        }
+    }
+    for (id, new) in joining {
+        let mut instances = patterns[id].clone();
+        instances.extend(new.iter().copied());
+        instances.sort_by(|a, b| (a.created_at(), &a.id).cmp(&(b.created_at(), &b.id)));
+        instances.dedup_by(|a, b| a.id == b.id);
+        let members = new.iter().map(|m| m.id.clone()).collect();
+        // Joining episodes are close to every earlier instance, not
+        // necessarily to each other: the text is recomputed, the test is not.
+        let relaxed = DetectSettings {
+            pattern_similarity: f64::NEG_INFINITY,
+            pattern_min_size: 0,
+            ..settings.clone()
+        };
+        if let Some(p) = recurrence(Some(id.to_owned()), &instances, members, &relaxed, lexicon) {
+            found.push(p);
+        }
+    }
+    let local = |i: usize| free.binary_search(&i).unwrap_or(usize::MAX);
     let edges: Vec<(usize, usize)> = similar_pairs(
         prepared,
-        &episodes,
+        &free,
         settings.pattern_similarity,
         settings.pair_search,
     )
@@ -66,106 +294,172 @@ pub fn detect(
     .map(|p| (local(p.first), local(p.second)))
     .collect();
     let groups = cluster(
-        episodes.len(),
+        free.len(),
         edges,
-        similarity,
+        |a, b| prepared.similarity(free[a], free[b]),
         |_, _| false,
         settings.pattern_similarity,
-        Linkage::Average,
+        Linkage::Complete,
     );
-    groups
-        .into_iter()
-        .filter(|group| group.len() >= settings.pattern_min_size.max(2))
-        .map(|group| {
-            let mut total = 0.0;
-            let mut pairs = 0usize;
-            let mut best = (f64::NEG_INFINITY, group[0]);
-            for &i in &group {
-                let sum: f64 = group
-                    .iter()
-                    .filter(|&&j| j != i)
-                    .map(|&j| similarity(i, j).unwrap_or(0.0))
-                    .sum();
-                total += sum;
-                pairs += group.len() - 1;
-                if sum > best.0 {
-                    best = (sum, i);
-                }
-            }
-            let item = |i: usize| prepared.items[episodes[i]].memory;
-            PatternCluster {
-                members: group.iter().map(|&i| item(i).id.clone()).collect(),
-                medoid_id: item(best.1).id.clone(),
-                cohesion: round4(total / pairs.max(1) as f64),
-                content: tidy(&item(best.1).content),
-            }
-        })
-        .collect()
+    for group in groups {
+        if group.len() < settings.pattern_min_size.max(2) {
+            continue;
+        }
+        let instances: Vec<&Memory> = group
+            .iter()
+            .map(|&i| prepared.items[free[i]].memory)
+            .collect();
+        let members = instances.iter().map(|m| m.id.clone()).collect();
+        found.extend(recurrence(None, &instances, members, settings, lexicon));
+    }
+    found
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::detect::testing::*;
+    use crate::model::Link;
 
-    fn episode(
-        id: &str,
-        content: &str,
-        at: Millis,
-        similarity: f64,
-        axis: usize,
-    ) -> crate::model::Memory {
-        let mut m = memory(id, content, at, vector(similarity, axis));
+    fn episode(id: &str, content: &str, day: i64, similarity: f64, axis: usize) -> Memory {
+        let mut m = memory(id, content, T0 + day * DAY_MS, vector(similarity, axis));
         m.kind = MemoryKind::Episodic;
         m
     }
 
-    #[test]
-    fn three_similar_episodes_in_the_window_make_a_pattern() {
-        let now = T0 + 3 * DAY_MS;
-        let snapshot = snapshot(vec![
-            episode(
-                "old",
-                "Ran tests before committing",
-                T0 - 30 * DAY_MS,
-                0.9,
-                1,
-            ),
-            episode("a", "Ran the test suite before committing", T0, 0.8, 2),
-            episode("b", "Ran  tests before the commit", T0 + 1, 0.9, 3),
-            episode("c", "Tests were run before committing", T0 + 2, 0.7, 4),
-            episode("x", "Had lunch at the Italian place", T0 + 3, 0.0, 5),
-        ]);
-        let found = detect(&Prepared::new(&snapshot), &[], now, &settings());
-        assert_eq!(found.len(), 1, "{found:?}");
-        assert_eq!(
-            found[0].members,
-            vec!["a", "b", "c"],
-            "the 30-day-old one is outside the window"
-        );
-        assert_eq!(found[0].medoid_id, "b");
-        assert_eq!(found[0].content, "Ran tests before the commit");
+    fn run(snapshot: &Snapshot, now: Millis) -> Vec<PatternCluster> {
+        let mut settings = settings();
+        settings.lookback_days = 30;
+        detect(
+            snapshot,
+            &Prepared::new(snapshot),
+            now,
+            &settings,
+            &lexicon(),
+        )
     }
 
     #[test]
-    fn episodes_already_in_a_pattern_are_not_extracted_again() {
-        let now = T0 + DAY_MS;
+    fn an_episode_recurring_on_three_days_becomes_a_generalised_pattern() {
         let snapshot = snapshot(vec![
-            episode("a", "Ran tests", T0, 0.9, 2),
-            episode("b", "Ran tests again", T0 + 1, 0.9, 3),
-            episode("c", "Ran the tests", T0 + 2, 0.9, 4),
+            episode("old", "Ran the tests before committing", -60, 0.95, 1),
+            episode(
+                "a",
+                "Ran the test suite before committing the login fix",
+                0,
+                0.95,
+                2,
+            ),
+            episode(
+                "b",
+                "Ran the tests before committing the parser",
+                1,
+                0.95,
+                3,
+            ),
+            episode("c", "Ran all tests before committing again", 2, 0.95, 4),
+            episode("x", "Had lunch at the Italian place", 3, 0.0, 5),
         ]);
-        let link = |from: &str| Link {
-            user_id: "u".into(),
-            from_id: from.into(),
-            to_id: "p".into(),
-            link_type: LinkType::InstanceOf,
-            confidence: 1.0,
-            reason: String::new(),
-            created_at: T0,
-            run_id: None,
-        };
-        let links = vec![link("a")];
-        assert!(detect(&Prepared::new(&snapshot), &links, now, &settings()).is_empty());
+        let found = run(&snapshot, T0 + 3 * DAY_MS);
+        assert_eq!(found.len(), 1, "{found:?}");
+        let p = &found[0];
+        assert_eq!(
+            p.members,
+            vec!["a", "b", "c"],
+            "the 60-day-old one is outside the window"
+        );
+        assert_eq!(p.pattern_id, None);
+        assert_eq!(p.days, 3);
+        assert!(
+            p.content.starts_with("Ran the test") && p.content.contains("before committing"),
+            "{}",
+            p.content
+        );
+        assert!(
+            !p.content.contains("login") && !p.content.contains("parser"),
+            "{}",
+            p.content
+        );
+        assert!(
+            p.content
+                .ends_with("(3 times, 3 September 2026 – 5 September 2026)"),
+            "{}",
+            p.content
+        );
+        for m in &snapshot.memories {
+            assert_ne!(p.content, m.content);
+        }
+    }
+
+    #[test]
+    fn similar_episodes_on_one_day_or_without_a_shared_predicate_are_no_pattern() {
+        let same_day = snapshot(vec![
+            episode("a", "Ran the tests before committing", 0, 0.95, 2),
+            episode("b", "Ran the tests before committing again", 0, 0.95, 3),
+            episode("c", "Ran all tests before committing", 0, 0.95, 4),
+        ]);
+        assert!(run(&same_day, T0 + DAY_MS).is_empty());
+        let topic = snapshot(vec![
+            episode("a", "Gina opened her online clothing store", 0, 0.95, 2),
+            episode(
+                "b",
+                "Gina chose new flooring for the dance studio",
+                1,
+                0.95,
+                3,
+            ),
+            episode("c", "Gina met a wholesaler downtown", 2, 0.95, 4),
+        ]);
+        assert!(
+            run(&topic, T0 + 3 * DAY_MS).is_empty(),
+            "only the name is shared"
+        );
+    }
+
+    #[test]
+    fn a_later_occurrence_joins_the_existing_pattern() {
+        let mut pattern = memory(
+            "p",
+            "Ran the tests before committing … (3 times)",
+            T0,
+            vector(0.9, 9),
+        );
+        pattern.category = Some(PATTERN_CATEGORY.to_owned());
+        let mut snapshot = snapshot(vec![
+            episode("a", "Ran the tests before committing", 0, 0.95, 2),
+            episode(
+                "b",
+                "Ran the tests before committing the parser",
+                1,
+                0.95,
+                3,
+            ),
+            episode("c", "Ran all tests before committing", 2, 0.95, 4),
+            episode("d", "Ran the tests before committing the docs", 9, 0.95, 5),
+            pattern,
+        ]);
+        snapshot.links = ["a", "b", "c"]
+            .iter()
+            .map(|from| Link {
+                user_id: "u".into(),
+                from_id: (*from).into(),
+                to_id: "p".into(),
+                link_type: LinkType::InstanceOf,
+                confidence: 1.0,
+                reason: String::new(),
+                created_at: T0,
+                run_id: None,
+            })
+            .collect();
+        let found = run(&snapshot, T0 + 10 * DAY_MS);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].pattern_id.as_deref(), Some("p"));
+        assert_eq!(found[0].members, vec!["d"]);
+        assert_eq!(found[0].instances, vec!["a", "b", "c", "d"]);
+        assert!(
+            found[0].content.contains("(4 times,"),
+            "{}",
+            found[0].content
+        );
     }
 }

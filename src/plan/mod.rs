@@ -4,9 +4,11 @@
 //! Pure and deterministic: it works on a copy of the snapshot and takes
 //! "now" and the run id as arguments, so the same state, time and config
 //! always give the same plan. Destructive actions (merge, supersede,
-//! archive, promote) go first and claim their memories: a memory takes part
-//! in at most one of them per cycle. Non-destructive ones (flag, pattern,
-//! split) then only touch memories that are still active.
+//! promote, archive) claim their memories: a memory takes part in at most
+//! one of them per cycle. Merge, supersede and promote go first; flags and
+//! patterns then only touch memories that are still active; archiving comes
+//! after patterns, because an episode a pattern now carries may fade away;
+//! splits come last.
 
 mod merge;
 pub mod rules;
@@ -20,6 +22,7 @@ pub use rules::{ActionType, Detection, Facts, Rule, RuleSet, RulesError};
 pub use tier::{Tier, tokens, usage};
 
 use crate::cycle::derived_id;
+use crate::detect::patterns::PATTERN_CATEGORY;
 use crate::detect::{Contradiction, DetectSettings, Detections, Lexicon, Snapshot, detect, round4};
 use crate::event::{ContradictionResolution, RunCounts};
 use crate::model::{Link, LinkType, Memory, MemoryKind, MemoryStatus, Millis};
@@ -71,11 +74,16 @@ pub struct MemoryFields {
     pub merged_from: Vec<String>,
     pub derived_from: Vec<String>,
     pub last_run_id: Option<String>,
+    /// The text, recorded only when the run changed it (a pattern that
+    /// later episodes joined).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
 }
 
 impl MemoryFields {
     pub fn of(memory: &Memory) -> Self {
         Self {
+            content: None,
             status: memory.status,
             kind: memory.kind,
             tags: memory.tags.clone(),
@@ -96,6 +104,13 @@ impl MemoryFields {
         memory.merged_from.clone_from(&self.merged_from);
         memory.derived_from.clone_from(&self.derived_from);
         memory.last_run_id.clone_from(&self.last_run_id);
+        if let Some(content) = self.content.as_ref().filter(|c| **c != memory.content) {
+            memory.content.clone_from(content);
+            memory.content_hash = content_hash(content);
+            // The vector belonged to the other text; the next cycle that
+            // changes the memory embeds it again.
+            memory.embedding = None;
+        }
     }
 }
 
@@ -126,12 +141,22 @@ pub struct ContradictionFinding {
     pub resolution: ContradictionResolution,
 }
 
-/// A pattern this run extracts.
+/// A pattern this run founds, or one that later episodes joined.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PatternFinding {
     pub pattern_memory_id: String,
     pub content: String,
+    /// Every instance of the pattern.
     pub source_memory_ids: Vec<String>,
+    /// The instances this run added (all of them when it founded the
+    /// pattern).
+    #[serde(default)]
+    pub new_memory_ids: Vec<String>,
+    /// When the first and the last instance happened.
+    #[serde(default)]
+    pub first_at: Option<Millis>,
+    #[serde(default)]
+    pub last_at: Option<Millis>,
 }
 
 /// The plan of one cycle.
@@ -353,10 +378,11 @@ pub fn plan(snapshot: &Snapshot, request: &PlanRequest<'_>) -> Plan {
     };
     let flagged = supersede(&mut w, &detections);
     merge_duplicates(&mut w, &detections, &request.settings.salience);
-    archive(&mut w, &detections);
     promote(&mut w, &detections);
     flag(&mut w, &detections, &flagged);
     extract_patterns(&mut w, snapshot, &detections);
+    // After patterns: an episode a pattern now carries may fade away.
+    archive(&mut w, &detections);
     split(&mut w, &detections);
     finish(w, snapshot)
 }
@@ -486,6 +512,25 @@ fn archive(w: &mut Working<'_>, detections: &Detections) {
         if !w.free(&[&stale.memory_id]) {
             continue;
         }
+        // Only what another active memory still carries fades away.
+        let carrier = stale
+            .covered_by
+            .iter()
+            .find(|id| w.is_active(id))
+            .cloned()
+            .or_else(|| {
+                w.links
+                    .values()
+                    .find(|l| {
+                        l.link_type == LinkType::InstanceOf
+                            && l.from_id == stale.memory_id
+                            && w.is_active(&l.to_id)
+                    })
+                    .map(|l| l.to_id.clone())
+            });
+        let Some(carrier) = carrier else {
+            continue;
+        };
         let Some(rule) = w.decide(Detection::Stale, &ids, None, false) else {
             continue;
         };
@@ -494,10 +539,22 @@ fn archive(w: &mut Working<'_>, detections: &Detections) {
         }
         w.claimed.insert(stale.memory_id.clone());
         w.counts.archived += 1;
-        let reasons = vec![format!(
-            "salience {:.4} below {:.2}, not read for {:.1} days",
-            stale.salience, w.request.settings.archive_threshold, stale.idle_days
-        )];
+        let carried = if w
+            .memories
+            .get(&carrier)
+            .is_some_and(|m| m.category.as_deref() == Some(PATTERN_CATEGORY))
+        {
+            format!("pattern {carrier} carries the recurrence")
+        } else {
+            format!("newer memory {carrier} says all it says")
+        };
+        let reasons = vec![
+            format!(
+                "salience {:.4} below {:.2} (reads and importance), not read for {:.1} days",
+                stale.salience, w.request.settings.archive_threshold, stale.idle_days
+            ),
+            carried,
+        ];
         w.record(&rule, ids, stale.salience, reasons);
     }
 }
@@ -590,42 +647,74 @@ fn extract_patterns(w: &mut Working<'_>, snapshot: &Snapshot, detections: &Detec
         let members: Vec<String> = pattern
             .members
             .iter()
-            .filter(|id| w.is_active(id))
+            .filter(|id| w.free(&[id]))
             .cloned()
             .collect();
-        let Some(rule) = w.decide(Detection::Pattern, &members, Some(pattern.cohesion), true)
-        else {
-            continue;
-        };
-        if members.len() < 2 {
+        if members.is_empty() {
             continue;
         }
-        let id = derived_id(&[&w.user_id, "pattern", &members.join(",")]);
+        let Some(rule) = w.decide(
+            Detection::Pattern,
+            &pattern.instances,
+            Some(pattern.cohesion),
+            true,
+        ) else {
+            continue;
+        };
         let Some(medoid) = snapshot.memories.iter().find(|m| m.id == pattern.medoid_id) else {
             continue;
         };
-        if w.memories.contains_key(&id) {
-            continue;
-        }
-        let mut memory = w.new_memory(id.clone(), medoid, &pattern.content);
-        memory.kind = MemoryKind::Semantic;
-        memory.category = Some("pattern".to_owned());
-        memory.derived_from = members.clone();
-        memory.embedding = medoid.embedding.clone();
-        let mut tags = BTreeSet::new();
-        let mut importances = Vec::new();
-        for member in members.iter().filter_map(|m| w.memories.get(m)) {
-            tags.extend(member.tags.iter().cloned());
-            importances.push(member.importance);
-        }
-        memory.tags = tags.into_iter().collect();
-        memory.importance = merge::median(&mut importances);
-        w.create(memory);
-        let reason = format!(
-            "{} similar episodes (mean cosine {:.2})",
-            members.len(),
-            pattern.cohesion
-        );
+        let (id, reason) = match &pattern.pattern_id {
+            Some(existing) => {
+                let Some(memory) = w.touch(existing) else {
+                    continue;
+                };
+                memory.content.clone_from(&pattern.content);
+                memory.content_hash = content_hash(&pattern.content);
+                // Its vector follows its text; the cycle embeds it again.
+                memory.embedding = None;
+                memory.derived_from.clone_from(&pattern.instances);
+                (
+                    existing.clone(),
+                    format!(
+                        "{} later episode(s) recur in this pattern: cosine ≥ {:.2} to every \
+                         instance, sharing its predicate",
+                        members.len(),
+                        w.request.settings.pattern_similarity
+                    ),
+                )
+            }
+            None => {
+                let id = derived_id(&[&w.user_id, "pattern", &members.join(",")]);
+                if w.memories.contains_key(&id) {
+                    continue;
+                }
+                let mut memory = w.new_memory(id.clone(), medoid, &pattern.content);
+                memory.kind = MemoryKind::Semantic;
+                memory.category = Some(PATTERN_CATEGORY.to_owned());
+                memory.derived_from.clone_from(&pattern.instances);
+                let mut tags = BTreeSet::new();
+                let mut importances = Vec::new();
+                for member in members.iter().filter_map(|m| w.memories.get(m)) {
+                    tags.extend(member.tags.iter().cloned());
+                    importances.push(member.importance);
+                }
+                memory.tags = tags.into_iter().collect();
+                memory.importance = merge::median(&mut importances);
+                w.create(memory);
+                (
+                    id,
+                    format!(
+                        "{} episodes on {} distinct days, every pair at cosine ≥ {:.2} \
+                         (least {:.4}), sharing a predicate",
+                        members.len(),
+                        pattern.days,
+                        w.request.settings.pattern_similarity,
+                        pattern.cohesion
+                    ),
+                )
+            }
+        };
         for member in &members {
             w.link(
                 member,
@@ -640,11 +729,17 @@ fn extract_patterns(w: &mut Working<'_>, snapshot: &Snapshot, detections: &Detec
         w.patterns.push(PatternFinding {
             pattern_memory_id: id.clone(),
             content: pattern.content.clone(),
-            source_memory_ids: members.clone(),
+            source_memory_ids: pattern.instances.clone(),
+            new_memory_ids: members.clone(),
+            first_at: Some(pattern.first_at),
+            last_at: Some(pattern.last_at),
         });
         let reasons = vec![
             reason,
-            format!("text of the medoid episode {}", pattern.medoid_id),
+            format!(
+                "text: the words every instance shares, in the order of episode {}",
+                pattern.medoid_id
+            ),
         ];
         w.record(&rule, members, pattern.cohesion, reasons)
             .new_memory_ids = vec![id];
@@ -711,10 +806,15 @@ fn finish(w: Working<'_>, snapshot: &Snapshot) -> Plan {
         match original.get(id.as_str()) {
             None => created.push(memory.clone()),
             Some(before) if *before != memory => {
+                let (mut was, mut now) = (MemoryFields::of(before), MemoryFields::of(memory));
+                if before.content != memory.content {
+                    was.content = Some(before.content.clone());
+                    now.content = Some(memory.content.clone());
+                }
                 memory_changes.push(MemoryChange {
                     memory_id: id.clone(),
-                    before: MemoryFields::of(before),
-                    after: MemoryFields::of(memory),
+                    before: was,
+                    after: now,
                 });
                 updated.push(memory.clone());
             }
