@@ -341,7 +341,7 @@ fn cycle_child(n: usize) {
 
 /// Time per detector, for finding where a cycle's time goes.
 fn stages_child(n: usize) {
-    use engram::detect::{contradictions, duplicates, patterns};
+    use engram::detect::{contradictions, duplicates, patterns, stale};
     let snapshot = snapshot(n);
     let settings = settings();
     let detect_settings =
@@ -360,16 +360,26 @@ fn stages_child(n: usize) {
     lap("contradictions");
     let dups = duplicates::detect(&prepared, &close, &detect_settings, &found, lexicon);
     lap("duplicates");
-    let pats = patterns::detect(&prepared, &snapshot.links, NOW, &detect_settings);
+    let pats = patterns::detect(&snapshot, &prepared, NOW, &detect_settings, lexicon);
     lap("patterns");
+    let stale = stale::detect(
+        &prepared,
+        &close,
+        &snapshot.links,
+        NOW,
+        &detect_settings,
+        lexicon,
+    );
+    lap("stale");
     let all = engram::detect::detect(&snapshot, NOW, &detect_settings, lexicon);
     lap("detect (all)");
     eprintln!(
-        "{} contradictions, {} duplicate clusters, {} patterns, {} stale",
+        "{} contradictions, {} duplicate clusters, {} patterns, {} stale ({} carried)",
         found.len(),
         dups.len(),
         pats.len(),
-        all.stale.len()
+        all.stale.len(),
+        stale.iter().filter(|s| !s.covered_by.is_empty()).count()
     );
 }
 

@@ -148,8 +148,12 @@ pub struct ConsolidationConfig {
     pub duplicate_threshold: f64,
     pub contradiction_min_similarity: f64,
     pub change_min_similarity: f64,
+    /// Cosine every pair of a pattern's episodes reaches (complete linkage;
+    /// measured with `make eval`, ARCHITECTURE.md).
     pub pattern_similarity: f64,
+    /// Least episodes, on at least as many distinct days, for a pattern.
     pub pattern_min_size: usize,
+    /// Days of episodes a cycle looks at for patterns.
     pub lookback_days: u64,
     pub archive_threshold: f64,
     pub max_age_days: u64,

@@ -1,7 +1,7 @@
 //! Optional rewriting of pattern texts by an OpenAI-compatible chat
 //! completions endpoint (off by default).
 //!
-//! The planner always produces a deterministic text (the medoid episode);
+//! The planner always produces a deterministic text (what the episodes share);
 //! the endpoint may only offer a better sentence. Any error, timeout or empty
 //! answer keeps the deterministic text and adds a warning to the report.
 

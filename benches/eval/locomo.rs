@@ -432,11 +432,13 @@ pub fn locomo(data: &Path, out: &Path) {
         "  replay      memories  active after (×)  recall@10 before  after   patterns  cover   \
          verbatim  archived  archived evidence  flagged (/1k)  merges"
     );
+    let mut questions = 0;
     for (name, with_reads) in [("no-reads", false), ("with-reads", true)] {
         let dir = out.join(name);
         let run = replay(&dir, &events(&conversations, &vectors, with_reads), &[]);
         let mut patterns = String::new();
         let f = evaluate(&conversations, &vectors, &run, &mut patterns);
+        questions = f.questions;
         let flagged = run.flagged();
         let merges = run.merges();
         let count: usize = flagged.values().map(Vec::len).sum();
@@ -461,7 +463,8 @@ pub fn locomo(data: &Path, out: &Path) {
         write_listings(&dir, &run, &patterns);
     }
     println!(
-        "  recall over questions whose evidence turns have observations; listings in {}/<replay>/",
+        "  recall over the {questions} questions whose evidence turns have observations; \
+         listings in {}/<replay>/",
         out.display()
     );
 }

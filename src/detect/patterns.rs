@@ -382,7 +382,7 @@ mod tests {
         );
         assert!(
             p.content
-                .ends_with("(3 times, 3 September 2026 – 5 September 2026)"),
+                .ends_with("(3 times, 29 August 2026 – 31 August 2026)"),
             "{}",
             p.content
         );
