@@ -14,12 +14,11 @@
 //! elided ("…"), then how often and over which dates. It is deterministic;
 //! the optional rewrite endpoint may reword it.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use serde::Serialize;
 
 use super::align::{Role, Token, tokens};
-use super::cluster::{Linkage, cluster};
 use super::{DAY_MS, DetectSettings, Lexicon, Prepared, Snapshot, round4, similar_pairs};
 use crate::embed::dot;
 use crate::model::{LinkType, Memory, MemoryKind, MemoryStatus, Millis};
@@ -191,6 +190,49 @@ fn recurrence(
     })
 }
 
+/// Groups in which every pair is close (complete linkage at the pairs'
+/// floor), greedily: pairs best first (ties by index), two groups joining
+/// only when every pair across them is among `pairs`. Near-linear in the
+/// pairs for the small groups recurrences make, where agglomerating a
+/// large component at a low floor is cubic in its size.
+fn cliques(n: usize, mut pairs: Vec<(usize, usize, f64)>) -> Vec<Vec<usize>> {
+    let close: HashSet<(usize, usize)> = pairs
+        .iter()
+        .map(|&(a, b, _)| (a.min(b), a.max(b)))
+        .collect();
+    pairs.sort_by(|x, y| y.2.total_cmp(&x.2).then((x.0, x.1).cmp(&(y.0, y.1))));
+    let mut group: Vec<usize> = (0..n).collect();
+    let mut members: Vec<Vec<usize>> = (0..n).map(|i| vec![i]).collect();
+    for (a, b, _) in pairs {
+        if a >= n || b >= n {
+            continue;
+        }
+        let (ga, gb) = (group[a].min(group[b]), group[a].max(group[b]));
+        if ga == gb {
+            continue;
+        }
+        let joined = members[ga].iter().all(|&x| {
+            members[gb]
+                .iter()
+                .all(|&y| close.contains(&(x.min(y), x.max(y))))
+        });
+        if !joined {
+            continue;
+        }
+        let moved = std::mem::take(&mut members[gb]);
+        for &m in &moved {
+            group[m] = ga;
+        }
+        members[ga].extend(moved);
+    }
+    let mut out: Vec<Vec<usize>> = members.into_iter().filter(|m| m.len() > 1).collect();
+    for m in &mut out {
+        m.sort_unstable();
+    }
+    out.sort();
+    out
+}
+
 pub fn detect(
     snapshot: &Snapshot,
     prepared: &Prepared<'_>,
@@ -284,23 +326,16 @@ pub fn detect(
         }
     }
     let local = |i: usize| free.binary_search(&i).unwrap_or(usize::MAX);
-    let edges: Vec<(usize, usize)> = similar_pairs(
+    let pairs: Vec<(usize, usize, f64)> = similar_pairs(
         prepared,
         &free,
         settings.pattern_similarity,
         settings.pair_search,
     )
     .into_iter()
-    .map(|p| (local(p.first), local(p.second)))
+    .map(|p| (local(p.first), local(p.second), p.similarity))
     .collect();
-    let groups = cluster(
-        free.len(),
-        edges,
-        |a, b| prepared.similarity(free[a], free[b]),
-        |_, _| false,
-        settings.pattern_similarity,
-        Linkage::Complete,
-    );
+    let groups = cliques(free.len(), pairs);
     for group in groups {
         if group.len() < settings.pattern_min_size.max(2) {
             continue;

@@ -507,6 +507,16 @@ fn merge_duplicates(w: &mut Working<'_>, detections: &Detections, params: &Salie
 }
 
 fn archive(w: &mut Working<'_>, detections: &Detections) {
+    // Patterns each memory is an instance of, this cycle's included.
+    let mut patterns_of: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for link in w.links.values() {
+        if link.link_type == LinkType::InstanceOf {
+            patterns_of
+                .entry(link.from_id.clone())
+                .or_default()
+                .push(link.to_id.clone());
+        }
+    }
     for stale in &detections.stale {
         let ids = vec![stale.memory_id.clone()];
         if !w.free(&[&stale.memory_id]) {
@@ -519,14 +529,11 @@ fn archive(w: &mut Working<'_>, detections: &Detections) {
             .find(|id| w.is_active(id))
             .cloned()
             .or_else(|| {
-                w.links
-                    .values()
-                    .find(|l| {
-                        l.link_type == LinkType::InstanceOf
-                            && l.from_id == stale.memory_id
-                            && w.is_active(&l.to_id)
-                    })
-                    .map(|l| l.to_id.clone())
+                patterns_of
+                    .get(&stale.memory_id)?
+                    .iter()
+                    .find(|id| w.is_active(id))
+                    .cloned()
             });
         let Some(carrier) = carrier else {
             continue;
@@ -643,6 +650,11 @@ fn flag(w: &mut Working<'_>, detections: &Detections, flag_instead: &[(usize, Ru
 }
 
 fn extract_patterns(w: &mut Working<'_>, snapshot: &Snapshot, detections: &Detections) {
+    let by_id: BTreeMap<&str, &Memory> = snapshot
+        .memories
+        .iter()
+        .map(|m| (m.id.as_str(), m))
+        .collect();
     for pattern in &detections.patterns {
         let members: Vec<String> = pattern
             .members
@@ -661,7 +673,7 @@ fn extract_patterns(w: &mut Working<'_>, snapshot: &Snapshot, detections: &Detec
         ) else {
             continue;
         };
-        let Some(medoid) = snapshot.memories.iter().find(|m| m.id == pattern.medoid_id) else {
+        let Some(&medoid) = by_id.get(pattern.medoid_id.as_str()) else {
             continue;
         };
         let (id, reason) = match &pattern.pattern_id {
