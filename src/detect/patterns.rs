@@ -2,7 +2,7 @@
 //! memory.
 //!
 //! A recurrence is not a topic. Episodes found a pattern only when every
-//! pair of them is at least `pattern_similarity` apart (complete linkage),
+//! pair of them is at cosine `pattern_similarity` or more (greedy cliques),
 //! they happened on at least `pattern_min_size` distinct days, and they share
 //! a predicate: content words that every one of them says (lemmas or WordNet
 //! synonyms), at least one of them not a name or a number. An episode that
@@ -23,7 +23,8 @@ use super::{DAY_MS, DetectSettings, Lexicon, Prepared, Snapshot, round4, similar
 use crate::embed::dot;
 use crate::model::{LinkType, Memory, MemoryKind, MemoryStatus, Millis};
 
-/// Content words (not names or numbers) every instance must share.
+/// Content words of distinct lemmas (not names or numbers) every instance
+/// must share.
 const MIN_SHARED_WORDS: usize = 2;
 
 /// The category of the memories patterns create.
@@ -84,13 +85,19 @@ fn core(members: &[&Memory], medoid: usize, lexicon: &Lexicon) -> Option<String>
     // A predicate and what it is about, beyond the names: one shared word
     // ("pride", "LGBTQ") is a topic, not a recurring event. The first word
     // is capitalised anyway, and mostly the subject: it does not count.
-    let ordinary = own
+    // Words of one lemma ("shoes" … "shoe") count once.
+    let mut ordinary: Vec<&Token> = Vec::new();
+    for (t, _) in own
         .iter()
         .zip(&kept)
         .skip(1)
         .filter(|(t, k)| **k && t.role == Role::Content)
-        .count();
-    if ordinary < MIN_SHARED_WORDS {
+    {
+        if !ordinary.iter().any(|o| o.shares_lemma(t)) {
+            ordinary.push(t);
+        }
+    }
+    if ordinary.len() < MIN_SHARED_WORDS {
         return None;
     }
     // Function words stay where they lead into a kept word ("to the gym").
