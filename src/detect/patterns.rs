@@ -145,11 +145,15 @@ fn date(at: Millis) -> String {
 
 /// A candidate pattern over `instances` (at least two), or `None` when they
 /// are not one recurrence.
+///
+/// `min_similarity` and `min_days` bound every pair and the distinct days;
+/// episodes joining a pattern were tested against its instances already and
+/// pass none (`f64::NEG_INFINITY`, 0), as they need not be close to each other.
 fn recurrence(
     pattern_id: Option<String>,
     instances: &[&Memory],
     members: Vec<String>,
-    settings: &DetectSettings,
+    (min_similarity, min_days): (f64, usize),
     lexicon: &Lexicon,
 ) -> Option<PatternCluster> {
     let mut cohesion = f64::INFINITY;
@@ -158,7 +162,7 @@ fn recurrence(
         let mut sum = 0.0;
         for (_, b) in instances.iter().enumerate().filter(|(j, _)| *j != i) {
             let s = similarity(a, b)?;
-            if s < settings.pattern_similarity {
+            if s < min_similarity {
                 return None;
             }
             cohesion = cohesion.min(s);
@@ -172,7 +176,7 @@ fn recurrence(
         .iter()
         .map(|m| m.created_at().div_euclid(DAY_MS))
         .collect();
-    if days.len() < settings.pattern_min_size.max(2) {
+    if days.len() < min_days.max(2) {
         return None;
     }
     let core = core(instances, best.1, lexicon)?;
@@ -299,15 +303,16 @@ pub fn detect(
         let best = patterns
             .iter()
             .filter_map(|(id, instances)| {
-                let mut with: Vec<&Memory> = instances.clone();
-                with.push(episode);
                 let least = instances
                     .iter()
                     .map(|m| similarity(episode, m))
                     .try_fold(f64::INFINITY, |acc, s| s.map(|s| acc.min(s)))?;
-                (least >= settings.pattern_similarity
-                    && core(&with, with.len() - 1, lexicon).is_some())
-                .then_some((least, *id))
+                if least < settings.pattern_similarity {
+                    return None;
+                }
+                let mut with: Vec<&Memory> = instances.clone();
+                with.push(episode);
+                core(&with, with.len() - 1, lexicon).map(|_| (least, *id))
             })
             .max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(a.1)));
         match best {
@@ -323,14 +328,14 @@ pub fn detect(
         let members = new.iter().map(|m| m.id.clone()).collect();
         // Joining episodes are close to every earlier instance, not
         // necessarily to each other: the text is recomputed, the test is not.
-        let relaxed = DetectSettings {
-            pattern_similarity: f64::NEG_INFINITY,
-            pattern_min_size: 0,
-            ..settings.clone()
-        };
-        if let Some(p) = recurrence(Some(id.to_owned()), &instances, members, &relaxed, lexicon) {
-            found.push(p);
-        }
+        let joined = (f64::NEG_INFINITY, 0);
+        found.extend(recurrence(
+            Some(id.to_owned()),
+            &instances,
+            members,
+            joined,
+            lexicon,
+        ));
     }
     let local = |i: usize| free.binary_search(&i).unwrap_or(usize::MAX);
     let pairs: Vec<(usize, usize, f64)> = similar_pairs(
@@ -352,7 +357,8 @@ pub fn detect(
             .map(|&i| prepared.items[free[i]].memory)
             .collect();
         let members = instances.iter().map(|m| m.id.clone()).collect();
-        found.extend(recurrence(None, &instances, members, settings, lexicon));
+        let bounds = (settings.pattern_similarity, settings.pattern_min_size);
+        found.extend(recurrence(None, &instances, members, bounds, lexicon));
     }
     found
 }

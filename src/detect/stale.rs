@@ -7,7 +7,7 @@
 //! or it is an instance of an active pattern (the planner also accepts a
 //! pattern this cycle founds).
 
-use std::collections::BTreeSet;
+use std::collections::HashMap;
 
 use serde::Serialize;
 
@@ -73,19 +73,19 @@ pub fn detect(
                 .push(prepared.items[newer].memory.id.clone());
         }
     }
-    let active: BTreeSet<&str> = prepared
+    let index: HashMap<&str, usize> = prepared
         .items
         .iter()
-        .map(|i| i.memory.id.as_str())
+        .enumerate()
+        .map(|(k, item)| (item.memory.id.as_str(), k))
         .collect();
     for link in links
         .iter()
-        .filter(|l| l.link_type == LinkType::InstanceOf && active.contains(l.to_id.as_str()))
+        .filter(|l| l.link_type == LinkType::InstanceOf && index.contains_key(l.to_id.as_str()))
     {
-        if let Some(stale) = faded
-            .iter_mut()
-            .flatten()
-            .find(|s| s.memory_id == link.from_id)
+        if let Some(stale) = index
+            .get(link.from_id.as_str())
+            .and_then(|&k| faded[k].as_mut())
         {
             stale.covered_by.push(link.to_id.clone());
         }
