@@ -4,7 +4,9 @@
 use chrono::Utc;
 use serde::{Deserialize, Serialize};
 
-use crate::model::Millis;
+/// Milliseconds since the Unix epoch, UTC. Stored and compared as integers so
+/// that state is exact and ordering is total.
+pub type Millis = i64;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -15,7 +15,7 @@ use thiserror::Error;
 
 use crate::clock::ClockMode;
 use crate::embed::EmbeddingConfig;
-use crate::event::Limits;
+use crate::event::{Limits, WireFormat};
 use crate::index::IndexConfig;
 use crate::salience::SalienceParams;
 
@@ -277,9 +277,9 @@ pub struct KafkaConfig {
     pub topic_dlq: String,
     /// `auto` (Avro single-object encoding when a message starts with its
     /// marker, JSON otherwise), `json` or `avro`.
-    pub input_format: String,
+    pub input_format: InputFormat,
     /// `avro` or `json`.
-    pub output_format: String,
+    pub output_format: WireFormat,
     /// Create missing topics at start-up with these settings.
     pub create_topics: bool,
     pub topic_partitions: i32,
@@ -327,8 +327,8 @@ impl Default for KafkaConfig {
             topic_contradiction_detected: "contradiction.detected".to_owned(),
             topic_consolidation_completed: "consolidation.completed".to_owned(),
             topic_dlq: "engram.dlq".to_owned(),
-            input_format: "auto".to_owned(),
-            output_format: "avro".to_owned(),
+            input_format: InputFormat::Auto,
+            output_format: WireFormat::Avro,
             create_topics: false,
             topic_partitions: 6,
             topic_replication: 1,
@@ -359,7 +359,7 @@ pub struct ScyllaConfig {
     pub password: String,
     /// Consistency of every read and write: `local_quorum`, `quorum`, `one`,
     /// `local_one`, `all`, ...
-    pub consistency: String,
+    pub consistency: Consistency,
     /// Replication of the keyspace `engram migrate` creates:
     /// `NetworkTopologyStrategy` or `SimpleStrategy`.
     pub replication_class: String,
@@ -396,7 +396,7 @@ impl Default for ScyllaConfig {
             keyspace: "engram".to_owned(),
             username: String::new(),
             password: String::new(),
-            consistency: "local_quorum".to_owned(),
+            consistency: Consistency::LocalQuorum,
             replication_class: "NetworkTopologyStrategy".to_owned(),
             replication_factor: 3,
             datacenters: String::new(),
@@ -472,16 +472,160 @@ pub struct LogConfig {
     /// `tracing` filter, e.g. `info` or `engram=debug`.
     pub level: String,
     /// `auto` (human on a terminal, JSON otherwise), `human` or `json`.
-    pub format: String,
+    pub format: LogFormat,
 }
 
 impl Default for LogConfig {
     fn default() -> Self {
         Self {
             level: "info".to_owned(),
-            format: "auto".to_owned(),
+            format: LogFormat::Auto,
         }
     }
+}
+
+/// Collects every value out of its range, so one error names them all.
+#[derive(Default)]
+struct Checks(Vec<String>);
+
+impl Checks {
+    fn finite(&mut self, key: &str, value: f64) {
+        if !value.is_finite() {
+            self.0
+                .push(format!("{key} must be a finite number, not {value}"));
+        }
+    }
+
+    fn positive(&mut self, key: &str, value: f64) {
+        if !(value.is_finite() && value > 0.0) {
+            self.0.push(format!("{key} must be above 0, not {value}"));
+        }
+    }
+
+    fn unit(&mut self, key: &str, value: f64) {
+        if !(0.0..=1.0).contains(&value) {
+            self.0
+                .push(format!("{key} must be between 0 and 1, not {value}"));
+        }
+    }
+
+    fn open_unit(&mut self, key: &str, value: f64) {
+        if !(value > 0.0 && value < 1.0) {
+            self.0
+                .push(format!("{key} must be above 0 and below 1, not {value}"));
+        }
+    }
+
+    fn at_least<T: PartialOrd + std::fmt::Display>(&mut self, key: &str, value: T, least: T) {
+        if value < least {
+            self.0
+                .push(format!("{key} must be at least {least}, not {value}"));
+        }
+    }
+
+    fn one_of(&mut self, key: &str, value: &str, allowed: &[&str]) {
+        if !allowed.contains(&value) {
+            self.0.push(format!(
+                "{key} must be one of {}, not `{value}`",
+                allowed.join(", ")
+            ));
+        }
+    }
+
+    fn finish(self) -> Result<(), ConfigError> {
+        if self.0.is_empty() {
+            return Ok(());
+        }
+        Err(ConfigError::Invalid {
+            origin: String::new(),
+            reason: self.0.join("; "),
+        })
+    }
+}
+
+/// How input records are decoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InputFormat {
+    /// Each record says: Avro single-object encoding when it starts with
+    /// its marker, JSON otherwise.
+    Auto,
+    Json,
+    Avro,
+}
+
+impl InputFormat {
+    /// The one format every record must have; `None`: detected per record.
+    pub fn fixed(self) -> Option<WireFormat> {
+        match self {
+            InputFormat::Auto => None,
+            InputFormat::Json => Some(WireFormat::Json),
+            InputFormat::Avro => Some(WireFormat::Avro),
+        }
+    }
+}
+
+/// The consistency level of every ScyllaDB read and write; names are read
+/// case-insensitively (`LOCAL_QUORUM` as CQL writes it, or `local_quorum`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Consistency {
+    Any,
+    One,
+    Two,
+    Three,
+    Quorum,
+    All,
+    LocalQuorum,
+    EachQuorum,
+    LocalOne,
+}
+
+impl Consistency {
+    const ALL: [Consistency; 9] = [
+        Consistency::Any,
+        Consistency::One,
+        Consistency::Two,
+        Consistency::Three,
+        Consistency::Quorum,
+        Consistency::All,
+        Consistency::LocalQuorum,
+        Consistency::EachQuorum,
+        Consistency::LocalOne,
+    ];
+}
+
+impl<'de> Deserialize<'de> for Consistency {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        Consistency::ALL
+            .into_iter()
+            .find(|level| level.to_string().eq_ignore_ascii_case(&name))
+            .ok_or_else(|| {
+                let names: Vec<String> = Consistency::ALL.iter().map(|l| l.to_string()).collect();
+                serde::de::Error::custom(format!(
+                    "unknown consistency `{name}`, expected one of {}",
+                    names.join(", ")
+                ))
+            })
+    }
+}
+
+impl std::fmt::Display for Consistency {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let name = serde_json::to_value(self).unwrap_or(Json::Null);
+        write!(f, "{}", name.as_str().unwrap_or("?"))
+    }
+}
+
+/// How log lines are written to stderr.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LogFormat {
+    /// Human on a terminal, JSON otherwise.
+    Auto,
+    Human,
+    Json,
 }
 
 /// Where a setting came from, for error messages.
@@ -525,10 +669,90 @@ impl Config {
         for item in env_overrides.collect::<Vec<_>>().into_iter().chain(flags) {
             apply_override(&mut merged, &defaults, &item)?;
         }
-        serde_json::from_value(merged).map_err(|e| ConfigError::Invalid {
+        let config: Config = serde_json::from_value(merged).map_err(|e| ConfigError::Invalid {
             origin: String::new(),
             reason: e.to_string(),
-        })
+        })?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Checks every range a value must be in, so that `engram config` rejects
+    /// what would otherwise fail (or misbehave) later, naming the key.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let mut checks = Checks::default();
+        let s = &self.salience;
+        checks.open_unit("salience.decay", s.decay);
+        checks.positive("salience.min_age_secs", s.min_age_secs);
+        checks.positive("salience.pivot_age_secs", s.pivot_age_secs);
+        checks.positive("salience.scale", s.scale);
+        checks.finite("salience.importance_weight", s.importance_weight);
+        let c = &self.consolidation;
+        for (key, value) in [
+            ("consolidation.duplicate_threshold", c.duplicate_threshold),
+            (
+                "consolidation.contradiction_min_similarity",
+                c.contradiction_min_similarity,
+            ),
+            (
+                "consolidation.change_min_similarity",
+                c.change_min_similarity,
+            ),
+            ("consolidation.pattern_similarity", c.pattern_similarity),
+            ("consolidation.archive_threshold", c.archive_threshold),
+            ("consolidation.selective_at", c.selective_at),
+            ("consolidation.aggressive_at", c.aggressive_at),
+            (
+                "consolidation.selective_duplicate_threshold",
+                c.selective_duplicate_threshold,
+            ),
+            (
+                "consolidation.aggressive_duplicate_threshold",
+                c.aggressive_duplicate_threshold,
+            ),
+            (
+                "consolidation.selective_archive_threshold",
+                c.selective_archive_threshold,
+            ),
+            (
+                "consolidation.aggressive_archive_threshold",
+                c.aggressive_archive_threshold,
+            ),
+        ] {
+            checks.unit(key, value);
+        }
+        checks.at_least("consolidation.pattern_min_size", c.pattern_min_size, 2);
+        checks.at_least(
+            "consolidation.max_memories_per_cycle",
+            c.max_memories_per_cycle,
+            1,
+        );
+        checks.at_least("pipeline.batch_size", self.pipeline.batch_size, 1);
+        checks.at_least("embedding.max_batch", self.embedding.max_batch, 1);
+        let k = &self.kafka;
+        checks.at_least("kafka.flush_max_events", k.flush_max_events, 1);
+        checks.at_least("kafka.max_concurrent_cycles", k.max_concurrent_cycles, 1);
+        checks.one_of(
+            "kafka.auto_offset_reset",
+            &k.auto_offset_reset,
+            &["earliest", "latest"],
+        );
+        checks.one_of(
+            "kafka.security_protocol",
+            &k.security_protocol.to_ascii_lowercase(),
+            &["plaintext", "ssl", "sasl_plaintext", "sasl_ssl"],
+        );
+        if self.uses_broker() {
+            checks.at_least("kafka.topic_partitions", k.topic_partitions, 1);
+            checks.at_least("kafka.topic_replication", k.topic_replication, 1);
+        }
+        // Below a few KiB, one memory row (vector included) would not fit.
+        checks.at_least(
+            "scylla.max_batch_bytes",
+            self.scylla.max_batch_bytes,
+            16 * 1024,
+        );
+        checks.finish()
     }
 
     /// Whether a broker is configured (service mode) or not (embedded mode).
@@ -711,6 +935,45 @@ mod tests {
             "{shown}"
         );
         assert!(shown.contains("sasl_password = \"********\""), "{shown}");
+    }
+
+    #[test]
+    fn values_out_of_range_are_rejected_at_load_naming_their_keys() {
+        let error = Config::load(
+            None,
+            vec![],
+            vec![
+                flag("salience.decay", "1"),
+                flag("consolidation.duplicate_threshold", "1.5"),
+                flag("pipeline.batch_size", "0"),
+            ],
+        )
+        .unwrap_err()
+        .to_string();
+        for key in [
+            "salience.decay",
+            "consolidation.duplicate_threshold",
+            "pipeline.batch_size",
+        ] {
+            assert!(error.contains(key), "{error}");
+        }
+        let unknown_format = Config::load(None, vec![], vec![flag("log.format", "xml")]);
+        assert!(unknown_format.unwrap_err().to_string().contains("xml"));
+        let format = Config::load(None, vec![], vec![flag("kafka.input_format", "json")]);
+        assert_eq!(format.unwrap().kafka.input_format, InputFormat::Json);
+    }
+
+    #[test]
+    fn consistency_names_are_read_case_insensitively() {
+        let level = |name: &str| {
+            Config::load(None, vec![], vec![flag("scylla.consistency", name)])
+                .map(|c| c.scylla.consistency)
+        };
+        assert_eq!(level("local_quorum").unwrap(), Consistency::LocalQuorum);
+        assert_eq!(level("QUORUM").unwrap(), Consistency::Quorum);
+        assert_eq!(level("local_one").unwrap(), Consistency::LocalOne);
+        assert!(level("serial").is_err());
+        assert_eq!(Consistency::LocalQuorum.to_string(), "local_quorum");
     }
 
     #[test]

@@ -14,7 +14,6 @@ use std::sync::Arc;
 use chrono::DateTime;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
-use uuid::Uuid;
 
 use crate::config::ConsolidationConfig;
 use crate::detect::{DetectSettings, Lexicon, Snapshot, WordNet};
@@ -23,6 +22,7 @@ use crate::event::{
     ConsolidationCompleted, ConsolidationTriggered, ContradictionDetected, Event, PatternExtracted,
     RunAction, RunCounts, RunMode, Timestamp, TriggerReason,
 };
+use crate::ids::derived_id;
 use crate::model::{MemoryStatus, Millis, RunReport, Tier};
 use crate::plan::{
     ContradictionFinding, LinkChange, MemoryChange, PatternFinding, Plan, PlanRequest,
@@ -31,15 +31,6 @@ use crate::plan::{
 use crate::rewrite::PatternRewriter;
 use crate::salience::SalienceParams;
 use crate::store::{Store, StoreError, Write, WriteBatch};
-
-/// Namespace of every id engram derives (run ids, output event ids).
-const ENGRAM_NAMESPACE: Uuid = Uuid::from_u128(0x6a1c_52e4_9b0d_4f7e_8e53_0d1f_2c3b_4a59);
-
-/// A deterministic id from its parts: the same parts always give the same id,
-/// so replays produce outputs consumers can de-duplicate.
-pub fn derived_id(parts: &[&str]) -> String {
-    Uuid::new_v5(&ENGRAM_NAMESPACE, parts.join("\u{1f}").as_bytes()).to_string()
-}
 
 #[derive(Debug, Error)]
 pub enum CycleError {

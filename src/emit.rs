@@ -1,12 +1,14 @@
 //! Where output events go: the [`OutputSink`] trait, and its embedded-mode
-//! implementation writing JSON lines to a file or stdout. The Kafka sink is
-//! in [`crate::kafka`].
+//! implementation writing JSON lines to a file or stdout; the
+//! [`RequestSink`] through which the HTTP API sends a consolidation request
+//! into the input stream. The Kafka implementations are in [`crate::kafka`].
 
 use std::io::{self, Write};
 
+use futures::future::BoxFuture;
 use thiserror::Error;
 
-use crate::event::{Event, EventCodec};
+use crate::event::{ConsolidationRequested, Event, EventCodec};
 
 #[derive(Debug, Error)]
 #[error("output failed: {0}")]
@@ -26,6 +28,13 @@ pub trait OutputSink {
     fn emit(&mut self, event: &Event) -> Result<(), SinkError>;
     /// Returns once every queued event has reached its destination.
     fn flush(&mut self) -> Result<(), SinkError>;
+}
+
+/// Puts a consolidation request into the input stream, so that the worker
+/// owning the user runs it in order with the user's events (service mode).
+pub trait RequestSink: Send + Sync {
+    /// Resolves once the broker has the request.
+    fn send(&self, request: ConsolidationRequested) -> BoxFuture<'_, Result<(), SinkError>>;
 }
 
 impl OutputSink for JsonLinesSink<'_> {

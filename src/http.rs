@@ -33,11 +33,11 @@ use serde_json::json;
 use thiserror::Error;
 use tokio::runtime::Handle;
 
-use crate::event::{ConsolidationRequested, Event};
-use crate::kafka::OutputProducer;
+use crate::emit::RequestSink;
+use crate::event::ConsolidationRequested;
 use crate::metrics::Metrics;
-use crate::state::request_run_id;
 use crate::store::{Store, StoreError};
+use crate::trigger::request_run_id;
 
 #[derive(Debug, Error)]
 pub enum HttpError {
@@ -120,7 +120,7 @@ pub struct HttpState {
     pub health: Arc<Health>,
     pub store: Arc<dyn Store>,
     /// Sends consolidation requests into the stream (service mode only).
-    pub requests: Option<Arc<OutputProducer>>,
+    pub requests: Option<Arc<dyn RequestSink>>,
     /// How long `POST /users/{id}/consolidate` waits for the run's report.
     pub report_wait: Duration,
     pub max_id_bytes: usize,
@@ -317,12 +317,7 @@ async fn consolidate(
         reason: Some("http".to_owned()),
     };
     let run_id = request_run_id(&request);
-    let stop = AtomicBool::new(false);
-    let sent = tokio::time::timeout(
-        Duration::from_secs(10),
-        producer.deliver(&[Event::ConsolidationRequested(request.clone())], &stop),
-    )
-    .await;
+    let sent = tokio::time::timeout(Duration::from_secs(10), producer.send(request.clone())).await;
     match sent {
         Ok(Ok(())) => {}
         Ok(Err(e)) => return error(StatusCode::SERVICE_UNAVAILABLE, e.to_string()),

@@ -10,6 +10,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use prometheus::core::Collector;
 use prometheus::{
     Encoder, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge,
     IntGaugeVec, Opts, Registry, TextEncoder,
@@ -33,6 +34,8 @@ pub struct Metrics {
     pub rejected: IntCounterVec,
     pub outputs: IntCounterVec,
     pub delivery_failures: IntCounter,
+    /// Input batches (or resumptions) that failed and were retried.
+    pub batch_failures: IntCounter,
     pub consumer_lag: IntGaugeVec,
     pub partitions_assigned: IntGauge,
     pub store_commit_seconds: Histogram,
@@ -90,6 +93,10 @@ impl Metrics {
             delivery_failures: IntCounter::new(
                 "output_delivery_failures_total",
                 "Output deliveries that failed and were retried",
+            )?,
+            batch_failures: IntCounter::new(
+                "batch_failures_total",
+                "Input batches (or resumptions after a failure) that failed and were retried",
             )?,
             consumer_lag: IntGaugeVec::new(
                 Opts::new(
@@ -153,6 +160,7 @@ impl Metrics {
         r.register(Box::new(self.rejected.clone()))?;
         r.register(Box::new(self.outputs.clone()))?;
         r.register(Box::new(self.delivery_failures.clone()))?;
+        r.register(Box::new(self.batch_failures.clone()))?;
         r.register(Box::new(self.consumer_lag.clone()))?;
         r.register(Box::new(self.partitions_assigned.clone()))?;
         r.register(Box::new(self.store_commit_seconds.clone()))?;
@@ -170,6 +178,29 @@ impl Metrics {
             tracing::warn!(%error, "cannot encode the metrics");
         }
         String::from_utf8_lossy(&buffer).into_owned()
+    }
+
+    /// Logs the running totals (periodically and at shutdown), from the same
+    /// counters `/metrics` exports.
+    pub fn log_totals(&self, message: &str) {
+        let sum = |counters: &IntCounterVec| -> u64 {
+            counters
+                .collect()
+                .iter()
+                .flat_map(|family| family.get_metric())
+                .map(|metric| metric.get_counter().get_value() as u64)
+                .sum()
+        };
+        tracing::info!(
+            consumed = sum(&self.consumed),
+            applied = sum(&self.applied),
+            replayed = self.replayed.get(),
+            rejected = sum(&self.rejected),
+            outputs = sum(&self.outputs),
+            delivery_failures = self.delivery_failures.get(),
+            batch_failures = self.batch_failures.get(),
+            "{message}"
+        );
     }
 
     /// Counts what one processed batch applied and skipped.

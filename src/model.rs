@@ -6,9 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::salience::SalienceState;
 
-/// Milliseconds since the Unix epoch, UTC. Stored and compared as integers so
-/// that state is exact and ordering is total.
-pub type Millis = i64;
+pub use crate::clock::Millis;
 
 /// The four kinds of memory an agent platform distinguishes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

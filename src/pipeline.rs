@@ -12,9 +12,7 @@ use tokio::runtime::Handle;
 use tokio::sync::Semaphore;
 
 use crate::clock::Clock;
-use crate::cycle::{
-    CycleError, CycleRequest, CycleSettings, confirm_run, derived_id, run_cycle_unconfirmed,
-};
+use crate::cycle::{CycleError, CycleRequest, CycleSettings, confirm_run, run_cycle_unconfirmed};
 use crate::embed::{
     EmbedBatcher, EmbedCounts, EmbedError, Embedder, EmbeddingConfig, MissingEmbeddings, SubBatch,
     embed_bucketed,
@@ -22,12 +20,14 @@ use crate::embed::{
 use crate::emit::{OutputSink, SinkError};
 use crate::event::{DeadLetter, DecodeError, Event, EventCodec, EventType, WireFormat};
 use crate::event::{RunMode, TriggerReason};
+use crate::ids::derived_id;
 use crate::index::UserIndexes;
 use crate::model::{Millis, PendingRun, UserState};
 use crate::schedule::Schedule;
 use crate::source::{LineSource, SourceRecord};
 use crate::state::{Disposition, Position, StateBatch};
 use crate::store::{Store, StoreError};
+use crate::trigger::automatic_run;
 
 #[derive(Debug, Error)]
 pub enum PipelineError {
@@ -555,12 +555,8 @@ impl<'a> Pipeline<'a> {
                 continue;
             };
             let previous = state.last_run_id.clone().unwrap_or_default();
-            state.cycle.pending_runs.push(PendingRun {
-                run_id: derived_id(&[&user_id, "schedule", &due.to_string(), &previous]),
-                trigger: TriggerReason::Schedule,
-                mode: RunMode::Execute,
-                now: due,
-            });
+            let run = automatic_run(&user_id, TriggerReason::Schedule, due, &previous);
+            state.cycle.pending_runs.push(run);
             let mut batch = crate::store::WriteBatch::default();
             batch.push(crate::store::Write::PutUserState(state));
             self.store.commit(&batch)?;

@@ -37,7 +37,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::Millis;
+use crate::clock::Millis;
 
 /// Reads kept exactly (Petrov's `k`).
 pub const RECENT_KEPT: usize = 3;

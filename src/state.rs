@@ -8,10 +8,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::cycle::{CycleSettings, derived_id};
+use crate::cycle::CycleSettings;
 use crate::embed::{EMBEDDING_DIM, normalised};
 use crate::event::{
-    ConsolidationRequested, Event, EventType, MemoryAccessed, MemoryCreated, RunMode, TriggerReason,
+    ConsolidationRequested, Event, EventType, MemoryAccessed, MemoryCreated, TriggerReason,
 };
 use crate::index::{Neighbour, UserIndexes, VectorIndex};
 use crate::model::{Memory, MemoryStatus, Millis, PendingRun, UserState};
@@ -19,6 +19,7 @@ use crate::plan::tokens;
 use crate::salience::SalienceState;
 use crate::store::{Store, StoreError, Write, WriteBatch};
 use crate::text::{content_hash, normalise_tags};
+use crate::trigger::{automatic_run, requested_run};
 
 /// Where an event came from: its stream and position in it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -203,27 +204,20 @@ impl<'a> StateBatch<'a> {
         self.triggered.iter().cloned()
     }
 
-    /// Queues a cycle for a user, once per trigger and batch.
-    fn trigger(
-        &mut self,
-        user_id: &str,
-        trigger: TriggerReason,
-        mode: RunMode,
-        run_id: String,
-        now: Millis,
-    ) {
+    /// Queues a cycle for a user, once per run id and batch.
+    fn trigger(&mut self, user_id: &str, run: PendingRun) {
         let Some(user) = self.users.get_mut(user_id) else {
             return;
         };
-        if user.cycle.pending_runs.iter().any(|p| p.run_id == run_id) {
+        if user
+            .cycle
+            .pending_runs
+            .iter()
+            .any(|p| p.run_id == run.run_id)
+        {
             return;
         }
-        user.cycle.pending_runs.push(PendingRun {
-            run_id,
-            trigger,
-            mode,
-            now,
-        });
+        user.cycle.pending_runs.push(run);
         self.triggered.insert(user_id.to_owned());
     }
 
@@ -235,22 +229,15 @@ impl<'a> StateBatch<'a> {
         let config = &self.settings.consolidation;
         let tier = self.settings.tier(user.cycle.tokens);
         let previous_run = user.last_run_id.clone().unwrap_or_default();
-        let automatic =
-            |reason: &str| derived_id(&[user_id, reason, &now.to_string(), &previous_run]);
+        let automatic = |trigger| automatic_run(user_id, trigger, now, &previous_run);
         let pending = |user: &UserState, trigger| {
             user.cycle.pending_runs.iter().any(|p| p.trigger == trigger)
         };
         if tier != user.cycle.tier {
             user.cycle.tier = tier;
             if !pending(user, TriggerReason::Capacity) {
-                let run_id = automatic("capacity");
-                self.trigger(
-                    user_id,
-                    TriggerReason::Capacity,
-                    RunMode::Execute,
-                    run_id,
-                    now,
-                );
+                let run = automatic(TriggerReason::Capacity);
+                self.trigger(user_id, run);
                 return;
             }
         }
@@ -262,14 +249,8 @@ impl<'a> StateBatch<'a> {
             && !pending(user, TriggerReason::Threshold)
             && !pending(user, TriggerReason::Capacity)
         {
-            let run_id = automatic("threshold");
-            self.trigger(
-                user_id,
-                TriggerReason::Threshold,
-                RunMode::Execute,
-                run_id,
-                now,
-            );
+            let run = automatic(TriggerReason::Threshold);
+            self.trigger(user_id, run);
         }
     }
 
@@ -477,14 +458,7 @@ impl<'a> StateBatch<'a> {
     }
 
     fn request(&mut self, event: &ConsolidationRequested, now: Millis) -> Disposition {
-        let mode = if event.execute.unwrap_or(false) {
-            RunMode::Execute
-        } else {
-            RunMode::DryRun
-        };
-        let run_id = request_run_id(event);
-        let at = now.max(event.requested_at.timestamp_millis());
-        self.trigger(&event.user_id, TriggerReason::Manual, mode, run_id, at);
+        self.trigger(&event.user_id, requested_run(event, now));
         Disposition::Applied(EventType::ConsolidationRequested)
     }
 
@@ -566,11 +540,4 @@ pub fn usable_embedding(values: &[f32]) -> Option<Vec<f32>> {
     (values.len() == EMBEDDING_DIM)
         .then(|| normalised(values))
         .flatten()
-}
-
-/// The run a `consolidation.requested` event starts: derived from the user
-/// and the event id, so whoever sent the request knows which report to wait
-/// for, and a replayed request is the same run.
-pub fn request_run_id(event: &ConsolidationRequested) -> String {
-    derived_id(&[&event.user_id, &event.event_id])
 }

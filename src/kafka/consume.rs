@@ -356,7 +356,7 @@ pub fn consume(shared: Arc<Shared>, shutdown: &AtomicBool) -> Result<(), KafkaEr
             last_commit = Instant::now();
         }
         if last_report.elapsed() >= report_every {
-            shared.stats.log("stream progress");
+            shared.metrics.log_totals("stream progress");
             last_report = Instant::now();
         }
     }

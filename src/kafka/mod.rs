@@ -17,7 +17,7 @@ mod worker;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use dashmap::DashMap;
@@ -32,12 +32,12 @@ pub use topics::{Topics, create_missing};
 use crate::clock::ClockMode;
 use crate::config::{Config, KafkaConfig};
 use crate::cycle::CycleSettings;
-use crate::embed::{BatcherConfig, EmbedBatcher, Embedder, EmbeddingConfig};
+use crate::embed::{EmbedBatcher, Embedder, EmbeddingConfig};
 use crate::event::{EventCodec, WireFormat};
-use crate::http::{self, Health, HttpState};
+use crate::http::Health;
 use crate::index::IndexConfig;
 use crate::metrics::Metrics;
-use crate::pipeline::{Decoding, RunSummary};
+use crate::pipeline::Decoding;
 use crate::store::Store;
 
 #[derive(Debug, Error)]
@@ -50,50 +50,6 @@ pub enum KafkaError {
     Encode(String),
     #[error("output delivery failed: {0}")]
     Delivery(String),
-}
-
-/// Running totals of one instance, logged periodically and at shutdown.
-#[derive(Debug, Default)]
-pub struct Stats {
-    pub consumed: AtomicU64,
-    pub applied: AtomicU64,
-    pub replayed: AtomicU64,
-    pub rejected: AtomicU64,
-    pub produced: AtomicU64,
-    pub delivery_failures: AtomicU64,
-    /// Batches (or resumptions) that failed and were retried.
-    pub failures: AtomicU64,
-    pub cycles: AtomicU64,
-    pub batches: AtomicU64,
-}
-
-impl Stats {
-    fn add(&self, summary: &RunSummary) {
-        self.applied
-            .fetch_add(summary.applied_total(), Ordering::Relaxed);
-        self.replayed.fetch_add(summary.replayed, Ordering::Relaxed);
-        self.rejected
-            .fetch_add(summary.rejected_total(), Ordering::Relaxed);
-        self.cycles
-            .fetch_add(summary.cycles.values().sum(), Ordering::Relaxed);
-        self.batches.fetch_add(1, Ordering::Relaxed);
-    }
-
-    pub fn log(&self, message: &str) {
-        let get = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
-        tracing::info!(
-            consumed = get(&self.consumed),
-            applied = get(&self.applied),
-            replayed = get(&self.replayed),
-            rejected = get(&self.rejected),
-            produced = get(&self.produced),
-            delivery_failures = get(&self.delivery_failures),
-            failures = get(&self.failures),
-            cycles = get(&self.cycles),
-            batches = get(&self.batches),
-            "{message}"
-        );
-    }
 }
 
 /// What every partition worker shares.
@@ -116,123 +72,61 @@ pub(crate) struct Shared {
     /// Next offset to commit per (topic, partition): everything before it is
     /// durable.
     offsets: DashMap<(String, i32), i64>,
-    stats: Arc<Stats>,
     metrics: Arc<Metrics>,
     health: Arc<Health>,
 }
 
-/// The pieces of a service instance that are built outside this module.
+/// What a service instance is made of; the application builds every part
+/// (one runtime, the store, the embedder and its batcher, the producer that
+/// the HTTP API shares) and this module runs the consumer group with them.
 pub struct ServiceParts {
+    pub codec: EventCodec,
     pub store: Arc<dyn Store>,
     pub settings: CycleSettings,
     pub embedder: Option<Arc<dyn Embedder>>,
+    pub batcher: Option<EmbedBatcher>,
+    pub producer: Arc<OutputProducer>,
+    pub topics: Topics,
+    /// `None`: each record says its format (auto-detected).
+    pub input_format: Option<WireFormat>,
     pub metrics: Arc<Metrics>,
-    /// Where to serve `/healthz`, `/readyz`, `/metrics` and the API; `None`:
-    /// nowhere.
-    pub http_bind: Option<String>,
+    pub health: Arc<Health>,
+    /// Where the I/O runs: the producer's deliveries, cycle permits, the
+    /// embedding batcher.
+    pub runtime: Handle,
 }
 
-fn wire_format(name: &str, key: &str, auto: bool) -> Result<Option<WireFormat>, KafkaError> {
-    match name {
-        "json" => Ok(Some(WireFormat::Json)),
-        "avro" => Ok(Some(WireFormat::Avro)),
-        "auto" if auto => Ok(None),
-        other => Err(KafkaError::Config(format!(
-            "{key} must be {}json or avro, not `{other}`",
-            if auto { "auto, " } else { "" }
-        ))),
-    }
-}
-
-/// Runs the service until `shutdown` is set (the binary sets it on SIGTERM
-/// or SIGINT): creates topics if configured to, joins the group, processes,
-/// and on the way out finishes in-flight batches, commits and leaves.
-pub fn run(
-    config: &Config,
-    parts: ServiceParts,
-    shutdown: Arc<AtomicBool>,
-) -> Result<Arc<Stats>, KafkaError> {
+/// Runs the consumer group until `shutdown` is set (the binary sets it on
+/// SIGTERM or SIGINT): joins the group, processes, and on the way out
+/// finishes in-flight batches, commits and leaves. Topics are created (if
+/// configured to) by the caller, before.
+pub fn run(config: &Config, parts: ServiceParts, shutdown: &AtomicBool) -> Result<(), KafkaError> {
     let kafka = &config.kafka;
-    let topics = Topics::from_config(kafka)?;
-    let input_format = wire_format(&kafka.input_format, "kafka.input_format", true)?;
-    let output_format = wire_format(&kafka.output_format, "kafka.output_format", false)?
-        .unwrap_or(WireFormat::Avro);
-    let codec = EventCodec::new(config.limits)
-        .map_err(|e| KafkaError::Config(format!("event schemas: {e}")))?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .thread_name("engram-io")
-        .build()
-        .map_err(|e| KafkaError::Client(format!("cannot start the runtime: {e}")))?;
-    if kafka.create_topics {
-        runtime.block_on(create_missing(kafka, &topics))?;
-    }
-    let stats = Arc::new(Stats::default());
-    let producer = Arc::new(OutputProducer::new(
-        kafka,
-        codec.clone(),
-        topics.clone(),
-        output_format,
-        Arc::clone(&stats),
-        Arc::clone(&parts.metrics),
-    )?);
-    let health = Arc::new(Health::service());
-    if let Some(bind) = &parts.http_bind {
-        http::spawn(
-            bind,
-            HttpState {
-                metrics: Arc::clone(&parts.metrics),
-                health: Arc::clone(&health),
-                store: Arc::clone(&parts.store),
-                requests: Some(Arc::clone(&producer)),
-                report_wait: Duration::from_secs(30),
-                max_id_bytes: config.limits.max_id_bytes,
-                token: config.http.required_token(),
-            },
-            runtime.handle(),
-        )
-        .map_err(|e| KafkaError::Config(e.to_string()))?;
-    }
-    let batcher = parts.embedder.as_ref().map(|embedder| {
-        let _guard = runtime.enter();
-        EmbedBatcher::spawn(
-            Arc::clone(embedder),
-            BatcherConfig {
-                max_batch: config.embedding.max_batch,
-                max_wait: Duration::from_millis(config.embedding.max_wait_ms),
-                sub_batch: config.embedding.sub_batch(),
-                bucketing: true,
-            },
-        )
-    });
-    let carried: BTreeMap<_, _> = topics.carried();
+    let carried: BTreeMap<_, _> = parts.topics.carried();
     let shared = Arc::new(Shared {
         config: kafka.clone(),
-        codec,
+        codec: parts.codec,
         store: parts.store,
         settings: parts.settings,
         embedding_config: config.embedding.clone(),
         index_config: config.index.clone(),
         embedder: parts.embedder,
-        batcher,
-        producer,
+        batcher: parts.batcher,
+        producer: parts.producer,
         decoding: Decoding::Topics {
-            format: input_format,
+            format: parts.input_format,
             carried: Arc::new(carried),
         },
         clock_mode: config.pipeline.clock,
-        topics,
+        topics: parts.topics,
         cycles: Arc::new(Semaphore::new(kafka.max_concurrent_cycles.max(1))),
-        runtime: runtime.handle().clone(),
+        runtime: parts.runtime,
         offsets: DashMap::new(),
-        stats: Arc::clone(&stats),
         metrics: parts.metrics,
-        health,
+        health: parts.health,
     });
-    consume::consume(Arc::clone(&shared), &shutdown)?;
+    consume::consume(Arc::clone(&shared), shutdown)?;
     shared.producer.flush(Duration::from_secs(10));
-    stats.log("engram service stopped");
-    drop(shared);
-    runtime.shutdown_timeout(Duration::from_secs(5));
-    Ok(stats)
+    shared.metrics.log_totals("engram service stopped");
+    Ok(())
 }

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use futures::future::join_all;
+use futures::future::{BoxFuture, join_all};
 use rdkafka::ClientConfig;
 use rdkafka::error::KafkaError as ClientError;
 use rdkafka::producer::{FutureProducer, FutureRecord, Producer};
@@ -19,12 +19,12 @@ use rdkafka::types::RDKafkaErrorCode;
 use rdkafka::util::Timeout;
 use tokio::runtime::Handle;
 
+use super::KafkaError;
 use super::client::{LogContext, client_config};
 use super::topics::Topics;
-use super::{KafkaError, Stats};
 use crate::config::KafkaConfig;
-use crate::emit::{OutputSink, SinkError};
-use crate::event::{Event, EventCodec, WireFormat};
+use crate::emit::{OutputSink, RequestSink, SinkError};
+use crate::event::{ConsolidationRequested, Event, EventCodec, WireFormat};
 use crate::metrics::Metrics;
 
 /// The producer of every output topic (one per instance, shared).
@@ -35,7 +35,6 @@ pub struct OutputProducer {
     codec: EventCodec,
     topics: Topics,
     format: WireFormat,
-    stats: Arc<Stats>,
     metrics: Arc<Metrics>,
 }
 
@@ -45,7 +44,6 @@ impl OutputProducer {
         codec: EventCodec,
         topics: Topics,
         format: WireFormat,
-        stats: Arc<Stats>,
         metrics: Arc<Metrics>,
     ) -> Result<Self, KafkaError> {
         let defaults = [
@@ -63,7 +61,6 @@ impl OutputProducer {
             codec,
             topics,
             format,
-            stats,
             metrics,
         })
     }
@@ -126,11 +123,8 @@ impl OutputProducer {
             let mut failed = Vec::new();
             for (&i, result) in pending.iter().zip(results) {
                 match result {
-                    Ok(_) => {
-                        self.stats.produced.fetch_add(1, Ordering::Relaxed);
-                    }
+                    Ok(_) => {}
                     Err((error, _)) => {
-                        self.stats.delivery_failures.fetch_add(1, Ordering::Relaxed);
                         self.metrics.delivery_failures.inc();
                         tracing::warn!(
                             topic = self.topics.topic(events[i].event_type()),
@@ -238,5 +232,18 @@ impl OutputSink for KafkaSink<'_> {
         // Delivered, or to be produced again from the uncommitted input.
         self.queued.clear();
         result.map_err(|e| SinkError(e.to_string()))
+    }
+}
+
+/// The HTTP API's requests go out like any output: retried until the broker
+/// takes them (the caller bounds the wait).
+impl RequestSink for OutputProducer {
+    fn send(&self, request: ConsolidationRequested) -> BoxFuture<'_, Result<(), SinkError>> {
+        Box::pin(async move {
+            let stop = AtomicBool::new(false);
+            self.deliver(&[Event::ConsolidationRequested(request)], &stop)
+                .await
+                .map_err(|e| SinkError(e.to_string()))
+        })
     }
 }

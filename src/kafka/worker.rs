@@ -20,11 +20,11 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use rdkafka::Message;
+use rdkafka::consumer::ConsumerContext;
 use rdkafka::consumer::base_consumer::PartitionQueue;
 use rdkafka::message::OwnedMessage;
 
 use super::Shared;
-use super::consume::GroupContext;
 use super::produce::KafkaSink;
 use crate::clock::Clock;
 use crate::embed::EMBEDDING_DIM;
@@ -79,10 +79,10 @@ pub struct WorkerHandle {
 impl WorkerHandle {
     /// Starts the worker of `partition` for the given input topics, reading
     /// their partition queues.
-    pub fn spawn(
+    pub fn spawn<C: ConsumerContext + 'static>(
         partition: i32,
         topics: Vec<String>,
-        mut queues: Vec<PartitionQueue<GroupContext>>,
+        mut queues: Vec<PartitionQueue<C>>,
         shared: Arc<Shared>,
     ) -> std::io::Result<Self> {
         let (inbox, strays) = channel();
@@ -133,11 +133,13 @@ impl WorkerHandle {
     }
 }
 
-struct Worker {
+/// Generic over the consumer's context only so that it does not depend on
+/// the group code that starts it.
+struct Worker<C: ConsumerContext> {
     partition: i32,
     topics: Vec<String>,
     shared: Arc<Shared>,
-    queues: Vec<PartitionQueue<GroupContext>>,
+    queues: Vec<PartitionQueue<C>>,
     strays: Receiver<OwnedMessage>,
     wake: Arc<Wake>,
     stop: Arc<AtomicBool>,
@@ -149,7 +151,7 @@ enum Collected {
     Stopped,
 }
 
-impl Worker {
+impl<C: ConsumerContext> Worker<C> {
     fn run(self) {
         let shared = Arc::clone(&self.shared);
         let clock = Clock::new(shared.clock_mode, false);
@@ -205,7 +207,6 @@ impl Worker {
                     let Some(summary) = processed else {
                         break;
                     };
-                    self.shared.stats.add(&summary);
                     self.shared.metrics.record_summary(&summary);
                     for (topic, offset) in next_offsets {
                         self.shared.offsets.insert((topic, self.partition), offset);
@@ -272,7 +273,6 @@ impl Worker {
             }
         }
         for message in &batch[before..] {
-            self.shared.stats.consumed.fetch_add(1, Ordering::Relaxed);
             self.shared
                 .metrics
                 .consumed
@@ -318,7 +318,7 @@ impl Worker {
                     // partition stand still meanwhile.
                     health.set_failing(self.partition, Some(format!("{what}: {error}")));
                     failed = true;
-                    self.shared.stats.failures.fetch_add(1, Ordering::Relaxed);
+                    self.shared.metrics.batch_failures.inc();
                     tracing::error!(
                         partition = self.partition,
                         %error,

@@ -21,10 +21,10 @@ use serde::{Deserialize, Serialize};
 pub use rules::{ActionType, Detection, Facts, Rule, RuleSet, RulesError};
 pub use tier::{Tier, tokens, usage};
 
-use crate::cycle::derived_id;
 use crate::detect::patterns::PATTERN_CATEGORY;
 use crate::detect::{Contradiction, DetectSettings, Detections, Lexicon, Snapshot, detect, round4};
 use crate::event::{ContradictionResolution, RunCounts};
+use crate::ids::derived_id;
 use crate::model::{Link, LinkType, Memory, MemoryKind, MemoryStatus, Millis};
 use crate::salience::{SalienceParams, SalienceState};
 use crate::text::content_hash;

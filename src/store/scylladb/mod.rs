@@ -263,25 +263,20 @@ async fn applied_versions(session: &Session) -> Result<Vec<i32>, StoreError> {
     Ok(versions)
 }
 
-/// `local_quorum` → `Consistency::LocalQuorum`, and so on.
-pub fn parse_consistency(name: &str) -> Result<Consistency, String> {
-    Ok(match name.to_ascii_lowercase().as_str() {
-        "any" => Consistency::Any,
-        "one" => Consistency::One,
-        "two" => Consistency::Two,
-        "three" => Consistency::Three,
-        "quorum" => Consistency::Quorum,
-        "all" => Consistency::All,
-        "local_quorum" => Consistency::LocalQuorum,
-        "each_quorum" => Consistency::EachQuorum,
-        "local_one" => Consistency::LocalOne,
-        other => {
-            return Err(format!(
-                "scylla.consistency `{other}` is not one of any, one, two, three, quorum, all, \
-                 local_quorum, each_quorum, local_one"
-            ));
-        }
-    })
+/// The driver's consistency for the configured one.
+pub fn driver_consistency(consistency: crate::config::Consistency) -> Consistency {
+    use crate::config::Consistency as Configured;
+    match consistency {
+        Configured::Any => Consistency::Any,
+        Configured::One => Consistency::One,
+        Configured::Two => Consistency::Two,
+        Configured::Three => Consistency::Three,
+        Configured::Quorum => Consistency::Quorum,
+        Configured::All => Consistency::All,
+        Configured::LocalQuorum => Consistency::LocalQuorum,
+        Configured::EachQuorum => Consistency::EachQuorum,
+        Configured::LocalOne => Consistency::LocalOne,
+    }
 }
 
 /// The client TLS configuration: trusted CAs from `tls_ca_file`, and a
@@ -333,7 +328,7 @@ pub fn tls_config(config: &ScyllaConfig) -> Result<Arc<rustls::ClientConfig>, St
 }
 
 async fn session(config: &ScyllaConfig, use_keyspace: bool) -> Result<Session, StoreError> {
-    let consistency = parse_consistency(&config.consistency).map_err(|e| open_error(config, e))?;
+    let consistency = driver_consistency(config.consistency);
     // Token-aware: a prepared statement's partition key picks its replicas.
     let mut policy = DefaultPolicy::builder().token_aware(true);
     if !config.local_datacenter.is_empty() {
@@ -1206,17 +1201,6 @@ impl Store for ScyllaStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn consistency_names_parse_case_insensitively() {
-        assert_eq!(
-            parse_consistency("local_quorum"),
-            Ok(Consistency::LocalQuorum)
-        );
-        assert_eq!(parse_consistency("QUORUM"), Ok(Consistency::Quorum));
-        assert_eq!(parse_consistency("local_one"), Ok(Consistency::LocalOne));
-        assert!(parse_consistency("serial").is_err());
-    }
 
     #[test]
     fn embeddings_round_trip_as_little_endian_f32() {

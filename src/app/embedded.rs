@@ -1,0 +1,133 @@
+//! Embedded mode: events from a file or stdin through the pipeline into the
+//! embedded store (or ScyllaDB), outputs as JSON lines.
+
+use std::fs::File;
+use std::io::{self, BufReader, BufWriter, Write};
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use tracing::info;
+
+use engram::clock::Clock;
+use engram::config::Config;
+use engram::embed::EMBEDDING_DIM;
+use engram::emit::JsonLinesSink;
+use engram::event::EventCodec;
+use engram::http::Health;
+use engram::index::UserIndexes;
+use engram::metrics::{MeteredSink, Metrics};
+use engram::pipeline::Pipeline;
+use engram::progress;
+use engram::source::LineSource;
+
+use super::HttpParts;
+
+pub fn run(config: &Config) -> Result<()> {
+    let codec = EventCodec::new(config.limits)?;
+    // Rules and model first: bad rules or a missing runtime should fail
+    // before anything is created.
+    let settings = super::cycle_settings(config)?;
+    let metrics = Arc::new(Metrics::new()?);
+    let embedder = super::metered_embedder(config, &metrics)?;
+    let store = super::metered_store(config, &metrics)?;
+    // Off unless http.embedded: a file run is usually short and local.
+    let _http_runtime = match config.http.bind_for(false) {
+        Some(bind) => {
+            let runtime = super::runtime(Some(1))?;
+            let parts = HttpParts {
+                metrics: Arc::clone(&metrics),
+                health: Arc::new(Health::embedded()),
+                store: Arc::clone(&store),
+                requests: None,
+            };
+            super::serve_http(config, &bind, parts, runtime.handle())?;
+            Some(runtime)
+        }
+        None => None,
+    };
+    let input_path = config.input.path.as_str();
+    let mut reading = None;
+    let (reader, default_stream): (Box<dyn io::BufRead>, String) = if input_path == "-" {
+        (Box::new(io::stdin().lock()), "stdin".to_owned())
+    } else {
+        let file =
+            File::open(input_path).with_context(|| format!("cannot open input {input_path}"))?;
+        let absolute = Path::new(input_path)
+            .canonicalize()
+            .with_context(|| format!("cannot resolve input {input_path}"))?;
+        let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+        let bar = progress::bytes(size, "reading events");
+        reading = Some(bar.clone());
+        (
+            Box::new(BufReader::new(bar.wrap_read(file))),
+            format!("file:{}", absolute.display()),
+        )
+    };
+    let stream = if config.input.source_id.is_empty() {
+        default_stream
+    } else {
+        config.input.source_id.clone()
+    };
+    let mut source = LineSource::new(reader, stream.clone(), config.limits.max_event_bytes);
+    let events = open_output(&config.output.path)?;
+    let dead_letters = match config.output.dlq_path.as_str() {
+        "" => None,
+        path => Some(open_output(path)?),
+    };
+    let mut sink = MeteredSink::new(
+        JsonLinesSink::new(&codec, events, dead_letters),
+        Arc::clone(&metrics),
+    );
+    let clock = Clock::new(config.pipeline.clock, true);
+    info!(
+        input = %stream,
+        state = %config.state.dir.display(),
+        stream_time = clock.is_stream_time(),
+        "engram run started"
+    );
+    let started = std::time::Instant::now();
+    let mut pipeline = Pipeline::new(
+        &codec,
+        store.as_ref(),
+        settings,
+        config.pipeline.batch_size,
+        clock,
+    );
+    if let Some(embedder) = &embedder {
+        pipeline = pipeline.with_embedder(
+            embedder.as_ref(),
+            &config.embedding,
+            UserIndexes::new(EMBEDDING_DIM, config.index.clone()),
+        );
+    }
+    let summary = pipeline.run(&mut source, &mut sink)?;
+    if let Some(bar) = reading {
+        bar.finish_and_clear();
+    }
+    metrics.record_summary(&summary);
+    let elapsed = started.elapsed();
+    info!(
+        records = summary.records,
+        applied = summary.applied_total(),
+        replayed = summary.replayed,
+        rejected = summary.rejected_total(),
+        elapsed_ms = elapsed.as_millis() as u64,
+        "engram run finished"
+    );
+    eprintln!("{summary}");
+    eprintln!(
+        "  elapsed           {:>8.2} s ({:.0} records/s)",
+        elapsed.as_secs_f64(),
+        summary.records as f64 / elapsed.as_secs_f64().max(1e-9)
+    );
+    Ok(())
+}
+
+fn open_output(path: &str) -> Result<Box<dyn Write>> {
+    if path == "-" {
+        return Ok(Box::new(BufWriter::new(io::stdout())));
+    }
+    let file = File::create(path).with_context(|| format!("cannot create output {path}"))?;
+    Ok(Box::new(BufWriter::new(file)))
+}

@@ -1,0 +1,142 @@
+//! `engram consolidate`: one cycle for one user (or every user) now.
+
+use anyhow::{Context, Result, bail};
+
+use engram::config::Config;
+use engram::cycle::{CycleReport, CycleRequest, run_cycle};
+use engram::embed::{Embedder, LocalEmbedder};
+use engram::event::RunMode;
+use engram::progress;
+use engram::trigger::command_line_run;
+
+use super::ConsolidateArgs;
+use crate::app::{cycle_settings, open_store};
+
+pub fn run(config: &Config, args: &ConsolidateArgs) -> Result<()> {
+    let settings = cycle_settings(config)?;
+    let embedder = if config.embedding.enabled {
+        Some(LocalEmbedder::load(&config.embedding)?)
+    } else {
+        None
+    };
+    let store = open_store(config)?;
+    let now = match &args.now {
+        Some(text) => chrono::DateTime::parse_from_rfc3339(text)
+            .with_context(|| format!("--now `{text}` is not an RFC 3339 time"))?
+            .timestamp_millis(),
+        None => chrono::Utc::now().timestamp_millis(),
+    };
+    let mode = if args.execute {
+        RunMode::Execute
+    } else {
+        RunMode::DryRun
+    };
+    let shape = config.embedding.sub_batch();
+    let embedder = embedder.as_ref().map(|e| (e as &dyn Embedder, shape));
+    let run = |user: &str| -> Result<CycleReport> {
+        let state = store.user_state(user)?;
+        if state.is_none() && store.memories(user)?.is_empty() {
+            bail!("user {user} has no memories");
+        }
+        let previous = state.and_then(|s| s.last_run_id).unwrap_or_default();
+        let run = command_line_run(user, mode, now, &previous);
+        let request = CycleRequest {
+            user_id: user.to_owned(),
+            run_id: run.run_id,
+            trigger: run.trigger,
+            mode: run.mode,
+            now: run.now,
+        };
+        Ok(run_cycle(store.as_ref(), &request, &settings, embedder)?.report)
+    };
+    let Some(user) = &args.user else {
+        let users = store.users()?;
+        let bar = progress::items(users.len() as u64, "users", "consolidating");
+        for user in &users {
+            let report = run(user)?;
+            let c = &report.counts;
+            bar.suspend(|| {
+                println!(
+                    "{user}: run {} ({}), {} memories, {} merged, {} contradictions, {} superseded, {} patterns, {} archived",
+                    report.run_id,
+                    match report.mode {
+                        RunMode::DryRun => "dry run",
+                        RunMode::Execute => "executed",
+                    },
+                    c.memories_processed,
+                    c.duplicates_merged,
+                    c.contradictions_found,
+                    c.superseded,
+                    c.patterns_extracted,
+                    c.archived
+                )
+            });
+            bar.inc(1);
+        }
+        bar.finish_and_clear();
+        println!("{} users consolidated", users.len());
+        return Ok(());
+    };
+    let report = run(user)?;
+    print_report(&report);
+    if let Some(path) = &args.report {
+        let json = serde_json::to_string_pretty(&report)?;
+        std::fs::write(path, json + "\n")
+            .with_context(|| format!("cannot write report {}", path.display()))?;
+        println!("report written to {}", path.display());
+    }
+    Ok(())
+}
+
+fn print_report(report: &CycleReport) {
+    let mode = match report.mode {
+        RunMode::DryRun => "dry run: nothing was changed",
+        RunMode::Execute => "executed",
+    };
+    println!("run {} for user {} ({mode})", report.run_id, report.user_id);
+    println!(
+        "  tier {:?}: {} of {} tokens; duplicate threshold {:.2}, archive threshold {:.2}",
+        report.tier,
+        report.tokens,
+        report.token_budget,
+        report.thresholds.duplicate_threshold,
+        report.thresholds.archive_threshold
+    );
+    let c = &report.counts;
+    println!(
+        "  {} memories: {} merged, {} contradictions, {} superseded, {} patterns, {} archived, {} split, {} promoted, {} links created",
+        c.memories_processed,
+        c.duplicates_merged,
+        c.contradictions_found,
+        c.superseded,
+        c.patterns_extracted,
+        c.archived,
+        c.split,
+        c.promoted,
+        c.links_created
+    );
+    for action in &report.actions {
+        println!(
+            "  - {} [{}] {} (score {:.4})",
+            action.action_type.as_str(),
+            action.rule_id,
+            action.target_ids.join(", "),
+            action.score
+        );
+        for reason in &action.reasons {
+            println!("      {reason}");
+        }
+    }
+    for skipped in &report.skipped {
+        println!(
+            "  · skipped {:?} {}: {}",
+            skipped.detection,
+            skipped.target_ids.join(", "),
+            skipped.reason
+        );
+    }
+    for warning in &report.warnings {
+        println!("  ! {warning}");
+    }
+    println!("  config hash {}", report.config_hash);
+}

@@ -1,0 +1,40 @@
+//! `engram migrate`: create or upgrade the ScyllaDB keyspace and tables.
+
+use anyhow::Result;
+
+use engram::config::Config;
+use engram::progress;
+use engram::store::{self, EmbeddedStore};
+
+/// Applies the ScyllaDB schema (the embedded store migrates itself on open).
+pub fn run(config: &Config) -> Result<()> {
+    if !config.scylla.enabled() {
+        let store = EmbeddedStore::open(&config.state.dir)?;
+        println!(
+            "embedded store {} is at the current schema",
+            store.path().display()
+        );
+        return Ok(());
+    }
+    let bar = progress::items(
+        store::schema::statement_count() as u64,
+        "statements",
+        "migrating",
+    );
+    let step = bar.clone();
+    let outcome = store::migrate(&config.scylla, Box::new(move || step.inc(1)));
+    bar.finish_and_clear();
+    let outcome = outcome?;
+    if outcome.applied.is_empty() {
+        println!(
+            "keyspace {} is at schema version {}; nothing to apply",
+            config.scylla.keyspace, outcome.version
+        );
+    } else {
+        println!(
+            "keyspace {}: applied schema version(s) {:?}; now at {}",
+            config.scylla.keyspace, outcome.applied, outcome.version
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,116 @@
+//! Why and when a cycle runs, and under which run id.
+//!
+//! A cycle is triggered by a threshold of new memories, a change of tier
+//! (capacity), the schedule, or a request (an event, the HTTP API, the CLI).
+//! Each trigger gets a run id derived from what triggered it, so a replay of
+//! the same input triggers the same run and its outputs carry the same ids.
+//! A triggered run is first stored as a [`PendingRun`] on the user's state
+//! (with the event that triggered it, so a crash re-runs it), then run, and
+//! removed when its results are confirmed (`cycle::confirm_run`).
+
+use crate::event::{ConsolidationRequested, RunMode, TriggerReason};
+use crate::ids::derived_id;
+use crate::model::{Millis, PendingRun};
+
+/// A run engram starts by itself (threshold, capacity, schedule): one per
+/// user, reason, time and previous run.
+pub fn automatic_run(
+    user_id: &str,
+    trigger: TriggerReason,
+    now: Millis,
+    previous_run: &str,
+) -> PendingRun {
+    let reason = match trigger {
+        TriggerReason::Threshold => "threshold",
+        TriggerReason::Schedule => "schedule",
+        TriggerReason::Capacity => "capacity",
+        TriggerReason::Manual => "manual",
+    };
+    PendingRun {
+        run_id: derived_id(&[user_id, reason, &now.to_string(), previous_run]),
+        trigger,
+        mode: RunMode::Execute,
+        now,
+    }
+}
+
+/// The run a `consolidation.requested` event starts: derived from the user
+/// and the event id, so whoever sent the request knows which report to wait
+/// for, and a replayed request is the same run. It runs no earlier than
+/// `now` (stream time), so a late request does not go back in time.
+pub fn requested_run(event: &ConsolidationRequested, now: Millis) -> PendingRun {
+    PendingRun {
+        run_id: request_run_id(event),
+        trigger: TriggerReason::Manual,
+        mode: if event.execute.unwrap_or(false) {
+            RunMode::Execute
+        } else {
+            RunMode::DryRun
+        },
+        now: now.max(event.requested_at.timestamp_millis()),
+    }
+}
+
+/// See [`requested_run`].
+pub fn request_run_id(event: &ConsolidationRequested) -> String {
+    derived_id(&[&event.user_id, &event.event_id])
+}
+
+/// A run started from the command line (`engram consolidate`) at `now`.
+pub fn command_line_run(
+    user_id: &str,
+    mode: RunMode,
+    now: Millis,
+    previous_run: &str,
+) -> PendingRun {
+    PendingRun {
+        run_id: derived_id(&[
+            user_id,
+            "cli",
+            &now.to_string(),
+            previous_run,
+            &format!("{mode:?}"),
+        ]),
+        trigger: TriggerReason::Manual,
+        mode,
+        now,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_same_trigger_gives_the_same_run_and_a_later_one_another() {
+        let first = automatic_run("u", TriggerReason::Threshold, 10, "");
+        assert_eq!(first, automatic_run("u", TriggerReason::Threshold, 10, ""));
+        assert_ne!(
+            first.run_id,
+            automatic_run("u", TriggerReason::Threshold, 10, &first.run_id).run_id
+        );
+        assert_ne!(
+            first.run_id,
+            automatic_run("u", TriggerReason::Capacity, 10, "").run_id
+        );
+        assert_ne!(
+            command_line_run("u", RunMode::DryRun, 10, "").run_id,
+            command_line_run("u", RunMode::Execute, 10, "").run_id
+        );
+    }
+
+    #[test]
+    fn a_request_runs_under_its_derived_id_no_earlier_than_stream_time() {
+        let event = ConsolidationRequested {
+            event_id: "e1".to_owned(),
+            user_id: "u".to_owned(),
+            requested_at: chrono::DateTime::from_timestamp_millis(5_000).unwrap_or_default(),
+            execute: Some(true),
+            reason: None,
+        };
+        let run = requested_run(&event, 9_000);
+        assert_eq!(run.run_id, request_run_id(&event));
+        assert_eq!((run.mode, run.now), (RunMode::Execute, 9_000));
+        assert_eq!(requested_run(&event, 1_000).now, 5_000);
+    }
+}
