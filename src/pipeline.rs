@@ -170,6 +170,48 @@ struct CycleLimit {
     runtime: Handle,
 }
 
+/// The users a pipeline is the writer of, whom it picks up from the store
+/// when it (re)starts.
+#[derive(Debug, Clone)]
+pub enum Owned {
+    /// Every stored user (embedded mode: one pipeline owns the store).
+    All,
+    /// The users whose events came through `partition` of these input
+    /// streams (service mode: one worker per partition).
+    Partition {
+        streams: Vec<String>,
+        partition: i32,
+    },
+}
+
+impl Owned {
+    /// The stored state of the owned users who have a cycle pending or a
+    /// change since their last cycle (they need the schedule). Embedded mode
+    /// takes every user, as before: its schedule covers them all.
+    fn waiting_users(&self, store: &dyn Store) -> Result<Vec<UserState>, PipelineError> {
+        let mut states = Vec::new();
+        for user_id in store.users()? {
+            let Some(state) = store.user_state(&user_id)? else {
+                continue;
+            };
+            match self {
+                Owned::All => states.push(state),
+                Owned::Partition { streams, partition } => {
+                    let keys: Vec<String> =
+                        streams.iter().map(|t| format!("{t}/{partition}")).collect();
+                    let here = state.applied_offsets.keys().any(|key| keys.contains(key));
+                    let waiting =
+                        !state.cycle.pending_runs.is_empty() || state.cycle.changed_since.is_some();
+                    if here && waiting {
+                        states.push(state);
+                    }
+                }
+            }
+        }
+        Ok(states)
+    }
+}
+
 impl<'a> Pipeline<'a> {
     pub fn new(
         codec: &'a EventCodec,
@@ -238,11 +280,7 @@ impl<'a> Pipeline<'a> {
         source: &mut LineSource<R>,
         sink: &mut dyn OutputSink,
     ) -> Result<RunSummary, PipelineError> {
-        let mut states = Vec::new();
-        for user_id in self.store.users()? {
-            states.extend(self.store.user_state(&user_id)?);
-        }
-        let mut summary = self.resume(states, sink)?;
+        let mut summary = self.recover(&Owned::All, sink)?;
         loop {
             let mut part = RunSummary::default();
             let (records, done) = self.read_batch(source, &mut part)?;
@@ -255,14 +293,18 @@ impl<'a> Pipeline<'a> {
         Ok(summary)
     }
 
-    /// Picks up users from their stored `states` (at start-up, or when their
-    /// partition is assigned): runs the cycles a crash left triggered but not
-    /// finished, and learns when each is next due.
-    pub fn resume(
+    /// The one way back to a known state, at start-up, when a partition is
+    /// assigned, and after any failed step before it is tried again: picks
+    /// up the users this pipeline `owns` from the store, runs the cycles a
+    /// crash (or the failed step) left triggered but not finished, and learns
+    /// when each is next due. (What the failed step had learnt in memory was
+    /// already forgotten when it failed.)
+    pub fn recover(
         &mut self,
-        states: Vec<UserState>,
+        owned: &Owned,
         sink: &mut dyn OutputSink,
     ) -> Result<RunSummary, PipelineError> {
+        let states = owned.waiting_users(self.store)?;
         let mut summary = RunSummary::default();
         for state in states {
             if state.cycle.pending_runs.is_empty() {
@@ -278,7 +320,7 @@ impl<'a> Pipeline<'a> {
 
     /// Runs the scheduled cycles due by the clock's "now" (the service's
     /// timer; with input flowing they also run between events).
-    /// After an error, as [`Pipeline::process`]: resume, then call again.
+    /// After an error, as [`Pipeline::process`]: recover, then call again.
     pub fn run_due(&mut self, sink: &mut dyn OutputSink) -> Result<RunSummary, PipelineError> {
         self.forgetting_a_failure(|pipeline| pipeline.run_due_cycles(sink))
     }
@@ -304,7 +346,7 @@ impl<'a> Pipeline<'a> {
     /// After an error nothing of the failed stage is stored, and the
     /// pipeline forgets what it learnt from the batch (the stream clock goes
     /// back; the schedule and vector indexes are dropped), as if it had just
-    /// started: [`Pipeline::resume`] the users from the store, then process
+    /// started: [`Pipeline::recover`] the users from the store, then process
     /// the same records again, and the outcome is that of one clean pass.
     pub fn process(
         &mut self,

@@ -90,7 +90,17 @@ fn stdin_to_stdout_with_a_separate_dead_letter_file() {
     let dlq = dir.path().join("dlq.jsonl").display().to_string();
     let mut child = Command::new(env!("CARGO_BIN_EXE_engram"))
         .args([
-            "run", "--input", "-", "--output", "-", "--dlq", &dlq, "--state", &state,
+            "run",
+            "--input",
+            "-",
+            "--source-id",
+            "stdin",
+            "--output",
+            "-",
+            "--dlq",
+            &dlq,
+            "--state",
+            &state,
         ])
         .env("ENGRAM_LOG_LEVEL", "warn")
         .stdin(std::process::Stdio::piped())
@@ -479,6 +489,8 @@ fn the_http_endpoint_in_embedded_mode_requires_its_token_but_not_for_probes() {
             "run",
             "--input",
             "-",
+            "--source-id",
+            "probes",
             "--output",
             "/dev/null",
             "--state",
@@ -543,4 +555,106 @@ fn the_http_endpoint_in_embedded_mode_requires_its_token_but_not_for_probes() {
     );
     drop(child.stdin.take());
     assert!(child.wait().unwrap().success());
+}
+
+/// The ids of the output events in a JSON-lines file, sorted, each once.
+fn output_ids(path: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let mut ids: Vec<String> = text
+        .lines()
+        .map(|line| {
+            let event: serde_json::Value = serde_json::from_str(line).unwrap();
+            event["event_id"].as_str().unwrap().to_owned()
+        })
+        .collect();
+    ids.sort();
+    ids.dedup();
+    ids
+}
+
+#[test]
+fn a_run_killed_after_a_flush_and_run_again_has_the_outputs_and_state_of_one_clean_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).display().to_string();
+    let run = |state: &str, out: &str, env: &[(&str, &str)]| {
+        let args = [
+            "run",
+            "--input",
+            &sample(),
+            "--output",
+            out,
+            "--state",
+            state,
+            "--batch-size",
+            "200",
+        ];
+        engram(&args, env)
+    };
+    ok(&run(&path("clean"), &path("clean.jsonl"), &[]));
+    let killed = run(
+        &path("state"),
+        &path("out.jsonl"),
+        &[("ENGRAM_CRASH_AT", "flush.stored:3")],
+    );
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(killed.status.signal(), Some(9), "killed at its crash point");
+    let written_before_the_kill = output_ids(&path("out.jsonl"));
+    assert!(!written_before_the_kill.is_empty());
+    ok(&run(&path("state"), &path("out.jsonl"), &[]));
+    let (got, clean) = (
+        output_ids(&path("out.jsonl")),
+        output_ids(&path("clean.jsonl")),
+    );
+    let missing = clean.iter().filter(|id| !got.contains(id)).count();
+    let extra = got.iter().filter(|id| !clean.contains(id)).count();
+    assert_eq!(
+        (missing, extra),
+        (0, 0),
+        "the restart keeps what the first run wrote ({} events) and adds the rest",
+        written_before_the_kill.len()
+    );
+    assert_eq!(
+        ok(&engram(&["dump", "--state", &path("state")], &[])),
+        ok(&engram(&["dump", "--state", &path("clean")], &[]))
+    );
+}
+
+#[test]
+fn stdin_needs_a_source_id_so_that_a_second_day_piped_in_is_not_skipped_as_the_first() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state").display().to_string();
+    let day = |n: u32, source: Option<&str>| {
+        let mut args = vec!["run", "--input", "-", "--output", "/dev/null", "--state"];
+        args.push(&state);
+        if let Some(source) = source {
+            args.extend(["--source-id", source]);
+        }
+        let mut child = Command::new(env!("CARGO_BIN_EXE_engram"))
+            .args(&args)
+            .env("ENGRAM_LOG_LEVEL", "warn")
+            .env("ENGRAM_EMBEDDING_ENABLED", "false")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let line = format!(
+            r#"{{"type":"memory.created","event_id":"e{n}","user_id":"u","memory_id":"m{n}","kind":"episodic","content":"day {n}","created_at":"2026-01-0{n}T00:00:00Z"}}"#
+        );
+        // The child may exit before reading (refused): a broken pipe is fine.
+        let _ = child.stdin.take().unwrap().write_all(line.as_bytes());
+        child.wait_with_output().unwrap()
+    };
+    let refused = day(1, None);
+    assert!(!refused.status.success());
+    let error = String::from_utf8_lossy(&refused.stderr);
+    assert!(error.contains("--source-id"), "{error}");
+    for (n, source) in [(1, "day-1"), (2, "day-2")] {
+        let output = day(n, Some(source));
+        let summary = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{summary}");
+        assert!(summary.contains("applied                  1"), "{summary}");
+    }
 }

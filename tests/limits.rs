@@ -51,7 +51,8 @@ fn peak_rss_of_children_kib() -> i64 {
 fn a_million_reads_over_100k_memories_stay_under_the_rss_bound() {
     let dir = tempfile::tempdir().unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_engram"))
-        .args(["run", "--input", "-", "--output", "/dev/null", "--state"])
+        .args(["run", "--input", "-", "--source-id", "reads"])
+        .args(["--output", "/dev/null", "--state"])
         .arg(dir.path().join("state"))
         .env("ENGRAM_LOG_LEVEL", "warn")
         .env("ENGRAM_EMBEDDING_ENABLED", "false")

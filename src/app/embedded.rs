@@ -1,12 +1,12 @@
 //! Embedded mode: events from a file or stdin through the pipeline into the
 //! embedded store (or ScyllaDB), outputs as JSON lines.
 
-use std::fs::File;
+use std::fs::{File, OpenOptions};
 use std::io::{self, BufReader, BufWriter, Write};
 use std::path::Path;
 use std::sync::Arc;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use tracing::info;
 
 use engram::clock::Clock;
@@ -49,6 +49,15 @@ pub fn run(config: &Config) -> Result<()> {
     let input_path = config.input.path.as_str();
     let mut reading = None;
     let (reader, default_stream): (Box<dyn io::BufRead>, String) = if input_path == "-" {
+        // Replays are recognised per stream id: every piped stream is a new
+        // one, and under one shared id a second day's input would be
+        // skipped line by line as "already applied".
+        if config.input.source_id.is_empty() {
+            bail!(
+                "reading stdin needs --source-id (input.source_id): a name for this stream, \
+                 different for each new input, the same when replaying one"
+            );
+        }
         (Box::new(io::stdin().lock()), "stdin".to_owned())
     } else {
         let file =
@@ -124,10 +133,37 @@ pub fn run(config: &Config) -> Result<()> {
     Ok(())
 }
 
+/// Output files are appended to, never truncated: after a crash, the events
+/// of inputs already applied are not produced again, so what the first run
+/// wrote must stay.
 fn open_output(path: &str) -> Result<Box<dyn Write>> {
     if path == "-" {
         return Ok(Box::new(BufWriter::new(io::stdout())));
     }
-    let file = File::create(path).with_context(|| format!("cannot create output {path}"))?;
-    Ok(Box::new(BufWriter::new(file)))
+    let file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .with_context(|| format!("cannot open output {path}"))?;
+    // Devices and pipes (`/dev/null`, a FIFO) have no disk to reach.
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
+        return Ok(Box::new(BufWriter::new(file)));
+    }
+    Ok(Box::new(DurableFile(BufWriter::new(file))))
+}
+
+/// A buffered file whose `flush` also reaches the disk. The pipeline
+/// flushes its sink before the state commit that covers the events, so a
+/// crash (or power loss) after the commit cannot lose them.
+struct DurableFile(BufWriter<File>);
+
+impl Write for DurableFile {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        self.0.write(bytes)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()?;
+        self.0.get_ref().sync_data()
+    }
 }

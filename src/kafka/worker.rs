@@ -28,13 +28,10 @@ use super::Shared;
 use super::produce::KafkaSink;
 use crate::clock::Clock;
 use crate::embed::EMBEDDING_DIM;
-use crate::emit::OutputSink;
 use crate::index::UserIndexes;
 use crate::metrics::MeteredSink;
-use crate::model::UserState;
-use crate::pipeline::{Pipeline, PipelineError, RunSummary};
+use crate::pipeline::{Owned, Pipeline, PipelineError, RunSummary};
 use crate::source::SourceRecord;
-use crate::store::Store;
 
 /// Longest sleep between looks at the stop flag and the stray-message inbox.
 const WAIT_SLICE: Duration = Duration::from_millis(50);
@@ -176,9 +173,13 @@ impl<C: ConsumerContext> Worker<C> {
             Arc::clone(&shared.metrics),
         );
         // Cycles a crash left unfinished, and the schedule of this
-        // partition's users, before any new event.
+        // partition's users, before any new event; the same after a failure.
+        let owned = Owned::Partition {
+            streams: self.topics.clone(),
+            partition: self.partition,
+        };
         let resumed = self.retry("resuming the partition's users", |_| {
-            self.resume(&mut pipeline, &mut sink)
+            pipeline.recover(&owned, &mut sink)
         });
         if resumed.is_none() {
             return;
@@ -190,7 +191,7 @@ impl<C: ConsumerContext> Worker<C> {
                 Collected::Idle => {
                     self.retry("running scheduled cycles", |after_failure| {
                         if after_failure {
-                            self.resume(&mut pipeline, &mut sink)?;
+                            pipeline.recover(&owned, &mut sink)?;
                         }
                         pipeline.run_due(&mut sink)
                     });
@@ -200,7 +201,7 @@ impl<C: ConsumerContext> Worker<C> {
                     let next_offsets = next_offsets(&messages);
                     let processed = self.retry("applying a batch", |after_failure| {
                         if after_failure {
-                            self.resume(&mut pipeline, &mut sink)?;
+                            pipeline.recover(&owned, &mut sink)?;
                         }
                         pipeline.process(records.clone(), &mut sink)
                     });
@@ -281,17 +282,6 @@ impl<C: ConsumerContext> Worker<C> {
         }
     }
 
-    /// Picks up the partition's users from the store, as at start-up: runs
-    /// the cycles left pending and learns their schedule.
-    fn resume(
-        &self,
-        pipeline: &mut Pipeline,
-        sink: &mut dyn OutputSink,
-    ) -> Result<RunSummary, PipelineError> {
-        let states = users_of_partition(self.shared.store.as_ref(), &self.topics, self.partition)?;
-        pipeline.resume(states, sink)
-    }
-
     /// Runs `step` until it succeeds, with backoff, logging each failure;
     /// `None` when the worker was stopped first. The step is told whether an
     /// attempt failed before it. Steps are idempotent: what a failed attempt
@@ -359,27 +349,4 @@ fn next_offsets(messages: &[OwnedMessage]) -> BTreeMap<String, i64> {
         *entry = (*entry).max(message.offset() + 1);
     }
     next
-}
-
-/// The stored state of the users whose events came through this partition
-/// and who have a cycle pending or a change since their last cycle (they
-/// need the schedule).
-fn users_of_partition(
-    store: &dyn Store,
-    topics: &[String],
-    partition: i32,
-) -> Result<Vec<UserState>, PipelineError> {
-    let keys: Vec<String> = topics.iter().map(|t| format!("{t}/{partition}")).collect();
-    let mut states = Vec::new();
-    for user_id in store.users()? {
-        let Some(state) = store.user_state(&user_id)? else {
-            continue;
-        };
-        let here = state.applied_offsets.keys().any(|key| keys.contains(key));
-        let waiting = !state.cycle.pending_runs.is_empty() || state.cycle.changed_since.is_some();
-        if here && waiting {
-            states.push(state);
-        }
-    }
-    Ok(states)
 }
