@@ -51,15 +51,20 @@ fmt:
 	$(CARGO) fmt --all -- --check
 
 lint:
-	$(CARGO) clippy --all-targets -- -D warnings
+	$(CARGO) clippy --all-targets --all-features -- -D warnings
 
-## Licenses, bans and sources of every dependency against deny.toml (the
-## RustSec advisories check needs GitHub; see deny.toml).
+## Advisories, licenses, bans and sources of every dependency against
+## deny.toml, offline: the RustSec database comes from a snapshot (a git
+## bundle, see scripts/advisory_db.sh) and the crate graph from one
+## `cargo metadata` call through the crates.io registry.
 deny: models
-	$(ENGRAM_CACHE)/bin/cargo-deny --log-level error check licenses bans sources
+	@scripts/advisory_db.sh .cache/engram/advisory-dbs  # deny.toml's db-path
+	$(CARGO) metadata --format-version 1 --locked > $(ENGRAM_CACHE)/deny-metadata.json
+	$(ENGRAM_CACHE)/bin/cargo-deny --log-level error --offline \
+		--metadata-path $(ENGRAM_CACHE)/deny-metadata.json check advisories licenses bans sources
 
 unit: models browser
-	ENGRAM_REQUIRE_BROWSER=1 $(CARGO) test --all-targets
+	ENGRAM_REQUIRE_BROWSER=1 $(CARGO) test --all-targets --features fault-injection
 
 ## Debian's chromium, for the test that looks at the HTML report in a real
 ## headless browser (installed with apt-get when missing; needs root).

@@ -1,4 +1,4 @@
-//! "Now" for consolidation decisions (DESIGN.md §9): the wall clock in the
+//! "Now" for consolidation decisions (docs/design.md §9): the wall clock in the
 //! service, stream time (the latest event time seen) when replaying records.
 
 use chrono::Utc;

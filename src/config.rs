@@ -129,7 +129,7 @@ impl Default for PipelineConfig {
 }
 
 /// Consolidation settings; they are hashed into every run report.
-/// Consolidation settings (DESIGN.md §4–§5). Similarity defaults come from
+/// Consolidation settings (docs/design.md §4–§5). Similarity defaults come from
 /// measurements with all-MiniLM-L6-v2 (ARCHITECTURE.md, "Thresholds").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -244,7 +244,7 @@ impl ConsolidationConfig {
     }
 }
 
-/// Service mode (DESIGN.md §1, §6, §8): the broker, the topics and how the
+/// Service mode (docs/design.md §1, §6, §8): the broker, the topics and how the
 /// stream is consumed and committed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -742,6 +742,17 @@ impl Config {
             &k.security_protocol.to_ascii_lowercase(),
             &["plaintext", "ssl", "sasl_plaintext", "sasl_ssl"],
         );
+        // GSSAPI (Kerberos) needs Cyrus libsasl2, which this build leaves out.
+        if k.security_protocol
+            .to_ascii_lowercase()
+            .starts_with("sasl_")
+        {
+            checks.one_of(
+                "kafka.sasl_mechanism",
+                &k.sasl_mechanism.to_ascii_uppercase(),
+                &["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER"],
+            );
+        }
         if self.uses_broker() {
             checks.at_least("kafka.topic_partitions", k.topic_partitions, 1);
             checks.at_least("kafka.topic_replication", k.topic_replication, 1);
@@ -961,6 +972,29 @@ mod tests {
         assert!(unknown_format.unwrap_err().to_string().contains("xml"));
         let format = Config::load(None, vec![], vec![flag("kafka.input_format", "json")]);
         assert_eq!(format.unwrap().kafka.input_format, InputFormat::Json);
+    }
+
+    #[test]
+    fn sasl_needs_a_mechanism_this_build_has() {
+        let sasl = |mechanism: &str| {
+            Config::load(
+                None,
+                vec![],
+                vec![
+                    flag("kafka.security_protocol", "sasl_ssl"),
+                    flag("kafka.sasl_mechanism", mechanism),
+                ],
+            )
+        };
+        for mechanism in ["SCRAM-SHA-512", "scram-sha-256", "PLAIN", "OAUTHBEARER"] {
+            assert!(sasl(mechanism).is_ok(), "{mechanism}");
+        }
+        for mechanism in ["", "GSSAPI"] {
+            let error = sasl(mechanism).unwrap_err().to_string();
+            assert!(error.contains("kafka.sasl_mechanism"), "{error}");
+        }
+        let plaintext = Config::load(None, vec![], vec![flag("kafka.sasl_mechanism", "")]);
+        assert!(plaintext.is_ok(), "no mechanism is needed without SASL");
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! The consolidation cycle of one user: load → detect → plan → report →
-//! execute → emit (DESIGN.md §4).
+//! execute → emit (docs/design.md §4).
 //!
 //! Detect and plan are pure ([`crate::detect`], [`crate::plan`]). This module
 //! does the I/O around them: it loads the user's snapshot, optionally lets

@@ -1,4 +1,6 @@
-//! Crash points for fault tests. `ENGRAM_CRASH_AT=<point>:<n>` makes the
+//! Crash points for fault tests, compiled in only with the `fault-injection`
+//! feature (`make test` enables it; without it every point is an empty
+//! function). `ENGRAM_CRASH_AT=<point>:<n>` makes the
 //! process SIGKILL itself (as `kill -9` would) the `n`-th time it passes
 //! `<point>`, so a test can kill engram at an exact step instead of at a
 //! lucky moment. Unset, each point costs one check of a `OnceLock`.
@@ -9,52 +11,63 @@
 //! still pending), `rebalance.revoking` (the revoked partitions' workers have
 //! stopped; their offsets are not committed).
 
-use std::io::Write;
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU64, Ordering};
+#[cfg(feature = "fault-injection")]
+pub use injected::crash_point;
 
-const VARIABLE: &str = "ENGRAM_CRASH_AT";
+/// Without the `fault-injection` feature there are no crash points.
+#[cfg(not(feature = "fault-injection"))]
+#[inline(always)]
+pub fn crash_point(_point: &str) {}
 
-struct Plan {
-    point: String,
-    at_pass: u64,
-    passes: AtomicU64,
-}
+#[cfg(feature = "fault-injection")]
+mod injected {
+    use std::io::Write;
+    use std::sync::OnceLock;
+    use std::sync::atomic::{AtomicU64, Ordering};
 
-static PLAN: OnceLock<Option<Plan>> = OnceLock::new();
+    const VARIABLE: &str = "ENGRAM_CRASH_AT";
 
-fn plan() -> Option<&'static Plan> {
-    PLAN.get_or_init(|| {
-        let value = std::env::var(VARIABLE).ok()?;
-        let (point, at_pass) = match value.split_once(':') {
-            Some((point, n)) => (point, n.trim().parse().ok()?),
-            None => (value.as_str(), 1),
-        };
-        Some(Plan {
-            point: point.trim().to_owned(),
-            at_pass,
-            passes: AtomicU64::new(0),
-        })
-    })
-    .as_ref()
-}
-
-/// Dies here if this is the planned pass of the planned point.
-pub fn crash_point(point: &str) {
-    let Some(plan) = plan() else {
-        return;
-    };
-    if plan.point != point || plan.passes.fetch_add(1, Ordering::Relaxed) + 1 != plan.at_pass {
-        return;
+    struct Plan {
+        point: String,
+        at_pass: u64,
+        passes: AtomicU64,
     }
-    // Not `eprintln!`: it panics when stderr cannot be written.
-    let _ = writeln!(
-        std::io::stderr(),
-        "engram: crash point {point} reached; killing the process"
-    );
-    let _ = std::process::Command::new("kill")
-        .args(["-KILL", &std::process::id().to_string()])
-        .status();
-    // Only if `kill` could not run: still no cleanup of any kind.
-    std::process::abort();
+
+    static PLAN: OnceLock<Option<Plan>> = OnceLock::new();
+
+    fn plan() -> Option<&'static Plan> {
+        PLAN.get_or_init(|| {
+            let value = std::env::var(VARIABLE).ok()?;
+            let (point, at_pass) = match value.split_once(':') {
+                Some((point, n)) => (point, n.trim().parse().ok()?),
+                None => (value.as_str(), 1),
+            };
+            Some(Plan {
+                point: point.trim().to_owned(),
+                at_pass,
+                passes: AtomicU64::new(0),
+            })
+        })
+        .as_ref()
+    }
+
+    /// Dies here if this is the planned pass of the planned point.
+    pub fn crash_point(point: &str) {
+        let Some(plan) = plan() else {
+            return;
+        };
+        if plan.point != point || plan.passes.fetch_add(1, Ordering::Relaxed) + 1 != plan.at_pass {
+            return;
+        }
+        // Not `eprintln!`: it panics when stderr cannot be written.
+        let _ = writeln!(
+            std::io::stderr(),
+            "engram: crash point {point} reached; killing the process"
+        );
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", &std::process::id().to_string()])
+            .status();
+        // Only if `kill` could not run: still no cleanup of any kind.
+        std::process::abort();
+    }
 }

@@ -1,4 +1,4 @@
-//! The data model of DESIGN.md §2: memories, links, per-user state and run reports.
+//! The data model of docs/design.md §2: memories, links, per-user state and run reports.
 
 use std::collections::BTreeMap;
 

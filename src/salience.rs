@@ -1,5 +1,5 @@
 //! Salience: how present a memory should be, from its use over time and its
-//! importance (DESIGN.md §3).
+//! importance (docs/design.md §3).
 //!
 //! The strength of a memory is the ACT-R base-level activation
 //! `B(t) = ln Σ_j (t − t_j)^−d` over every presentation `t_j` (creation is the

@@ -573,6 +573,10 @@ fn output_ids(path: &str) -> Vec<String> {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "fault-injection"),
+    ignore = "crash points need `--features fault-injection` (make test turns it on)"
+)]
 fn a_run_killed_after_a_flush_and_run_again_has_the_outputs_and_state_of_one_clean_run() {
     let dir = tempfile::tempdir().unwrap();
     let path = |name: &str| dir.path().join(name).display().to_string();

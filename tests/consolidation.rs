@@ -303,7 +303,7 @@ fn near_duplicates_merge_above_the_measured_threshold_only() {
     let output = execute(&strict_store, "u", "r1", DAY, &strict);
     assert_eq!(output.report.counts.duplicates_merged, 0);
 
-    // The default (0.78) merges them, with DESIGN.md §4's semantics.
+    // The default (0.78) merges them, with docs/design.md §4's semantics.
     let (_dir, store) = store();
     let mut first = created("u", "a", a, 0);
     first.tags = Some(vec!["api".into()]);

@@ -393,6 +393,39 @@ fn poison_messages_go_to_the_dlq_and_the_stream_goes_on() {
     );
 }
 
+#[test]
+fn input_batches_compressed_with_every_codec_are_consumed() {
+    let (broker, dir, engram) = engram_creating_topics(&[("ENGRAM_EMBEDDING_ENABLED", "false")]);
+    let codecs = ["gzip", "snappy", "lz4", "zstd"];
+    let mut positions = Vec::new();
+    for codec in codecs {
+        let user = format!("user-{codec}");
+        let events: Vec<Event> = (0..40)
+            .map(|i| {
+                let text = format!("Memory {i} of the {codec} batch: the same words compress well");
+                Event::MemoryCreated(created(&user, &format!("m{i}"), &text, i))
+            })
+            .collect();
+        let messages = keyed(&events, WireFormat::Json);
+        positions.extend(broker.produce_with(
+            "memory.created",
+            &messages,
+            &[("compression.type", codec)],
+        ));
+    }
+    broker.wait_committed(
+        "engram",
+        &targets(&[("memory.created", ends(&positions, 2))]),
+        WAIT,
+    );
+    engram.stop();
+    let store = EmbeddedStore::open(&dir.path().join("state")).unwrap();
+    for codec in codecs {
+        let stored = store.memories(&format!("user-{codec}")).unwrap();
+        assert_eq!(stored.len(), 40, "{codec}-compressed input");
+    }
+}
+
 /// Deterministic unit vector near one of a few directions, so memories of the
 /// same topic are near-duplicates without running the model.
 fn vector(topic: usize, jitter: usize) -> Vec<f32> {
@@ -665,18 +698,30 @@ fn a_kill_at_recovers_to_the_undisturbed_state(point: &str) {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "fault-injection"),
+    ignore = "crash points need `--features fault-injection` (make test turns it on)"
+)]
 fn a_kill_during_a_flush_recovers_to_the_undisturbed_state() {
     // The 4th batch's state is durable; its offsets are not committed.
     a_kill_at_recovers_to_the_undisturbed_state("flush.stored:4");
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "fault-injection"),
+    ignore = "crash points need `--features fault-injection` (make test turns it on)"
+)]
 fn a_kill_during_a_consolidation_execute_recovers_to_the_undisturbed_state() {
     // The 2nd executed cycle's changes are durable; its events are not sent.
     a_kill_at_recovers_to_the_undisturbed_state("cycle.executed:2");
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "fault-injection"),
+    ignore = "crash points need `--features fault-injection` (make test turns it on)"
+)]
 fn a_kill_during_a_rebalance_recovers_to_the_undisturbed_state() {
     let (broker, expected, reference) = workload_with_reference(4);
     let dir = tempfile::tempdir().unwrap();

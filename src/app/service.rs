@@ -35,6 +35,9 @@ pub fn run(config: &Config) -> Result<()> {
         state = %config.state.dir.display(),
         "engram service starting"
     );
+    // A wrong CA or password stops here with the setting to fix, instead of
+    // a consumer that retries for ever.
+    kafka::check_connection(kafka_config, Duration::from_secs(10))?;
     if kafka_config.create_topics {
         runtime.block_on(kafka::create_missing(kafka_config, &topics))?;
     }

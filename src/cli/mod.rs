@@ -143,7 +143,7 @@ pub struct RunArgs {
     /// Events per store transaction.
     #[arg(long)]
     batch_size: Option<usize>,
-    /// `auto`, `stream` or `wall`: what "now" is (DESIGN.md §9).
+    /// `auto`, `stream` or `wall`: what "now" is (docs/design.md §9).
     #[arg(long)]
     clock: Option<String>,
 }

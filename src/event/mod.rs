@@ -1,4 +1,4 @@
-//! The event contract (DESIGN.md §8): typed events, their Avro schemas, and
+//! The event contract (docs/design.md §8): typed events, their Avro schemas, and
 //! decoding/encoding in JSON lines and Avro single-object encoding.
 
 mod avro_json;

@@ -126,7 +126,7 @@ impl Event {
         }
     }
 
-    /// The time the event is about; drives stream time (DESIGN.md §9).
+    /// The time the event is about; drives stream time (docs/design.md §9).
     pub fn occurred_at(&self) -> Timestamp {
         match self {
             Event::MemoryCreated(e) => e.created_at,

@@ -22,7 +22,7 @@ use rdkafka::message::OwnedMessage;
 use rdkafka::statistics::Statistics;
 use rdkafka::{Message, Offset, TopicPartitionList};
 
-use super::client::{LogContext, client_config};
+use super::client::{LogContext, client_config, creation_error};
 use super::worker::WorkerHandle;
 use super::{KafkaError, Shared};
 
@@ -328,7 +328,7 @@ pub fn consume(shared: Arc<Shared>, shutdown: &AtomicBool) -> Result<(), KafkaEr
     let consumer: Arc<BaseConsumer<GroupContext>> = Arc::new(
         client_config(config, &defaults)?
             .create_with_context(context)
-            .map_err(|e| KafkaError::Client(format!("cannot create the consumer: {e}")))?,
+            .map_err(|e| creation_error("consumer", e))?,
     );
     let _ = consumer.context().consumer.set(Arc::downgrade(&consumer));
     let inputs = shared.topics.inputs();

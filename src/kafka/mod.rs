@@ -1,4 +1,4 @@
-//! Service mode: engram as a member of a Kafka consumer group (DESIGN.md §1,
+//! Service mode: engram as a member of a Kafka consumer group (docs/design.md §1,
 //! §6). [`consume`] polls and commits, a [`worker`] per partition runs the
 //! same [`Pipeline`](crate::pipeline::Pipeline) as embedded mode, and
 //! [`produce`] delivers the output events.
@@ -25,7 +25,7 @@ use thiserror::Error;
 use tokio::runtime::Handle;
 use tokio::sync::Semaphore;
 
-pub use client::LogContext;
+pub use client::{LogContext, check_connection};
 pub use produce::{KafkaSink, OutputProducer};
 pub use topics::{Topics, create_missing};
 
@@ -50,6 +50,9 @@ pub enum KafkaError {
     Encode(String),
     #[error("output delivery failed: {0}")]
     Delivery(String),
+    /// The brokers refused TLS or authentication: permanent, fix the config.
+    #[error("the Kafka brokers refused the connection: {0}")]
+    Security(String),
 }
 
 /// What every partition worker shares.

@@ -20,7 +20,7 @@ use rdkafka::util::Timeout;
 use tokio::runtime::Handle;
 
 use super::KafkaError;
-use super::client::{LogContext, client_config};
+use super::client::{LogContext, client_config, creation_error};
 use super::topics::Topics;
 use crate::config::KafkaConfig;
 use crate::emit::{OutputSink, RequestSink, SinkError};
@@ -173,7 +173,7 @@ impl OutputProducer {
 fn create(client: &ClientConfig) -> Result<FutureProducer<LogContext>, KafkaError> {
     client
         .create_with_context(LogContext)
-        .map_err(|e| KafkaError::Client(format!("cannot create the producer: {e}")))
+        .map_err(|e| creation_error("producer", e))
 }
 
 /// Errors after which this producer's id can send nothing more.

@@ -7,7 +7,7 @@ use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
 use rdkafka::types::RDKafkaErrorCode;
 
 use super::KafkaError;
-use super::client::{LogContext, client_config};
+use super::client::{LogContext, client_config, creation_error};
 use crate::config::KafkaConfig;
 use crate::event::EventType;
 
@@ -100,7 +100,7 @@ impl Topics {
 pub async fn create_missing(config: &KafkaConfig, topics: &Topics) -> Result<(), KafkaError> {
     let admin: AdminClient<LogContext> = client_config(config, &[])?
         .create_with_context(LogContext)
-        .map_err(|e| KafkaError::Client(format!("cannot create the admin client: {e}")))?;
+        .map_err(|e| creation_error("admin client", e))?;
     let names = topics.all();
     let new_topics: Vec<NewTopic<'_>> = names
         .iter()

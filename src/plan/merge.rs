@@ -1,4 +1,4 @@
-//! Merge semantics (DESIGN.md §4): the canonical memory is, among the
+//! Merge semantics (docs/design.md §4): the canonical memory is, among the
 //! candidates the detector found to cover every member's content (all
 //! members when it found none), the one with the highest salience (ties:
 //! newest); it absorbs `merged_from`, the union of

@@ -4,7 +4,7 @@
 //!
 //! Writes go through [`WriteBatch`]: a batch is applied atomically, so the
 //! effects of a batch of events and the offsets that mark them applied become
-//! durable together (DESIGN.md §6).
+//! durable together (docs/design.md §6).
 
 mod embedded;
 mod scylladb;

@@ -58,6 +58,8 @@ pub struct Broker {
     /// threads and connections, and polling with them starved the engram
     /// processes under test of CPU.
     offset_readers: Mutex<HashMap<String, BaseConsumer>>,
+    /// What the test's own clients need beyond the address (TLS, SASL).
+    client_settings: Vec<(String, String)>,
 }
 
 impl Broker {
@@ -78,6 +80,18 @@ impl Broker {
     }
 
     fn start_advertising(port: u16, advertised: u16) -> Broker {
+        Self::start_behind(port, advertised, Vec::new(), &[])
+    }
+
+    /// A broker listening in plaintext on `port` that advertises `advertised`
+    /// (where a relay or TLS terminator forwards to it); the test's clients
+    /// use `client_settings`, and `broker_args` go to tansu.
+    pub fn start_behind(
+        port: u16,
+        advertised: u16,
+        client_settings: Vec<(String, String)>,
+        broker_args: &[&str],
+    ) -> Broker {
         let binary = super::cache().join("bin/tansu");
         assert!(
             binary.exists(),
@@ -93,6 +107,7 @@ impl Broker {
                 &format!("tcp://127.0.0.1:{advertised}"),
             ])
             .args(["--storage-engine", "memory://tansu/"])
+            .args(broker_args)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -107,12 +122,16 @@ impl Broker {
             child,
             address: format!("127.0.0.1:{advertised}"),
             offset_readers: Mutex::new(HashMap::new()),
+            client_settings,
         }
     }
 
     fn client(&self) -> ClientConfig {
         let mut config = ClientConfig::new();
         config.set("bootstrap.servers", &self.address);
+        for (key, value) in &self.client_settings {
+            config.set(key, value);
+        }
         config
     }
 
@@ -136,16 +155,34 @@ impl Broker {
         runtime().block_on(send_all(&self.producer(), topic, messages))
     }
 
+    /// Like [`Broker::produce`], with extra producer settings such as
+    /// `compression.type`.
+    pub fn produce_with(
+        &self,
+        topic: &str,
+        messages: &[(String, Vec<u8>)],
+        settings: &[(&str, &str)],
+    ) -> Vec<(i32, i64)> {
+        runtime().block_on(send_all(&self.producer_with(settings), topic, messages))
+    }
+
     /// An idempotent producer for [`send_all`].
     pub fn producer(&self) -> FutureProducer<LogContext> {
-        self.client()
+        self.producer_with(&[])
+    }
+
+    fn producer_with(&self, settings: &[(&str, &str)]) -> FutureProducer<LogContext> {
+        let mut config = self.client();
+        config
             .set("enable.idempotence", "true")
             // tansu answers each produce request a linger interval late and
             // batches get one message each: 5 ms linger made 5,000 messages
             // take 30 s, none takes 2 s.
-            .set("linger.ms", "0")
-            .create_with_context(LogContext)
-            .unwrap()
+            .set("linger.ms", "0");
+        for (key, value) in settings {
+            config.set(*key, *value);
+        }
+        config.create_with_context(LogContext).unwrap()
     }
 
     /// Every message of a topic from the beginning, until `count` arrived or
@@ -262,7 +299,7 @@ pub struct Fetched {
     pub payload: Vec<u8>,
 }
 
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -478,6 +515,17 @@ impl Engram {
                 .ok_or_else(|| format!("engram is still running; log:\n{}", self.log_text()))
         });
         (status.signal(), self.log_text())
+    }
+
+    /// Waits for the process to end by itself: its status and its log.
+    pub fn wait_exit(mut self, wait: Duration) -> (std::process::ExitStatus, String) {
+        let status = poll_until(wait, Duration::from_millis(20), || {
+            self.child
+                .try_wait()
+                .unwrap()
+                .ok_or_else(|| format!("engram is still running; log:\n{}", self.log_text()))
+        });
+        (status, self.log_text())
     }
 
     /// SIGTERM, then waits for a clean exit.
