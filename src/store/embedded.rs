@@ -245,166 +245,209 @@ fn cached_execute(
     tx.prepare_cached(sql)?.execute(params)
 }
 
+/// One write of a batch, inside the batch's transaction.
 fn apply(tx: &Transaction<'_>, write: &Write) -> Result<(), StoreError> {
     match write {
-        Write::PutMemory(m) => {
-            cached_execute(tx,
-                &format!(
-                    "INSERT OR REPLACE INTO memories ({MEMORY_COLUMNS}) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)"
-                ),
-                params![
-                    m.user_id,
-                    m.id,
-                    m.kind.as_str(),
-                    m.category,
-                    to_json(&m.tags),
-                    m.content,
-                    m.importance,
-                    m.source,
-                    m.content_hash,
-                    embedding_bytes(&m.embedding),
-                    m.status.as_str(),
-                    m.salience.created_at(),
-                    to_json(&m.salience.recent()),
-                    m.salience.access_count() as i64,
-                    m.salience.read_offset_sum(),
-                    to_json(&m.merged_from),
-                    to_json(&m.derived_from),
-                    m.last_run_id,
-                ],
-            )
-            .map_err(backend)?;
-            cached_execute(
-                tx,
-                "INSERT OR REPLACE INTO memory_salience \
-                 (user_id, id, created_at, recent_accesses, reads, read_offset_sum) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![
-                    m.user_id,
-                    m.id,
-                    m.salience.created_at(),
-                    to_json(&m.salience.recent()),
-                    m.salience.access_count() as i64,
-                    m.salience.read_offset_sum(),
-                ],
-            )
-            .map_err(backend)?;
-        }
+        Write::PutMemory(m) => put_memory(tx, m),
         Write::PutSalience {
             user_id,
             memory_id,
             salience,
-        } => {
-            let changed = cached_execute(
-                tx,
-                "UPDATE memory_salience SET recent_accesses = ?3, reads = ?4, read_offset_sum = ?5 \
-                     WHERE user_id = ?1 AND id = ?2",
-                params![
-                    user_id,
-                    memory_id,
-                    to_json(&salience.recent()),
-                    salience.access_count() as i64,
-                    salience.read_offset_sum(),
-                ],
-            )
-            .map_err(backend)?;
-            if changed == 0 {
-                return Err(StoreError::MissingMemory {
-                    user_id: user_id.clone(),
-                    memory_id: memory_id.clone(),
-                });
-            }
-        }
-        Write::DeleteMemory { user_id, memory_id } => {
-            cached_execute(
-                tx,
-                "DELETE FROM links WHERE user_id = ?1 AND (from_id = ?2 OR to_id = ?2)",
-                params![user_id, memory_id],
-            )
-            .map_err(backend)?;
-            cached_execute(
-                tx,
-                "DELETE FROM memories WHERE user_id = ?1 AND id = ?2",
-                params![user_id, memory_id],
-            )
-            .map_err(backend)?;
-            cached_execute(
-                tx,
-                "DELETE FROM memory_salience WHERE user_id = ?1 AND id = ?2",
-                params![user_id, memory_id],
-            )
-            .map_err(backend)?;
-        }
-        Write::PutLink(l) => {
-            cached_execute(tx,
-                &format!(
-                    "INSERT OR REPLACE INTO links ({LINK_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
-                ),
-                params![
-                    l.user_id,
-                    l.from_id,
-                    l.to_id,
-                    l.link_type.as_str(),
-                    l.confidence,
-                    l.reason,
-                    l.created_at,
-                    l.run_id
-                ],
-            )
-            .map_err(backend)?;
-        }
+        } => put_salience(tx, user_id, memory_id, salience),
+        Write::DeleteMemory { user_id, memory_id } => delete_memory(tx, user_id, memory_id),
+        Write::PutLink(l) => put_link(tx, l),
         Write::DeleteLink {
             user_id,
             from_id,
             to_id,
             link_type,
-        } => {
-            cached_execute(tx,
-                "DELETE FROM links WHERE user_id = ?1 AND from_id = ?2 AND to_id = ?3 AND link_type = ?4",
-                params![user_id, from_id, to_id, link_type.as_str()],
-            )
-            .map_err(backend)?;
-        }
-        Write::PutUserState(s) => {
-            cached_execute(tx,
-                "INSERT OR REPLACE INTO user_state \
-                 (user_id, new_since_cycle, last_cycle_at, last_run_id, duplicate_candidates, cycle) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![
-                    s.user_id,
-                    s.new_since_cycle as i64,
-                    s.last_cycle_at,
-                    s.last_run_id,
-                    s.duplicate_candidates as i64,
-                    to_json(&s.cycle),
-                ],
-            )
-            .map_err(backend)?;
-            cached_execute(
-                tx,
-                "DELETE FROM applied_offsets WHERE user_id = ?1",
-                params![s.user_id],
-            )
-            .map_err(backend)?;
-            for (source, offset) in &s.applied_offsets {
-                cached_execute(tx,
-                    "INSERT INTO applied_offsets (user_id, source, applied_offset) VALUES (?1, ?2, ?3)",
-                    params![s.user_id, source, offset],
-                )
-                .map_err(backend)?;
-            }
-        }
-        Write::PutRunReport(r) => {
-            cached_execute(
-                tx,
-                "INSERT OR REPLACE INTO run_reports (user_id, run_id, started_at, report) \
-                 VALUES (?1, ?2, ?3, ?4)",
-                params![r.user_id, r.run_id, r.started_at, r.report.to_string()],
-            )
-            .map_err(backend)?;
-        }
+        } => delete_link(tx, user_id, from_id, to_id, link_type),
+        Write::PutUserState(s) => put_user_state(tx, s),
+        Write::PutRunReport(r) => put_run_report(tx, r),
     }
+}
+
+/// A memory row and its salience row, replacing both.
+fn put_memory(tx: &Transaction<'_>, m: &Memory) -> Result<(), StoreError> {
+    cached_execute(tx,
+        &format!(
+            "INSERT OR REPLACE INTO memories ({MEMORY_COLUMNS}) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)"
+        ),
+        params![
+            m.user_id,
+            m.id,
+            m.kind.as_str(),
+            m.category,
+            to_json(&m.tags),
+            m.content,
+            m.importance,
+            m.source,
+            m.content_hash,
+            embedding_bytes(&m.embedding),
+            m.status.as_str(),
+            m.salience.created_at(),
+            to_json(&m.salience.recent()),
+            m.salience.access_count() as i64,
+            m.salience.read_offset_sum(),
+            to_json(&m.merged_from),
+            to_json(&m.derived_from),
+            m.last_run_id,
+        ],
+    )
+    .map_err(backend)?;
+    cached_execute(
+        tx,
+        "INSERT OR REPLACE INTO memory_salience \
+         (user_id, id, created_at, recent_accesses, reads, read_offset_sum) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![
+            m.user_id,
+            m.id,
+            m.salience.created_at(),
+            to_json(&m.salience.recent()),
+            m.salience.access_count() as i64,
+            m.salience.read_offset_sum(),
+        ],
+    )
+    .map_err(backend)?;
+    Ok(())
+}
+
+/// New reads of an existing memory; a memory that is not there is an error.
+fn put_salience(
+    tx: &Transaction<'_>,
+    user_id: &str,
+    memory_id: &str,
+    salience: &SalienceState,
+) -> Result<(), StoreError> {
+    let changed = cached_execute(
+        tx,
+        "UPDATE memory_salience SET recent_accesses = ?3, reads = ?4, read_offset_sum = ?5 \
+             WHERE user_id = ?1 AND id = ?2",
+        params![
+            user_id,
+            memory_id,
+            to_json(&salience.recent()),
+            salience.access_count() as i64,
+            salience.read_offset_sum(),
+        ],
+    )
+    .map_err(backend)?;
+    if changed == 0 {
+        return Err(StoreError::MissingMemory {
+            user_id: user_id.to_owned(),
+            memory_id: memory_id.to_owned(),
+        });
+    }
+    Ok(())
+}
+
+/// A memory, its salience and every link from or to it.
+fn delete_memory(tx: &Transaction<'_>, user_id: &str, memory_id: &str) -> Result<(), StoreError> {
+    cached_execute(
+        tx,
+        "DELETE FROM links WHERE user_id = ?1 AND (from_id = ?2 OR to_id = ?2)",
+        params![user_id, memory_id],
+    )
+    .map_err(backend)?;
+    cached_execute(
+        tx,
+        "DELETE FROM memories WHERE user_id = ?1 AND id = ?2",
+        params![user_id, memory_id],
+    )
+    .map_err(backend)?;
+    cached_execute(
+        tx,
+        "DELETE FROM memory_salience WHERE user_id = ?1 AND id = ?2",
+        params![user_id, memory_id],
+    )
+    .map_err(backend)?;
+    Ok(())
+}
+
+/// One link, replacing one of the same ends and type.
+fn put_link(tx: &Transaction<'_>, l: &Link) -> Result<(), StoreError> {
+    cached_execute(
+        tx,
+        &format!(
+            "INSERT OR REPLACE INTO links ({LINK_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+        ),
+        params![
+            l.user_id,
+            l.from_id,
+            l.to_id,
+            l.link_type.as_str(),
+            l.confidence,
+            l.reason,
+            l.created_at,
+            l.run_id
+        ],
+    )
+    .map_err(backend)?;
+    Ok(())
+}
+
+/// One link.
+fn delete_link(
+    tx: &Transaction<'_>,
+    user_id: &str,
+    from_id: &str,
+    to_id: &str,
+    link_type: &LinkType,
+) -> Result<(), StoreError> {
+    cached_execute(
+        tx,
+        "DELETE FROM links WHERE user_id = ?1 AND from_id = ?2 AND to_id = ?3 AND link_type = ?4",
+        params![user_id, from_id, to_id, link_type.as_str()],
+    )
+    .map_err(backend)?;
+    Ok(())
+}
+
+/// A user's state, its applied offsets replaced as a whole.
+fn put_user_state(tx: &Transaction<'_>, s: &UserState) -> Result<(), StoreError> {
+    cached_execute(
+        tx,
+        "INSERT OR REPLACE INTO user_state \
+         (user_id, new_since_cycle, last_cycle_at, last_run_id, duplicate_candidates, cycle) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![
+            s.user_id,
+            s.new_since_cycle as i64,
+            s.last_cycle_at,
+            s.last_run_id,
+            s.duplicate_candidates as i64,
+            to_json(&s.cycle),
+        ],
+    )
+    .map_err(backend)?;
+    cached_execute(
+        tx,
+        "DELETE FROM applied_offsets WHERE user_id = ?1",
+        params![s.user_id],
+    )
+    .map_err(backend)?;
+    for (source, offset) in &s.applied_offsets {
+        cached_execute(
+            tx,
+            "INSERT INTO applied_offsets (user_id, source, applied_offset) VALUES (?1, ?2, ?3)",
+            params![s.user_id, source, offset],
+        )
+        .map_err(backend)?;
+    }
+    Ok(())
+}
+
+/// A run report, replacing one of the same run.
+fn put_run_report(tx: &Transaction<'_>, r: &RunReport) -> Result<(), StoreError> {
+    cached_execute(
+        tx,
+        "INSERT OR REPLACE INTO run_reports (user_id, run_id, started_at, report) \
+         VALUES (?1, ?2, ?3, ?4)",
+        params![r.user_id, r.run_id, r.started_at, r.report.to_string()],
+    )
+    .map_err(backend)?;
     Ok(())
 }
 

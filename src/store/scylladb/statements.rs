@@ -1,0 +1,215 @@
+//! Every CQL statement engram runs, prepared once, and the values each row
+//! operation of a commit binds to them.
+
+use scylla::client::session::Session;
+use scylla::serialize::row::SerializeRow;
+use scylla::statement::prepared::PreparedStatement;
+
+use super::super::{StoreError, embedding_bytes};
+use super::backend;
+use super::commit::{Op, Row};
+use super::rows::to_json;
+
+macro_rules! statements {
+    ($($name:ident = $cql:expr;)*) => {
+        /// Every statement engram runs, prepared once at start-up.
+        pub(super) struct Statements {
+            $(pub(super) $name: PreparedStatement,)*
+        }
+
+        impl Statements {
+    /// The statements and values of one row operation.
+            pub(super) async fn prepare(session: &Session) -> Result<Self, StoreError> {
+                Ok(Self {
+                    $($name: {
+                        let mut statement = session
+                            .prepare($cql)
+                            .await
+                            .map_err(|e| backend(concat!("preparing ", stringify!($name)), e))?;
+                        statement.set_is_idempotent(true);
+                        statement
+                    },)*
+                })
+            }
+        }
+    };
+}
+
+const MEMORY_SELECT: &str = "SELECT id, kind, category, tags, content, importance, source, \
+     content_hash, embedding, status, merged_from, derived_from, last_run_id FROM memories";
+const SALIENCE_SELECT: &str =
+    "SELECT id, created_at, recent_accesses, reads, read_offset_sum FROM memory_salience";
+const LINK_COLUMNS: &str = "from_id, to_id, link_type, confidence, reason, created_at, run_id";
+
+statements! {
+    insert_memory = "INSERT INTO memories (user_id, id, kind, category, tags, content, importance, \
+        source, content_hash, embedding, status, created_at, merged_from, derived_from, last_run_id) \
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) USING TIMESTAMP ?";
+    insert_salience = "INSERT INTO memory_salience (user_id, id, created_at, recent_accesses, reads, \
+        read_offset_sum) VALUES (?, ?, ?, ?, ?, ?) USING TIMESTAMP ?";
+    insert_hash = "INSERT INTO memory_hashes (user_id, content_hash, id) VALUES (?, ?, ?) \
+        USING TIMESTAMP ?";
+    delete_memory = "DELETE FROM memories USING TIMESTAMP ? WHERE user_id = ? AND id = ?";
+    delete_salience = "DELETE FROM memory_salience USING TIMESTAMP ? WHERE user_id = ? AND id = ?";
+    insert_link = "INSERT INTO links (user_id, from_id, to_id, link_type, confidence, reason, \
+        created_at, run_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?) USING TIMESTAMP ?";
+    insert_link_by_target = "INSERT INTO links_by_target (user_id, from_id, to_id, link_type, \
+        confidence, reason, created_at, run_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?) USING TIMESTAMP ?";
+    delete_link = "DELETE FROM links USING TIMESTAMP ? \
+        WHERE user_id = ? AND from_id = ? AND to_id = ? AND link_type = ?";
+    delete_link_by_target = "DELETE FROM links_by_target USING TIMESTAMP ? \
+        WHERE user_id = ? AND from_id = ? AND to_id = ? AND link_type = ?";
+    insert_user_state = "INSERT INTO user_state (user_id, applied_offsets, new_since_cycle, \
+        last_cycle_at, last_run_id, duplicate_candidates, cycle) VALUES (?, ?, ?, ?, ?, ?, ?) \
+        USING TIMESTAMP ?";
+    insert_run_report = "INSERT INTO run_reports (user_id, run_id, started_at, report) \
+        VALUES (?, ?, ?, ?) USING TIMESTAMP ?";
+    insert_run_report_by_id = "INSERT INTO run_reports_by_id (run_id, user_id) VALUES (?, ?) \
+        USING TIMESTAMP ?";
+    memories_in = format!("{MEMORY_SELECT} WHERE user_id = ? AND id IN ?");
+    memories_of_user = format!("{MEMORY_SELECT} WHERE user_id = ?");
+    saliences_in = format!("{SALIENCE_SELECT} WHERE user_id = ? AND id IN ?");
+    saliences_of_user = format!("{SALIENCE_SELECT} WHERE user_id = ?");
+    ids_by_hash = "SELECT id FROM memory_hashes WHERE user_id = ? AND content_hash = ?";
+    links_from = format!("SELECT {LINK_COLUMNS} FROM links WHERE user_id = ? AND from_id = ?");
+    links_to = format!("SELECT {LINK_COLUMNS} FROM links_by_target WHERE user_id = ? AND to_id = ?");
+    links_of_user = format!("SELECT {LINK_COLUMNS} FROM links WHERE user_id = ?");
+    user_state = "SELECT applied_offsets, new_since_cycle, last_cycle_at, last_run_id, \
+        duplicate_candidates, cycle FROM user_state WHERE user_id = ?";
+    users_with_state = "SELECT DISTINCT user_id FROM user_state";
+    users_with_memories = "SELECT DISTINCT user_id FROM memory_salience";
+    run_report = "SELECT run_id, started_at, report FROM run_reports WHERE user_id = ? AND run_id = ?";
+    run_reports_of_user = "SELECT run_id, started_at, report FROM run_reports WHERE user_id = ?";
+    run_report_owner = "SELECT user_id FROM run_reports_by_id WHERE run_id = ?";
+    schema_versions = "SELECT version FROM schema_migrations";
+    ping = "SELECT release_version FROM system.local";
+}
+
+pub(super) type BoundRow<'a> = Box<dyn SerializeRow + Send + Sync + 'a>;
+
+impl Statements {
+    pub(super) fn bind<'a>(&'a self, op: &'a Op<'a>) -> Vec<(&'a PreparedStatement, BoundRow<'a>)> {
+        let s = self;
+        let ts = op.timestamp;
+        match &op.row {
+            Row::Memory(m) => vec![(
+                &s.insert_memory,
+                Box::new((
+                    m.user_id.as_str(),
+                    m.id.as_str(),
+                    m.kind.as_str(),
+                    m.category.as_deref(),
+                    &m.tags,
+                    m.content.as_str(),
+                    m.importance,
+                    m.source.as_deref(),
+                    m.content_hash.as_str(),
+                    embedding_bytes(&m.embedding),
+                    m.status.as_str(),
+                    m.created_at(),
+                    &m.merged_from,
+                    &m.derived_from,
+                    m.last_run_id.as_deref(),
+                    ts,
+                )),
+            )],
+            Row::Salience {
+                user_id,
+                memory_id,
+                salience,
+            } => vec![(
+                &s.insert_salience,
+                Box::new((
+                    *user_id,
+                    *memory_id,
+                    salience.created_at(),
+                    salience.recent().to_vec(),
+                    salience.access_count() as i64,
+                    salience.read_offset_sum(),
+                    ts,
+                )),
+            )],
+            Row::ContentHash(m) => vec![(
+                &s.insert_hash,
+                Box::new((
+                    m.user_id.as_str(),
+                    m.content_hash.as_str(),
+                    m.id.as_str(),
+                    ts,
+                )),
+            )],
+            Row::DeleteMemory { user_id, memory_id } => vec![
+                (&s.delete_memory, Box::new((ts, *user_id, *memory_id))),
+                (&s.delete_salience, Box::new((ts, *user_id, *memory_id))),
+            ],
+            Row::Link(l) => {
+                let row = || {
+                    Box::new((
+                        l.user_id.as_str(),
+                        l.from_id.as_str(),
+                        l.to_id.as_str(),
+                        l.link_type.as_str(),
+                        l.confidence,
+                        l.reason.as_str(),
+                        l.created_at,
+                        l.run_id.as_deref(),
+                        ts,
+                    ))
+                };
+                vec![
+                    (&s.insert_link, row() as BoundRow<'a>),
+                    (&s.insert_link_by_target, row()),
+                ]
+            }
+            Row::DeleteLink {
+                user_id,
+                from_id,
+                to_id,
+                link_type,
+            } => {
+                let row = || {
+                    Box::new((
+                        ts,
+                        *user_id,
+                        from_id.as_str(),
+                        to_id.as_str(),
+                        link_type.as_str(),
+                    ))
+                };
+                vec![
+                    (&s.delete_link, row() as BoundRow<'a>),
+                    (&s.delete_link_by_target, row()),
+                ]
+            }
+            Row::UserState(state) => vec![(
+                &s.insert_user_state,
+                Box::new((
+                    state.user_id.as_str(),
+                    &state.applied_offsets,
+                    state.new_since_cycle as i64,
+                    state.last_cycle_at,
+                    state.last_run_id.as_deref(),
+                    state.duplicate_candidates as i64,
+                    to_json(&state.cycle),
+                    ts,
+                )),
+            )],
+            Row::RunReport(report) => vec![
+                (
+                    &s.insert_run_report,
+                    Box::new((
+                        report.user_id.as_str(),
+                        report.run_id.as_str(),
+                        report.started_at,
+                        report.report.to_string(),
+                        ts,
+                    )),
+                ),
+                (
+                    &s.insert_run_report_by_id,
+                    Box::new((report.run_id.as_str(), report.user_id.as_str(), ts)),
+                ),
+            ],
+        }
+    }
+}
