@@ -34,7 +34,7 @@ use crate::store::{Store, StoreError, Write, WriteBatch};
 
 #[derive(Debug, Error)]
 pub enum CycleError {
-    #[error("consolidation of user {user_id} (run {run_id}) failed and was rolled back: {source}")]
+    #[error("consolidation of user {user_id} (run {run_id}) failed and was rolled back")]
     Store {
         user_id: String,
         run_id: String,
@@ -43,6 +43,15 @@ pub enum CycleError {
     },
     #[error("run {run_id}: stored report is unreadable: {reason}")]
     Report { run_id: String, reason: String },
+}
+
+impl CycleError {
+    pub fn is_transient(&self) -> bool {
+        match self {
+            Self::Store { source, .. } => source.is_transient(),
+            Self::Report { .. } => false,
+        }
+    }
 }
 
 /// Settings a cycle depends on; hashed into its report.

@@ -8,15 +8,32 @@ use std::io::{self, Write};
 use futures::future::BoxFuture;
 use thiserror::Error;
 
+use crate::error::Cause;
 use crate::event::{ConsolidationRequested, Event, EventCodec};
 
 #[derive(Debug, Error)]
-#[error("output failed: {0}")]
-pub struct SinkError(pub String);
+pub enum SinkError {
+    /// Writing the output file or stream failed (a full disk, a closed pipe).
+    #[error("writing the output failed")]
+    Io(#[from] io::Error),
+    /// The transport did not take the events; `transient` says whether the
+    /// same events may go through later.
+    #[error("delivering the output failed")]
+    Delivery {
+        #[source]
+        source: Cause,
+        transient: bool,
+    },
+}
 
-impl From<io::Error> for SinkError {
-    fn from(error: io::Error) -> Self {
-        SinkError(error.to_string())
+impl SinkError {
+    /// Whether flushing the same events again may succeed: I/O errors pass
+    /// (space comes back, a reader reconnects), delivery errors say.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            Self::Io(_) => true,
+            Self::Delivery { transient, .. } => *transient,
+        }
     }
 }
 

@@ -13,6 +13,7 @@ pub mod cycle;
 pub mod detect;
 pub mod embed;
 pub mod emit;
+pub mod error;
 pub mod event;
 pub mod faults;
 pub mod http;

@@ -34,8 +34,12 @@ pub struct Metrics {
     pub rejected: IntCounterVec,
     pub outputs: IntCounterVec,
     pub delivery_failures: IntCounter,
+    /// Output events the broker refused for good (too large, not allowed).
+    pub undeliverable: IntCounter,
     /// Input batches (or resumptions) that failed and were retried.
     pub batch_failures: IntCounter,
+    /// Partitions stopped by an error that no retry fixes.
+    pub partitions_stopped: IntCounter,
     pub consumer_lag: IntGaugeVec,
     pub partitions_assigned: IntGauge,
     pub store_commit_seconds: Histogram,
@@ -92,11 +96,19 @@ impl Metrics {
             )?,
             delivery_failures: IntCounter::new(
                 "output_delivery_failures_total",
-                "Output deliveries that failed and were retried",
+                "Output deliveries that failed (retried unless refused for good)",
+            )?,
+            undeliverable: IntCounter::new(
+                "output_undeliverable_total",
+                "Output events the broker refused for good and that were dropped",
             )?,
             batch_failures: IntCounter::new(
                 "batch_failures_total",
-                "Input batches (or resumptions after a failure) that failed and were retried",
+                "Input batches (or resumptions after a failure) that failed",
+            )?,
+            partitions_stopped: IntCounter::new(
+                "partitions_stopped_total",
+                "Partitions stopped by an error that retrying cannot fix",
             )?,
             consumer_lag: IntGaugeVec::new(
                 Opts::new(
@@ -160,7 +172,9 @@ impl Metrics {
         r.register(Box::new(self.rejected.clone()))?;
         r.register(Box::new(self.outputs.clone()))?;
         r.register(Box::new(self.delivery_failures.clone()))?;
+        r.register(Box::new(self.undeliverable.clone()))?;
         r.register(Box::new(self.batch_failures.clone()))?;
+        r.register(Box::new(self.partitions_stopped.clone()))?;
         r.register(Box::new(self.consumer_lag.clone()))?;
         r.register(Box::new(self.partitions_assigned.clone()))?;
         r.register(Box::new(self.store_commit_seconds.clone()))?;
@@ -198,7 +212,9 @@ impl Metrics {
             rejected = sum(&self.rejected),
             outputs = sum(&self.outputs),
             delivery_failures = self.delivery_failures.get(),
+            undeliverable = self.undeliverable.get(),
             batch_failures = self.batch_failures.get(),
+            partitions_stopped = self.partitions_stopped.get(),
             "{message}"
         );
     }

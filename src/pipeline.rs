@@ -31,9 +31,9 @@ use crate::trigger::automatic_run;
 
 #[derive(Debug, Error)]
 pub enum PipelineError {
-    #[error("reading input failed: {0}")]
+    #[error("reading input failed")]
     Input(#[source] io::Error),
-    #[error("writing output failed: {0}")]
+    #[error("writing output failed")]
     Output(#[source] SinkError),
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -41,6 +41,20 @@ pub enum PipelineError {
     Embed(#[from] EmbedError),
     #[error(transparent)]
     Cycle(#[from] CycleError),
+}
+
+impl PipelineError {
+    /// Whether running the same step again may succeed; the worker retries
+    /// only those and stops its partition on the others.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            Self::Input(_) => true,
+            Self::Output(error) => error.is_transient(),
+            Self::Store(error) => error.is_transient(),
+            Self::Embed(error) => error.is_transient(),
+            Self::Cycle(error) => error.is_transient(),
+        }
+    }
 }
 
 /// What a run did, for the end-of-run summary and for tests.

@@ -714,7 +714,7 @@ struct FailingCommits<'a>(&'a dyn Store);
 
 impl Store for FailingCommits<'_> {
     fn commit(&self, _: &WriteBatch) -> Result<(), StoreError> {
-        Err(StoreError::Backend("disk full (injected)".into()))
+        Err(StoreError::unavailable("commit", "disk full (injected)"))
     }
     fn ping(&self) -> Result<(), StoreError> {
         self.0.ping()

@@ -11,7 +11,7 @@ use std::time::Duration;
 use broker::{Broker, Engram, OUTPUT_TOPICS, ends, poll_until};
 use common::*;
 use engram::event::*;
-use engram::store::{EmbeddedStore, Store, dump};
+use engram::store::{EmbeddedStore, Store, Write, WriteBatch, dump};
 
 const WAIT: Duration = Duration::from_secs(120);
 
@@ -794,6 +794,69 @@ fn a_store_that_refuses_writes_stops_commits_and_readiness_until_it_clears() {
     broker.wait_committed("store", &expected, WAIT);
     engram.stop();
     assert_state_is(dir.path(), &reference, "the store refused writes for 4 s");
+}
+
+#[test]
+fn a_corrupt_row_stops_its_partition_with_the_reason_on_readyz_instead_of_retrying() {
+    let broker = Broker::start();
+    broker.create_topics(
+        &[
+            "memory.created",
+            "memory.accessed",
+            "consolidation.requested",
+        ],
+        2,
+    );
+    broker.create_topics(&OUTPUT_TOPICS, 2);
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    {
+        let store = EmbeddedStore::open(&state).unwrap();
+        let mut batch = WriteBatch::default();
+        batch.push(Write::PutUserState(engram::model::UserState::new("zed")));
+        store.commit(&batch).unwrap();
+    }
+    let db = rusqlite::Connection::open(state.join("engram.sqlite")).unwrap();
+    db.execute(
+        "UPDATE user_state SET cycle = 'not json' WHERE user_id = 'zed'",
+        [],
+    )
+    .unwrap();
+    drop(db);
+    let engram = Engram::start(
+        &broker,
+        &state,
+        dir.path().join("engram.log"),
+        &[("ENGRAM_EMBEDDING_ENABLED", "false")],
+    );
+    let base = format!("http://{}", engram.http_address(WAIT));
+    engram.wait_assigned(WAIT);
+    let event = Event::MemoryCreated(created("zed", "m1", "Zed likes green tea", 0));
+    let positions = broker.produce("memory.created", &keyed(&[event], WireFormat::Json));
+    let (_, problems) = wait_readiness(&base, |status, body| {
+        status == 503 && body.contains("failed for good")
+    });
+    assert!(problems.contains("user_state.cycle"), "{problems}");
+    assert!(problems.contains("corrupt"), "{problems}");
+    // Not retried: each stopped partition failed once (resuming scans every
+    // user, so both partitions meet the row), and nothing is committed.
+    std::thread::sleep(Duration::from_secs(3));
+    let (_, scrape) = request(&http(), "GET", &format!("{base}/metrics"));
+    let stopped = metric(&scrape, "engram_partitions_stopped_total").unwrap_or(0.0);
+    assert!(stopped >= 1.0, "{}", engram.log_text());
+    assert_eq!(
+        metric(&scrape, "engram_batch_failures_total"),
+        Some(stopped),
+        "{}",
+        engram.log_text()
+    );
+    let (partition, offset) = positions[0];
+    let committed = broker.committed("engram", "memory.created", 2)[partition as usize];
+    assert!(
+        committed <= offset,
+        "committed {committed} past the stopped event"
+    );
+    engram.stop();
 }
 
 #[test]

@@ -98,7 +98,7 @@ async fn run(
             }
         })
         .await
-        .unwrap_or_else(|e| Err(EmbedError::Inference(format!("embedding task failed: {e}"))));
+        .unwrap_or_else(|e| Err(EmbedError::inference(e)));
         match result {
             Ok(vectors) => {
                 for (reply, vector) in replies.into_iter().zip(vectors) {

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::{EMBEDDING_DIM, EmbedError, Embedder, SubBatch};
+use crate::error::Cause;
 
 /// Files a model directory must hold.
 pub const MODEL_FILES: [&str; 5] = [
@@ -178,13 +179,11 @@ impl Embedder for LocalEmbedder {
         let vectors = self
             .model()
             .embed(texts, Some(sub_batch.max(1)))
-            .map_err(|e| EmbedError::Inference(e.to_string()))?;
+            .map_err(|e| EmbedError::inference(Cause::from(e)))?;
         // Mean pooling does not normalise; cosine similarity wants unit vectors.
         vectors
             .into_iter()
-            .map(|v| {
-                super::normalised(&v).ok_or_else(|| EmbedError::Inference("zero vector".to_owned()))
-            })
+            .map(|v| super::normalised(&v).ok_or_else(|| EmbedError::inference("zero vector")))
             .collect()
     }
 

@@ -9,6 +9,8 @@ mod local;
 
 use thiserror::Error;
 
+use crate::error::{Cause, SharedCause};
+
 pub use batcher::{BatcherConfig, EmbedBatcher};
 pub use ingest::{EmbedCounts, MissingEmbeddings};
 pub use local::{EmbeddingConfig, LocalEmbedder, ModelReport, inspect_model};
@@ -30,10 +32,22 @@ pub enum EmbedError {
          with model.onnx, tokenizer.json, config.json, special_tokens_map.json and tokenizer_config.json"
     )]
     Model { path: String, reason: String },
-    #[error("embedding failed: {0}")]
-    Inference(String),
+    #[error("embedding failed")]
+    Inference(#[source] SharedCause),
     #[error("the embedder is shut down")]
     Closed,
+}
+
+impl EmbedError {
+    pub fn inference(cause: impl Into<Cause>) -> Self {
+        Self::Inference(SharedCause::from(cause.into()))
+    }
+
+    /// Whether asking again may succeed: the model gives the same answer to
+    /// the same texts, so only a closed embedder (shutting down) passes.
+    pub fn is_transient(&self) -> bool {
+        matches!(self, Self::Closed)
+    }
 }
 
 /// Turns texts into L2-normalised vectors. Implementations are free to be
@@ -100,7 +114,7 @@ pub fn embed_bucketed(
         let batch: Vec<&str> = call.iter().map(|&i| texts[i]).collect();
         let vectors = embedder.embed(&batch, batch.len())?;
         if vectors.len() != batch.len() {
-            return Err(EmbedError::Inference(format!(
+            return Err(EmbedError::inference(format!(
                 "model returned {} vectors for {} texts",
                 vectors.len(),
                 batch.len()

@@ -114,7 +114,7 @@ pub fn creation_error(what: &str, error: KafkaError) -> ServiceError {
         .find(|(property, _)| text.contains(property))
         .map(|(_, setting)| format!(" (check {setting})"))
         .unwrap_or_default();
-    ServiceError::Client(format!("cannot create the {what}: {text}{setting}"))
+    ServiceError::client(format!("cannot create the {what}{setting}"), error)
 }
 
 /// Records the first TLS or authentication failure librdkafka reports:

@@ -335,7 +335,7 @@ pub fn consume(shared: Arc<Shared>, shutdown: &AtomicBool) -> Result<(), KafkaEr
     let names: Vec<&str> = inputs.iter().map(String::as_str).collect();
     consumer
         .subscribe(&names)
-        .map_err(|e| KafkaError::Client(format!("cannot subscribe to {names:?}: {e}")))?;
+        .map_err(|e| KafkaError::client(format!("cannot subscribe to {names:?}"), e))?;
     tracing::info!(topics = ?names, group = %config.group_id, "consuming");
     let commit_every = Duration::from_millis(config.commit_interval_ms.max(1));
     let report_every = Duration::from_secs(30);

@@ -44,15 +44,44 @@ use crate::store::Store;
 pub enum KafkaError {
     #[error("invalid Kafka configuration: {0}")]
     Config(String),
-    #[error("Kafka client error: {0}")]
-    Client(String),
-    #[error("cannot encode an output event: {0}")]
-    Encode(String),
-    #[error("output delivery failed: {0}")]
-    Delivery(String),
+    /// A client call failed: creating a client, subscribing, creating topics.
+    #[error("{what}")]
+    Client {
+        what: String,
+        #[source]
+        source: rdkafka::error::KafkaError,
+    },
+    #[error("cannot encode an output event")]
+    Encode(#[source] crate::event::DecodeError),
+    /// Output events that were not delivered: at stop, or refused for good.
+    #[error("{undelivered} output events were not delivered")]
+    Delivery {
+        undelivered: usize,
+        #[source]
+        source: rdkafka::error::KafkaError,
+    },
     /// The brokers refused TLS or authentication: permanent, fix the config.
     #[error("the Kafka brokers refused the connection: {0}")]
     Security(String),
+}
+
+impl KafkaError {
+    pub fn client(what: impl Into<String>, source: rdkafka::error::KafkaError) -> Self {
+        Self::Client {
+            what: what.into(),
+            source,
+        }
+    }
+
+    /// Whether the same call may succeed later.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            Self::Config(_) | Self::Encode(_) | Self::Security(_) => false,
+            Self::Client { source, .. } | Self::Delivery { source, .. } => {
+                produce::is_transient(source)
+            }
+        }
+    }
 }
 
 /// What every partition worker shares.

@@ -88,10 +88,7 @@ impl OutputProducer {
     fn encode(&self, event: &Event) -> Result<Vec<u8>, KafkaError> {
         match self.format {
             WireFormat::Json => Ok(self.codec.encode_json(event)),
-            WireFormat::Avro => self
-                .codec
-                .encode_avro(event)
-                .map_err(|e| KafkaError::Encode(e.to_string())),
+            WireFormat::Avro => self.codec.encode_avro(event).map_err(KafkaError::Encode),
         }
     }
 
@@ -121,27 +118,41 @@ impl OutputProducer {
             });
             let results = join_all(sends).await;
             let mut failed = Vec::new();
+            let mut last_error = None;
             for (&i, result) in pending.iter().zip(results) {
-                match result {
-                    Ok(_) => {}
-                    Err((error, _)) => {
-                        self.metrics.delivery_failures.inc();
-                        tracing::warn!(
-                            topic = self.topics.topic(events[i].event_type()),
-                            event_id = events[i].event_id(),
-                            %error,
-                            "output delivery failed; retrying"
-                        );
-                        if is_fencing(&error) {
-                            fenced = Some(error.to_string());
-                        }
-                        failed.push(i);
-                    }
+                let Err((error, _)) = result else {
+                    continue;
+                };
+                self.metrics.delivery_failures.inc();
+                let topic = self.topics.topic(events[i].event_type());
+                if !is_transient(&error) {
+                    // Sending it again gets the same answer, and retrying
+                    // would hold the partition's offsets for ever.
+                    self.metrics.undeliverable.inc();
+                    tracing::error!(
+                        topic,
+                        event_id = events[i].event_id(),
+                        bytes = payloads[i].len(),
+                        %error,
+                        "output event refused for good; dropped"
+                    );
+                    continue;
                 }
+                tracing::warn!(
+                    topic,
+                    event_id = events[i].event_id(),
+                    %error,
+                    "output delivery failed; retrying"
+                );
+                if is_fencing(&error) {
+                    fenced = Some(error.to_string());
+                }
+                failed.push(i);
+                last_error = Some(error);
             }
-            if failed.is_empty() {
+            let Some(last_error) = last_error else {
                 return Ok(());
-            }
+            };
             if let Some(reason) = producer
                 .client()
                 .fatal_error()
@@ -151,10 +162,10 @@ impl OutputProducer {
                 self.replace(&producer, &reason);
             }
             if stop.load(Ordering::Relaxed) {
-                return Err(KafkaError::Delivery(format!(
-                    "{} output events undelivered at stop",
-                    failed.len()
-                )));
+                return Err(KafkaError::Delivery {
+                    undelivered: failed.len(),
+                    source: last_error,
+                });
             }
             tokio::time::sleep(backoff).await;
             backoff = (backoff * 2).min(Duration::from_secs(10));
@@ -174,6 +185,34 @@ fn create(client: &ClientConfig) -> Result<FutureProducer<LogContext>, KafkaErro
     client
         .create_with_context(LogContext)
         .map_err(|e| creation_error("producer", e))
+}
+
+/// Whether a failed call may succeed if made again. Refusals of the
+/// record itself or of our rights to the topic are final; timeouts, brokers
+/// down, leaders moving and the like pass.
+pub(super) fn is_transient(error: &ClientError) -> bool {
+    !matches!(
+        error.rdkafka_error_code(),
+        Some(
+            RDKafkaErrorCode::MessageSizeTooLarge
+                | RDKafkaErrorCode::MessageBatchTooLarge
+                | RDKafkaErrorCode::InvalidTimestamp
+                | RDKafkaErrorCode::InvalidRequest
+                | RDKafkaErrorCode::InvalidMessage
+                | RDKafkaErrorCode::InvalidMessageSize
+                | RDKafkaErrorCode::InvalidRecord
+                | RDKafkaErrorCode::InvalidTopic
+                | RDKafkaErrorCode::InvalidRequiredAcks
+                | RDKafkaErrorCode::TopicAuthorizationFailed
+                | RDKafkaErrorCode::ClusterAuthorizationFailed
+                | RDKafkaErrorCode::TransactionalIdAuthorizationFailed
+                | RDKafkaErrorCode::PolicyViolation
+                | RDKafkaErrorCode::UnsupportedForMessageFormat
+                | RDKafkaErrorCode::UnsupportedVersion
+                | RDKafkaErrorCode::BadMessage
+                | RDKafkaErrorCode::InvalidArgument
+        )
+    )
 }
 
 /// Errors after which this producer's id can send nothing more.
@@ -231,7 +270,7 @@ impl OutputSink for KafkaSink<'_> {
             .block_on(self.producer.deliver(&self.queued, self.stop));
         // Delivered, or to be produced again from the uncommitted input.
         self.queued.clear();
-        result.map_err(|e| SinkError(e.to_string()))
+        result.map_err(sink_error)
     }
 }
 
@@ -243,7 +282,44 @@ impl RequestSink for OutputProducer {
             let stop = AtomicBool::new(false);
             self.deliver(&[Event::ConsolidationRequested(request)], &stop)
                 .await
-                .map_err(|e| SinkError(e.to_string()))
+                .map_err(sink_error)
         })
+    }
+}
+
+fn sink_error(error: KafkaError) -> SinkError {
+    SinkError::Delivery {
+        transient: error.is_transient(),
+        source: Box::new(error),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refused_records_are_final_and_outages_pass() {
+        let failed = |code| ClientError::MessageProduction(code);
+        for code in [
+            RDKafkaErrorCode::MessageSizeTooLarge,
+            RDKafkaErrorCode::InvalidRecord,
+            RDKafkaErrorCode::TopicAuthorizationFailed,
+        ] {
+            assert!(!is_transient(&failed(code)), "{code:?}");
+        }
+        for code in [
+            RDKafkaErrorCode::MessageTimedOut,
+            RDKafkaErrorCode::AllBrokersDown,
+            RDKafkaErrorCode::NotLeaderForPartition,
+            RDKafkaErrorCode::QueueFull,
+        ] {
+            assert!(is_transient(&failed(code)), "{code:?}");
+        }
+        let at_stop = KafkaError::Delivery {
+            undelivered: 1,
+            source: failed(RDKafkaErrorCode::MessageTimedOut),
+        };
+        assert!(sink_error(at_stop).is_transient());
     }
 }

@@ -116,7 +116,7 @@ pub async fn create_missing(config: &KafkaConfig, topics: &Topics) -> Result<(),
     let results = admin
         .create_topics(&new_topics, &options)
         .await
-        .map_err(|e| KafkaError::Client(format!("creating topics failed: {e}")))?;
+        .map_err(|e| KafkaError::client("creating topics failed", e))?;
     for result in results {
         match result {
             Ok(name) => {
@@ -124,9 +124,10 @@ pub async fn create_missing(config: &KafkaConfig, topics: &Topics) -> Result<(),
             }
             Err((_, RDKafkaErrorCode::TopicAlreadyExists)) => {}
             Err((name, code)) => {
-                return Err(KafkaError::Client(format!(
-                    "cannot create topic `{name}`: {code}"
-                )));
+                return Err(KafkaError::client(
+                    format!("cannot create topic `{name}`"),
+                    rdkafka::error::KafkaError::AdminOp(code),
+                ));
             }
         }
     }

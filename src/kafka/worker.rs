@@ -28,6 +28,7 @@ use super::Shared;
 use super::produce::KafkaSink;
 use crate::clock::Clock;
 use crate::embed::EMBEDDING_DIM;
+use crate::error::Chain;
 use crate::index::UserIndexes;
 use crate::metrics::MeteredSink;
 use crate::pipeline::{Owned, Pipeline, PipelineError, RunSummary};
@@ -283,7 +284,8 @@ impl<C: ConsumerContext> Worker<C> {
     }
 
     /// Runs `step` until it succeeds, with backoff, logging each failure;
-    /// `None` when the worker was stopped first. The step is told whether an
+    /// `None` when the worker was stopped first. An error that retrying
+    /// cannot fix stops the partition until the worker is stopped. The step is told whether an
     /// attempt failed before it. Steps are idempotent: what a failed attempt
     /// committed is skipped by the watermarks next time.
     fn retry(
@@ -303,18 +305,34 @@ impl<C: ConsumerContext> Worker<C> {
                     }
                     return Some(summary);
                 }
+                Err(error) if !error.is_transient() => {
+                    // The same step fails the same way every time: stop here
+                    // with the reason on /readyz rather than spin. Nothing
+                    // past this batch is committed; a new owner of the
+                    // partition (after a fix and a restart) takes it up.
+                    let reason = format!("stopped, {what} failed for good: {}", Chain(&error));
+                    tracing::error!(partition = self.partition, "{reason}");
+                    health.set_failing(self.partition, Some(reason));
+                    self.shared.metrics.batch_failures.inc();
+                    self.shared.metrics.partitions_stopped.inc();
+                    while !self.stop.load(Ordering::Relaxed) {
+                        std::thread::sleep(Duration::from_millis(50));
+                    }
+                    health.set_failing(self.partition, None);
+                    return None;
+                }
                 Err(error) => {
                     // Not ready until it goes through: the offsets of this
                     // partition stand still meanwhile.
-                    health.set_failing(self.partition, Some(format!("{what}: {error}")));
-                    failed = true;
-                    self.shared.metrics.batch_failures.inc();
+                    let reason = format!("{what}: {}", Chain(&error));
                     tracing::error!(
                         partition = self.partition,
-                        %error,
-                        "{what} failed; retrying in {} ms",
+                        "{reason}; retrying in {} ms",
                         backoff.as_millis()
                     );
+                    health.set_failing(self.partition, Some(reason));
+                    failed = true;
+                    self.shared.metrics.batch_failures.inc();
                 }
             }
             let until = Instant::now() + backoff;

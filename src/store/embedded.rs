@@ -227,8 +227,33 @@ impl EmbeddedStore {
     }
 }
 
+/// SQLite's answer as a store error: busy, locked, I/O and full-disk
+/// failures pass (another process, a disk that gets space back); anything
+/// else (constraints, a schema that is not ours) will not.
 fn backend(error: rusqlite::Error) -> StoreError {
-    StoreError::Backend(error.to_string())
+    if let rusqlite::Error::FromSqlConversionFailure(_, _, cause) = &error {
+        return StoreError::Corrupt {
+            what: "a stored row".to_owned(),
+            reason: cause.to_string(),
+        };
+    }
+    let passing = matches!(
+        error.sqlite_error_code(),
+        Some(
+            ErrorCode::DatabaseBusy
+                | ErrorCode::DatabaseLocked
+                | ErrorCode::SystemIoFailure
+                | ErrorCode::DiskFull
+                | ErrorCode::OutOfMemory
+                | ErrorCode::CannotOpen
+                | ErrorCode::FileLockingProtocolFailed
+        )
+    );
+    if passing {
+        StoreError::unavailable("SQLite", error)
+    } else {
+        StoreError::refused("a SQLite request", error)
+    }
 }
 
 fn to_json<T: serde::Serialize>(value: &T) -> String {
@@ -798,5 +823,26 @@ mod tests {
         drop(store);
         // Reopening runs nothing again.
         EmbeddedStore::open(dir.path()).unwrap();
+    }
+
+    #[test]
+    fn busy_and_full_disks_pass_while_refused_requests_and_bad_rows_do_not() {
+        let sqlite = |code: i32| {
+            backend(rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(code),
+                None,
+            ))
+        };
+        assert!(sqlite(rusqlite::ffi::SQLITE_BUSY).is_transient());
+        assert!(sqlite(rusqlite::ffi::SQLITE_FULL).is_transient());
+        assert!(sqlite(rusqlite::ffi::SQLITE_IOERR).is_transient());
+        assert!(!sqlite(rusqlite::ffi::SQLITE_CONSTRAINT).is_transient());
+        let bad_row = backend(rusqlite::Error::FromSqlConversionFailure(
+            5,
+            rusqlite::types::Type::Text,
+            "expected a JSON list".into(),
+        ));
+        assert!(matches!(bad_row, StoreError::Corrupt { .. }), "{bad_row}");
+        assert!(!bad_row.is_transient());
     }
 }

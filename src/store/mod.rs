@@ -15,6 +15,7 @@ use thiserror::Error;
 pub use embedded::EmbeddedStore;
 pub use scylladb::{MigrateOutcome, ScyllaStore, drop_keyspace, migrate, schema};
 
+use crate::error::Cause;
 use crate::model::{Link, LinkType, Memory, RunReport, UserState};
 use crate::salience::SalienceState;
 
@@ -22,12 +23,48 @@ use crate::salience::SalienceState;
 pub enum StoreError {
     #[error("cannot open the store at {path}: {reason}")]
     Open { path: String, reason: String },
-    #[error("store I/O failed: {0}")]
-    Backend(String),
+    /// The backend could not serve the request now (timeout, busy, lost
+    /// connection, full disk): the same request may succeed later.
+    #[error("the store is unavailable ({what})")]
+    Unavailable {
+        what: String,
+        #[source]
+        source: Cause,
+    },
+    /// The backend refused the request itself (invalid, too large, not
+    /// allowed): sending it again gets the same answer.
+    #[error("the store refused {what}")]
+    Refused {
+        what: String,
+        #[source]
+        source: Cause,
+    },
     #[error("stored data is corrupt ({what}): {reason}")]
     Corrupt { what: String, reason: String },
     #[error("memory {memory_id} of user {user_id} does not exist")]
     MissingMemory { user_id: String, memory_id: String },
+}
+
+impl StoreError {
+    pub fn unavailable(what: impl Into<String>, source: impl Into<Cause>) -> Self {
+        Self::Unavailable {
+            what: what.into(),
+            source: source.into(),
+        }
+    }
+
+    pub fn refused(what: impl Into<String>, source: impl Into<Cause>) -> Self {
+        Self::Refused {
+            what: what.into(),
+            source: source.into(),
+        }
+    }
+
+    /// Whether retrying the same request may succeed. Corrupt rows, refused
+    /// requests and missing memories come back the same every time.
+    pub fn is_transient(&self) -> bool {
+        matches!(self, Self::Unavailable { .. })
+    }
 }
 
 /// One write. Puts are upserts by key, so applying a write twice is harmless.

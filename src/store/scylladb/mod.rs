@@ -71,8 +71,10 @@ struct Inner {
     clock: AtomicI64,
 }
 
-pub(super) fn backend(what: &str, error: impl std::fmt::Display) -> StoreError {
-    StoreError::Backend(format!("{what}: {error}"))
+/// A driver error outside the request path (preparing, schema agreement,
+/// migration steps): worth another try.
+pub(super) fn backend(what: &str, error: impl Into<crate::error::Cause>) -> StoreError {
+    StoreError::unavailable(what, error)
 }
 
 pub(super) fn corrupt(what: &str, reason: impl std::fmt::Display) -> StoreError {
@@ -111,7 +113,7 @@ impl ScyllaStore {
         let runtime = self
             .runtime
             .as_ref()
-            .ok_or_else(|| StoreError::Backend("the store is closed".into()))?;
+            .ok_or_else(|| StoreError::unavailable("closed", "the store is closed"))?;
         wait(runtime, request(Arc::clone(&self.inner)))
     }
 }
@@ -185,7 +187,10 @@ impl Inner {
                     tokio::time::sleep(delay).await;
                     delay = (delay * 2).min(MAX_BACKOFF);
                 }
-                Err(error) => return Err(backend(what, error)),
+                Err(error) if transient(&error) => {
+                    return Err(StoreError::unavailable(what, error));
+                }
+                Err(error) => return Err(StoreError::refused(what, error)),
             }
         }
     }

@@ -40,7 +40,7 @@ pub(super) fn wait<T: Send + 'static>(
     future: impl Future<Output = Result<T, StoreError>> + Send + 'static,
 ) -> Result<T, StoreError> {
     futures::executor::block_on(runtime.spawn(future))
-        .map_err(|e| StoreError::Backend(format!("store task failed: {e}")))?
+        .map_err(|e| StoreError::unavailable("a store task", e))?
 }
 
 /// The driver's consistency for the configured one.
