@@ -469,6 +469,8 @@ mod tests {
             reason: "no user_id".into(),
             original: vec![1, 2],
             rejected_at: Utc.timestamp_millis_opt(0).unwrap(),
+            original_length: None,
+            original_sha256: None,
         });
         metrics.record_output(&letter);
         metrics.record_output(&letter);

@@ -18,7 +18,9 @@ use crate::embed::{
     embed_bucketed,
 };
 use crate::emit::{OutputSink, SinkError};
-use crate::event::{DeadLetter, DecodeError, Event, EventCodec, EventType, WireFormat};
+use crate::event::{
+    DEAD_LETTER_ORIGINAL_MAX, DeadLetter, DecodeError, Event, EventCodec, EventType, WireFormat,
+};
 use crate::event::{RunMode, TriggerReason};
 use crate::ids::derived_id;
 use crate::index::UserIndexes;
@@ -27,6 +29,7 @@ use crate::schedule::Schedule;
 use crate::source::{LineSource, SourceRecord};
 use crate::state::{Disposition, Position, StateBatch};
 use crate::store::{Store, StoreError};
+use crate::text::sha256_hex;
 use crate::trigger::automatic_run;
 
 #[derive(Debug, Error)]
@@ -739,6 +742,8 @@ fn merge(total: &mut RunSummary, part: RunSummary) {
 /// The dead letter for a record; its id is derived from the record's position
 /// so a replay produces the same id.
 pub fn dead_letter(record: &SourceRecord, kind: &str, reason: &str, now: Millis) -> Event {
+    let length = record.oversize.unwrap_or(record.payload.len());
+    let cut = length > record.payload.len() || length > DEAD_LETTER_ORIGINAL_MAX;
     let partition = record.partition.map(|p| p.to_string()).unwrap_or_default();
     Event::DeadLetter(DeadLetter {
         event_id: derived_id(&[
@@ -752,7 +757,11 @@ pub fn dead_letter(record: &SourceRecord, kind: &str, reason: &str, now: Millis)
         offset: record.offset,
         error_kind: kind.to_owned(),
         reason: reason.to_owned(),
-        original: record.payload.clone(),
+        original: record.payload[..record.payload.len().min(DEAD_LETTER_ORIGINAL_MAX)].to_vec(),
         rejected_at: DateTime::from_timestamp_millis(now).unwrap_or_default(),
+        original_length: cut.then_some(length as i64),
+        // The source keeps only the start of an oversize line: no digest of
+        // bytes engram never saw.
+        original_sha256: (cut && record.oversize.is_none()).then(|| sha256_hex(&record.payload)),
     })
 }

@@ -21,8 +21,15 @@ pub fn normalise(text: &str) -> String {
 /// Hex SHA-256 of the normalised text: equal for texts that differ only in
 /// case, punctuation and spacing.
 pub fn content_hash(text: &str) -> String {
-    let digest = Sha256::digest(normalise(text).as_bytes());
-    digest.iter().map(|byte| format!("{byte:02x}")).collect()
+    sha256_hex(normalise(text).as_bytes())
+}
+
+/// Hex SHA-256 of bytes.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
 }
 
 /// Tags as stored: trimmed, lowercase, non-empty, sorted, unique.

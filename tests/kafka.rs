@@ -426,6 +426,50 @@ fn input_batches_compressed_with_every_codec_are_consumed() {
     }
 }
 
+#[test]
+fn a_2_mb_poison_message_is_dead_lettered_by_its_start_and_digest_and_the_stream_goes_on() {
+    let (broker, dir, engram) = engram_creating_topics(&[
+        ("ENGRAM_KAFKA_OUTPUT_FORMAT", "json"),
+        ("ENGRAM_EMBEDDING_ENABLED", "false"),
+    ]);
+    let poison: Vec<u8> = (0..2_000_000u32).map(|i| b'a' + (i % 26) as u8).collect();
+    let good = Event::MemoryCreated(created("po", "m1", "Po likes jasmine tea", 0));
+    let messages = vec![
+        ("po".to_owned(), poison.clone()),
+        ("po".to_owned(), codec().encode_json(&good)),
+    ];
+    // The platform's producer allows records this large; engram's output
+    // producer keeps the 1 MB default.
+    let positions = broker.produce_with(
+        "memory.created",
+        &messages,
+        &[("message.max.bytes", "4000000")],
+    );
+    broker.wait_committed(
+        "engram",
+        &targets(&[("memory.created", ends(&positions, 2))]),
+        WAIT,
+    );
+    let letters = outputs(&broker, "engram.dlq", 1, WireFormat::Json);
+    let Some((_, Event::DeadLetter(letter))) = letters.first() else {
+        panic!("no dead letter: {letters:?}");
+    };
+    assert_eq!(letter.error_kind, "event_too_large");
+    assert_eq!(letter.offset, positions[0].1);
+    assert_eq!(letter.original_length, Some(2_000_000));
+    assert_eq!(letter.original, poison[..DEAD_LETTER_ORIGINAL_MAX]);
+    assert_eq!(
+        letter.original_sha256.as_deref(),
+        Some(engram::text::sha256_hex(&poison).as_str())
+    );
+    engram.stop();
+    let store = EmbeddedStore::open(&dir.path().join("state")).unwrap();
+    assert!(
+        store.memory("po", "m1").unwrap().is_some(),
+        "the next event was applied"
+    );
+}
+
 /// Deterministic unit vector near one of a few directions, so memories of the
 /// same topic are near-duplicates without running the model.
 fn vector(topic: usize, jitter: usize) -> Vec<f32> {

@@ -9,7 +9,6 @@ use fastembed::{
     UserDefinedEmbeddingModel,
 };
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use super::{EMBEDDING_DIM, EmbedError, Embedder, SubBatch};
 use crate::error::Cause;
@@ -221,12 +220,7 @@ pub fn inspect_model(config: &EmbeddingConfig) -> ModelReport {
         .map(|name| {
             let path = config.model_dir.join(name);
             let digest = std::fs::read(&path)
-                .map(|bytes| {
-                    Sha256::digest(&bytes)
-                        .iter()
-                        .map(|b| format!("{b:02x}"))
-                        .collect()
-                })
+                .map(|bytes| crate::text::sha256_hex(&bytes))
                 .map_err(|e| e.to_string());
             if let Err(reason) = &digest {
                 problems.push(format!("{}: {reason}", path.display()));

@@ -299,10 +299,23 @@ pub struct DeadLetter {
     /// Stable machine-readable reason class, e.g. `missing_field`.
     pub error_kind: String,
     pub reason: String,
+    /// The rejected bytes, or only their first [`DEAD_LETTER_ORIGINAL_MAX`]
+    /// when they were longer (a dead letter must fit in one record).
     #[serde(with = "base64_bytes")]
     pub original: Vec<u8>,
     pub rejected_at: Timestamp,
+    /// The original's full length, when `original` holds only its start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub original_length: Option<i64>,
+    /// sha256 (hex) of the whole original, when `original` holds only its
+    /// start and engram read it whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub original_sha256: Option<String>,
 }
+
+/// The most of a rejected record a dead letter carries: 64 KiB, far below
+/// any broker's record limit (1 MB by default) even as base64 JSON.
+pub const DEAD_LETTER_ORIGINAL_MAX: usize = 64 * 1024;
 
 /// Bytes as standard base64 in JSON (the DLQ keeps undecodable input intact).
 mod base64_bytes {

@@ -145,6 +145,8 @@ pub fn sample_events() -> Vec<Event> {
             reason: "invalid JSON".into(),
             original: vec![0, 159, 146, 150, b'{'],
             rejected_at: at(104),
+            original_length: Some(2_000_000),
+            original_sha256: Some("ab".repeat(32)),
         }),
     ]
 }
