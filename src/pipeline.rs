@@ -403,8 +403,13 @@ impl<'a> Pipeline<'a> {
         // (position in the batch, dead letter)
         let mut dead_letters: Vec<(usize, Event)> = Vec::new();
         let mut decoded = Vec::with_capacity(records.len());
+        let wall_now = chrono::Utc::now().timestamp_millis();
         for (index, record) in records.into_iter().enumerate() {
-            match self.decode(&record) {
+            let decoded_event = self.decode(&record).and_then(|event| {
+                self.codec.limits().check_event_time(&event, wall_now)?;
+                Ok(event)
+            });
+            match decoded_event {
                 Ok(event) => decoded.push((index, record, event)),
                 Err(error) => {
                     *summary.rejected.entry(error.kind().to_owned()).or_default() += 1;
@@ -419,7 +424,11 @@ impl<'a> Pipeline<'a> {
         batch.prefetch(decoded.iter().map(|(_, _, event)| event))?;
         let mut triggered = Vec::new();
         for (index, record, event) in &decoded {
-            self.clock.observe(event.occurred_at().timestamp_millis());
+            // Time moves with events that will be applied only: a read of a
+            // memory that does not exist must not make cycles due.
+            if batch.is_applicable(event)? {
+                self.clock.observe(event.occurred_at().timestamp_millis());
+            }
             let now = self.clock.now();
             if self.schedule.next_due(now).is_some() {
                 // Commit what came before, then run the users now due.

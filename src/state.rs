@@ -113,6 +113,17 @@ impl<'a> StateBatch<'a> {
         self.events == 0
     }
 
+    /// Whether [`StateBatch::apply`] would take the event rather than
+    /// reject it (an access to a memory that does not exist, an output
+    /// event); replays count as applicable.
+    pub fn is_applicable(&mut self, event: &Event) -> Result<bool, StoreError> {
+        Ok(match event {
+            Event::MemoryCreated(_) | Event::ConsolidationRequested(_) => true,
+            Event::MemoryAccessed(read) => self.salience(&read.user_id, &read.memory_id)?.is_some(),
+            _ => false,
+        })
+    }
+
     /// Applies one input event. `now` is the pipeline clock's time.
     pub fn apply(
         &mut self,

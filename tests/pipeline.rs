@@ -236,3 +236,39 @@ fn consolidation_request_reports_honestly_at_stream_time() {
     let replay = run(&store, &input, 100);
     assert!(replay.outputs.is_empty());
 }
+
+#[test]
+fn far_future_times_are_rejected_and_no_rejected_event_moves_stream_time() {
+    use chrono::TimeZone;
+    let (_dir, store) = store();
+    let mut from_9999 = created("u", "m9", "a memory dated 9999", 1);
+    from_9999.created_at = chrono::Utc.with_ymd_and_hms(9999, 1, 1, 0, 0, 0).unwrap();
+    let input = lines(&[
+        Event::MemoryCreated(created("u", "m1", "one", 0)),
+        Event::MemoryCreated(from_9999),
+        // A read of a memory that does not exist, dated later than the rest.
+        Event::MemoryAccessed(accessed("u", "ghost", 1_000_000)),
+        Event::ConsolidationRequested(ConsolidationRequested {
+            event_id: "dry".into(),
+            user_id: "u".into(),
+            requested_at: at(50),
+            execute: Some(false),
+            reason: None,
+        }),
+    ]);
+    let result = run(&store, &input, 100);
+    assert_eq!(result.summary.rejected.get("bad_timestamp"), Some(&1));
+    assert_eq!(result.summary.rejected.get("unknown_memory"), Some(&1));
+    assert!(store.memory("u", "m9").unwrap().is_none());
+    let completed = result
+        .outputs
+        .iter()
+        .find(|o| o["type"] == "consolidation.completed")
+        .unwrap();
+    assert_eq!(
+        completed["started_at"].as_str().unwrap(),
+        "2026-08-29T10:40:50Z",
+        "stream time is the request's, the latest accepted event: {:?}",
+        result.outputs
+    );
+}

@@ -41,6 +41,11 @@ pub struct Limits {
     pub max_tags: usize,
     /// Longest accepted identifier (user, memory, event ids), in bytes.
     pub max_id_bytes: usize,
+    /// How far ahead of the wall clock an event's time may be, in seconds.
+    /// Later times are `bad_timestamp`: one event dated 9999 would move
+    /// stream time past every memory's life. Replays of the past are behind
+    /// the wall clock and unaffected.
+    pub max_future_skew_secs: u64,
 }
 
 impl Default for Limits {
@@ -50,7 +55,32 @@ impl Default for Limits {
             max_content_bytes: 32 * 1024,
             max_tags: 64,
             max_id_bytes: 256,
+            max_future_skew_secs: 24 * 60 * 60,
         }
+    }
+}
+
+impl Limits {
+    /// Refuses an event whose time is more than the allowed skew after
+    /// `wall_now` (milliseconds since the epoch).
+    pub fn check_event_time(&self, event: &Event, wall_now: i64) -> Result<(), DecodeError> {
+        let time = event.occurred_at();
+        let skew =
+            i64::try_from(self.max_future_skew_secs.saturating_mul(1_000)).unwrap_or(i64::MAX);
+        if time.timestamp_millis() <= wall_now.saturating_add(skew) {
+            return Ok(());
+        }
+        let field = match event {
+            Event::MemoryCreated(_) => "created_at",
+            Event::MemoryAccessed(_) => "accessed_at",
+            Event::ConsolidationRequested(_) => "requested_at",
+            _ => "time",
+        };
+        Err(DecodeError::FutureTimestamp {
+            field: field.to_owned(),
+            value: time.to_rfc3339(),
+            skew_secs: self.max_future_skew_secs,
+        })
     }
 }
 

@@ -25,6 +25,12 @@ pub enum DecodeError {
     },
     #[error("field `{field}`: `{value}` is not an RFC 3339 timestamp")]
     BadTimestamp { field: String, value: String },
+    #[error("field `{field}`: {value} is more than {skew_secs} s ahead of the wall clock")]
+    FutureTimestamp {
+        field: String,
+        value: String,
+        skew_secs: u64,
+    },
     #[error("importance {0} is outside 0..=1")]
     ImportanceOutOfRange(f64),
     #[error("content of {size} bytes exceeds the limit of {limit} bytes")]
@@ -46,7 +52,9 @@ impl DecodeError {
             DecodeError::NotAnInput(_) => "not_an_input",
             DecodeError::MissingField(_) => "missing_field",
             DecodeError::WrongType { .. } => "wrong_type",
-            DecodeError::BadTimestamp { .. } => "bad_timestamp",
+            DecodeError::BadTimestamp { .. } | DecodeError::FutureTimestamp { .. } => {
+                "bad_timestamp"
+            }
             DecodeError::ImportanceOutOfRange(_) => "importance_out_of_range",
             DecodeError::ContentTooLarge { .. } => "content_too_large",
             DecodeError::EmptyField(_) => "empty_field",
