@@ -280,6 +280,11 @@ pub struct KafkaConfig {
     pub input_format: InputFormat,
     /// `avro` or `json`.
     pub output_format: WireFormat,
+    /// How engram's producer picks the partition of a keyed event it puts
+    /// into the input stream (HTTP consolidation requests). It must match
+    /// the platform's producers, or a user's events arrive on two
+    /// partitions: `murmur2_random` is the Java and Go clients' default.
+    pub partitioner: String,
     /// Create missing topics at start-up with these settings.
     pub create_topics: bool,
     pub topic_partitions: i32,
@@ -329,6 +334,7 @@ impl Default for KafkaConfig {
             topic_dlq: "engram.dlq".to_owned(),
             input_format: InputFormat::Auto,
             output_format: WireFormat::Avro,
+            partitioner: "murmur2_random".to_owned(),
             create_topics: false,
             topic_partitions: 6,
             topic_replication: 1,
@@ -742,6 +748,19 @@ impl Config {
             &k.security_protocol.to_ascii_lowercase(),
             &["plaintext", "ssl", "sasl_plaintext", "sasl_ssl"],
         );
+        checks.one_of(
+            "kafka.partitioner",
+            &k.partitioner,
+            &[
+                "murmur2_random",
+                "murmur2",
+                "consistent_random",
+                "consistent",
+                "fnv1a_random",
+                "fnv1a",
+                "random",
+            ],
+        );
         // GSSAPI (Kerberos) needs Cyrus libsasl2, which this build leaves out.
         if k.security_protocol
             .to_ascii_lowercase()
@@ -995,6 +1014,15 @@ mod tests {
         }
         let plaintext = Config::load(None, vec![], vec![flag("kafka.sasl_mechanism", "")]);
         assert!(plaintext.is_ok(), "no mechanism is needed without SASL");
+    }
+
+    #[test]
+    fn the_partitioner_defaults_to_the_java_clients_and_is_checked() {
+        assert_eq!(Config::default().kafka.partitioner, "murmur2_random");
+        let error = Config::load(None, vec![], vec![flag("kafka.partitioner", "crc32")])
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("kafka.partitioner"), "{error}");
     }
 
     #[test]

@@ -220,6 +220,23 @@ impl UserState {
             .is_some_and(|&applied| offset <= applied)
     }
 
+    /// The input partition that feeds this user, as its watermarks show
+    /// (`topic/partition` keys), when that is one partition other than
+    /// `partition`: an event arriving there has a second writer. `None`
+    /// when the user is new, fed by `partition`, or (older state) by
+    /// several partitions already.
+    pub fn owner_other_than(&self, partition: i32) -> Option<i32> {
+        let mut owners = self.applied_offsets.keys().filter_map(|source| {
+            let (_, number) = source.rsplit_once('/')?;
+            number.parse::<i32>().ok()
+        });
+        let owner = owners.next()?;
+        if owners.any(|other| other != owner) || owner == partition {
+            return None;
+        }
+        Some(owner)
+    }
+
     pub fn mark_applied(&mut self, source: &str, offset: i64) {
         let entry = self
             .applied_offsets
@@ -238,4 +255,25 @@ pub struct RunReport {
     pub started_at: Millis,
     /// The full report as JSON (the `consolidation.completed` payload and more).
     pub report: serde_json::Value,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_owner_is_the_one_partition_the_watermarks_name() {
+        let mut state = UserState::new("u");
+        assert_eq!(state.owner_other_than(1), None, "a new user");
+        state.mark_applied("memory.created/0", 4);
+        state.mark_applied("memory.accessed/0", 9);
+        assert_eq!(state.owner_other_than(0), None);
+        assert_eq!(state.owner_other_than(1), Some(0));
+        // Files and stdin have no partition.
+        state.mark_applied("day-1.jsonl", 3);
+        assert_eq!(state.owner_other_than(1), Some(0));
+        // State from before the check, fed by two partitions: no owner.
+        state.mark_applied("memory.created/2", 1);
+        assert_eq!(state.owner_other_than(1), None);
+    }
 }

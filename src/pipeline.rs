@@ -426,7 +426,12 @@ impl<'a> Pipeline<'a> {
         for (index, record, event) in &decoded {
             // Time moves with events that will be applied only: a read of a
             // memory that does not exist must not make cycles due.
-            if batch.is_applicable(event)? {
+            let position = Position {
+                stream: record.position_key(),
+                offset: record.offset,
+                partition: record.partition,
+            };
+            if batch.is_applicable(&position, event)? {
                 self.clock.observe(event.occurred_at().timestamp_millis());
             }
             let now = self.clock.now();
@@ -439,10 +444,6 @@ impl<'a> Pipeline<'a> {
                 self.run_scheduled(now, sink, &mut summary)?;
                 batch = new_batch(self.store, &self.settings, &mut self.embedding);
             }
-            let position = Position {
-                stream: record.position_key(),
-                offset: record.offset,
-            };
             match batch.apply(&position, event, self.clock.now())? {
                 Disposition::Applied(event_type) => {
                     *summary

@@ -26,6 +26,8 @@ use crate::trigger::{automatic_run, requested_run};
 pub struct Position {
     pub stream: String,
     pub offset: i64,
+    /// The input partition (service mode); `None` for files and stdin.
+    pub partition: Option<i32>,
 }
 
 /// What happened to one event.
@@ -116,7 +118,17 @@ impl<'a> StateBatch<'a> {
     /// Whether [`StateBatch::apply`] would take the event rather than
     /// reject it (an access to a memory that does not exist, an output
     /// event); replays count as applicable.
-    pub fn is_applicable(&mut self, event: &Event) -> Result<bool, StoreError> {
+    pub fn is_applicable(
+        &mut self,
+        position: &Position,
+        event: &Event,
+    ) -> Result<bool, StoreError> {
+        if let (Some(user_id), Some(partition)) = (event.user_id(), position.partition) {
+            self.load_user(user_id)?;
+            if self.users[user_id].owner_other_than(partition).is_some() {
+                return Ok(false);
+            }
+        }
         Ok(match event {
             Event::MemoryCreated(_) | Event::ConsolidationRequested(_) => true,
             Event::MemoryAccessed(read) => self.salience(&read.user_id, &read.memory_id)?.is_some(),
@@ -141,6 +153,21 @@ impl<'a> StateBatch<'a> {
         self.load_user(user_id)?;
         if self.users[user_id].already_applied(&position.stream, position.offset) {
             return Ok(Disposition::Replayed);
+        }
+        // Another partition feeds this user (a producer with another
+        // partitioner): applying it would make a second writer. Not marked
+        // applied, so the owner's watermark stays the only one.
+        if let Some(owner) = position
+            .partition
+            .and_then(|partition| self.users[user_id].owner_other_than(partition))
+        {
+            return Ok(Disposition::Rejected {
+                kind: "wrong_partition",
+                reason: format!(
+                    "user {user_id} is fed by partition {owner}; its events must all go there \
+                     (the producers' partitioner must match, see kafka.partitioner)"
+                ),
+            });
         }
         let disposition = match event {
             Event::MemoryCreated(created) => self.create(created, now)?,

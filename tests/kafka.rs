@@ -427,6 +427,56 @@ fn input_batches_compressed_with_every_codec_are_consumed() {
 }
 
 #[test]
+fn an_event_on_another_partition_than_its_users_is_dead_lettered_not_applied() {
+    let (broker, dir, engram) = engram_creating_topics(&[
+        ("ENGRAM_KAFKA_OUTPUT_FORMAT", "json"),
+        ("ENGRAM_EMBEDDING_ENABLED", "false"),
+    ]);
+    let first = Event::MemoryCreated(created("wanda", "m1", "Wanda lives in Lisbon", 0));
+    let stray = Event::MemoryCreated(created("wanda", "m2", "Wanda lives in Porto", 5));
+    let owner = broker::produce_to_partition(
+        &broker,
+        "memory.created",
+        0,
+        &keyed(&[first], WireFormat::Json),
+    );
+    broker.wait_committed(
+        "engram",
+        &targets(&[("memory.created", ends(&owner, 2))]),
+        WAIT,
+    );
+    let other = broker::produce_to_partition(
+        &broker,
+        "memory.created",
+        1,
+        &keyed(&[stray], WireFormat::Json),
+    );
+    broker.wait_committed(
+        "engram",
+        &targets(&[("memory.created", vec![1, other[0].1 + 1])]),
+        WAIT,
+    );
+    let letters = outputs(&broker, "engram.dlq", 1, WireFormat::Json);
+    let Some((_, Event::DeadLetter(letter))) = letters.first() else {
+        panic!("no dead letter: {letters:?}");
+    };
+    assert_eq!(letter.error_kind, "wrong_partition");
+    assert_eq!((letter.partition, letter.offset), (Some(1), other[0].1));
+    engram.stop();
+    let store = EmbeddedStore::open(&dir.path().join("state")).unwrap();
+    assert!(
+        store.memory("wanda", "m2").unwrap().is_none(),
+        "no second writer"
+    );
+    let state = store.user_state("wanda").unwrap().unwrap();
+    assert!(
+        !state.applied_offsets.contains_key("memory.created/1"),
+        "{:?}",
+        state.applied_offsets
+    );
+}
+
+#[test]
 fn a_2_mb_poison_message_is_dead_lettered_by_its_start_and_digest_and_the_stream_goes_on() {
     let (broker, dir, engram) = engram_creating_topics(&[
         ("ENGRAM_KAFKA_OUTPUT_FORMAT", "json"),

@@ -52,6 +52,9 @@ impl OutputProducer {
             ("acks", "all".to_owned()),
             ("linger.ms", "5".to_owned()),
             ("message.timeout.ms", "30000".to_owned()),
+            // The platform's producers' partitioner, so a request for a
+            // user lands on the partition that owns the user.
+            ("partitioner", config.partitioner.clone()),
         ];
         let client = client_config(config, &defaults)?;
         let producer = create(&client)?;

@@ -178,7 +178,9 @@ impl Broker {
             // tansu answers each produce request a linger interval late and
             // batches get one message each: 5 ms linger made 5,000 messages
             // take 30 s, none takes 2 s.
-            .set("linger.ms", "0");
+            .set("linger.ms", "0")
+            // As platforms' Java and Go producers, and engram's default.
+            .set("partitioner", "murmur2_random");
         for (key, value) in settings {
             config.set(*key, *value);
         }
@@ -395,6 +397,32 @@ pub async fn send_all(
         }
     }
     positions
+}
+
+/// Sends keyed messages to one partition, whatever their keys say, as a
+/// producer with another partitioner would; their (partition, offset).
+pub fn produce_to_partition(
+    broker: &Broker,
+    topic: &str,
+    partition: i32,
+    messages: &[(String, Vec<u8>)],
+) -> Vec<(i32, i64)> {
+    let producer = broker.producer();
+    runtime().block_on(async {
+        let mut positions = Vec::new();
+        for (key, payload) in messages {
+            let record = FutureRecord::to(topic)
+                .key(key)
+                .payload(payload)
+                .partition(partition);
+            let delivery = producer
+                .send(record, Timeout::After(Duration::from_secs(30)))
+                .await
+                .unwrap_or_else(|(e, _)| panic!("produce: {e}"));
+            positions.push((delivery.partition, delivery.offset));
+        }
+        positions
+    })
 }
 
 /// Next offset per partition after the produced positions.
