@@ -178,6 +178,17 @@ impl<'a> StateBatch<'a> {
                 reason: format!("`{}` is an output event", other.event_type().name()),
             },
         };
+        // A read for a user engram has never seen leaves no trace: a row
+        // per stray user id would grow the store without bound.
+        if matches!(
+            disposition,
+            Disposition::Rejected {
+                kind: "unknown_user",
+                ..
+            }
+        ) {
+            return Ok(disposition);
+        }
         if let Some(user) = self.users.get_mut(user_id) {
             user.mark_applied(&position.stream, position.offset);
             if matches!(disposition, Disposition::Applied(_)) {

@@ -139,6 +139,18 @@ fn access_to_an_unknown_user_is_rejected_as_such() {
 }
 
 #[test]
+fn reads_for_users_never_seen_leave_no_user_row() {
+    let (_dir, store) = store();
+    let reads: Vec<Event> = (0..5)
+        .map(|i| Event::MemoryAccessed(accessed(&format!("stray-{i}"), "m", i)))
+        .collect();
+    let result = run(&store, &lines(&reads), 10);
+    assert_eq!(result.summary.rejected.get("unknown_user"), Some(&5));
+    assert_eq!(store.users().unwrap(), Vec::<String>::new());
+    assert!(store.user_state("stray-0").unwrap().is_none());
+}
+
+#[test]
 fn re_created_memory_keeps_its_salience_and_takes_new_content() {
     let (_dir, store) = store();
     let mut again = created("u", "m1", "Uses MySQL.", 0);
