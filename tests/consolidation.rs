@@ -764,7 +764,10 @@ fn a_failed_execute_rolls_back_and_reports_it() {
         None,
     )
     .unwrap_err();
-    assert!(error.is_transient(), "an unavailable store is worth a retry");
+    assert!(
+        error.is_transient(),
+        "an unavailable store is worth a retry"
+    );
     // The cause is kept as the error's source; the chain names it.
     let error = engram::error::Chain(&error).to_string();
     assert!(
