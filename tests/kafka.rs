@@ -477,6 +477,55 @@ fn an_event_on_another_partition_than_its_users_is_dead_lettered_not_applied() {
 }
 
 #[test]
+fn an_executed_consolidation_from_the_command_line_goes_through_the_stream() {
+    let (broker, dir, engram) = engram_creating_topics(&[
+        ("ENGRAM_EMBEDDING_ENABLED", "false"),
+        ("ENGRAM_KAFKA_OUTPUT_FORMAT", "json"),
+    ]);
+    let memories: Vec<Event> = [
+        ("pg", "Project uses PostgreSQL"),
+        ("my", "Project uses MySQL"),
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, (id, text))| Event::MemoryCreated(created("ada", id, text, i as i64)))
+    .collect();
+    let positions = broker.produce("memory.created", &keyed(&memories, WireFormat::Json));
+    broker.wait_committed(
+        "engram",
+        &targets(&[("memory.created", ends(&positions, 2))]),
+        WAIT,
+    );
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_engram"))
+        .arg("--state")
+        .arg(dir.path().join("state"))
+        .args(["consolidate", "--user", "ada", "--execute"])
+        .env("ENGRAM_KAFKA_BROKERS", &broker.address)
+        .env("ENGRAM_EMBEDDING_ENABLED", "false")
+        .env("ENGRAM_LOG_LEVEL", "warn")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.contains("requested from the service"), "{stdout}");
+    assert!(
+        stdout.contains("(executed)"),
+        "the service ran it: {stdout}"
+    );
+    // The service ran it, so its events went out like any run's.
+    let triggered = outputs(&broker, "consolidation.triggered", 1, WireFormat::Json);
+    let manual = triggered.iter().any(|(_, event)| {
+        matches!(event, Event::ConsolidationTriggered(t) if format!("{:?}", t.reason) == "Manual")
+    });
+    assert!(manual, "{triggered:?}");
+    engram.stop();
+}
+
+#[test]
 fn a_2_mb_poison_message_is_dead_lettered_by_its_start_and_digest_and_the_stream_goes_on() {
     let (broker, dir, engram) = engram_creating_topics(&[
         ("ENGRAM_KAFKA_OUTPUT_FORMAT", "json"),

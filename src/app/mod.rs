@@ -56,6 +56,28 @@ pub fn open_store(config: &Config) -> Result<Box<dyn Store>> {
     Ok(Box::new(EmbeddedStore::open(&config.state.dir)?))
 }
 
+/// Refuses a command that writes users' state directly (`consolidate
+/// --execute`, `undo`) while a service instance may own them: with a broker
+/// configured, while engram's consumer group has members. The service is
+/// then the users' only writer; its stream is the way in.
+pub fn refuse_while_a_service_runs(config: &Config, what: &str) -> Result<()> {
+    if !config.uses_broker() {
+        return Ok(());
+    }
+    let members = engram::kafka::group_members(&config.kafka, std::time::Duration::from_secs(10))?;
+    if members > 0 {
+        anyhow::bail!(
+            "{what} writes users' state directly, but consumer group `{}` on {} has {members} \
+             member(s): a running engram service owns these users. Send a \
+             consolidation.requested event (or POST /users/{{id}}/consolidate?execute=true) \
+             instead, or stop the service first",
+            config.kafka.group_id,
+            config.kafka.brokers
+        );
+    }
+    Ok(())
+}
+
 /// The store as the running modes use it: measured.
 pub fn metered_store(config: &Config, metrics: &Arc<Metrics>) -> Result<Arc<dyn Store>> {
     Ok(Arc::new(MeteredStore::new(

@@ -1,18 +1,27 @@
 //! `engram consolidate`: one cycle for one user (or every user) now.
 
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
 use anyhow::{Context, Result, bail};
 
 use engram::config::Config;
 use engram::cycle::{CycleReport, CycleRequest, run_cycle};
 use engram::embed::{Embedder, LocalEmbedder};
-use engram::event::RunMode;
+use engram::emit::RequestSink;
+use engram::event::{ConsolidationRequested, EventCodec, RunMode};
+use engram::kafka::{OutputProducer, Topics};
+use engram::metrics::Metrics;
 use engram::progress;
-use engram::trigger::command_line_run;
+use engram::trigger::{command_line_run, request_run_id};
 
 use super::ConsolidateArgs;
-use crate::app::{cycle_settings, open_store};
+use crate::app::{cycle_settings, open_store, runtime};
 
 pub fn run(config: &Config, args: &ConsolidateArgs) -> Result<()> {
+    if args.execute && config.uses_broker() {
+        return through_the_stream(config, args);
+    }
     let settings = cycle_settings(config)?;
     let embedder = if config.embedding.enabled {
         Some(LocalEmbedder::load(&config.embedding)?)
@@ -84,6 +93,64 @@ pub fn run(config: &Config, args: &ConsolidateArgs) -> Result<()> {
         std::fs::write(path, json + "\n")
             .with_context(|| format!("cannot write report {}", path.display()))?;
         println!("report written to {}", path.display());
+    }
+    Ok(())
+}
+
+/// With a broker configured, an executed cycle is requested through the
+/// stream, as the HTTP API does: the partition that owns the user runs it,
+/// so the user keeps one writer (and the run's events go out). Waits for the
+/// reports in the store the service writes to.
+fn through_the_stream(config: &Config, args: &ConsolidateArgs) -> Result<()> {
+    if args.now.is_some() {
+        bail!("--now cannot be used with --execute against a service: it runs at its own clock");
+    }
+    let store = open_store(config)?;
+    let users = match &args.user {
+        Some(user) => vec![user.clone()],
+        None => store.users()?,
+    };
+    let producer = OutputProducer::new(
+        &config.kafka,
+        EventCodec::new(config.limits)?,
+        Topics::from_config(&config.kafka)?,
+        config.kafka.output_format,
+        Arc::new(Metrics::new()?),
+    )?;
+    let runtime = runtime(None)?;
+    let mut requested = Vec::new();
+    for user in users {
+        let request = ConsolidationRequested {
+            event_id: uuid::Uuid::new_v4().to_string(),
+            user_id: user.clone(),
+            requested_at: chrono::Utc::now(),
+            execute: Some(true),
+            reason: Some("cli".to_owned()),
+        };
+        let run_id = request_run_id(&request);
+        let sent = runtime.block_on(async {
+            tokio::time::timeout(Duration::from_secs(10), producer.send(request)).await
+        });
+        sent.map_err(|_| anyhow::anyhow!("the broker did not take the request within 10 s"))??;
+        println!("{user}: run {run_id} requested from the service that owns the user");
+        requested.push((user, run_id));
+    }
+    let deadline = Instant::now() + Duration::from_secs(60);
+    for (user, run_id) in requested {
+        loop {
+            if let Some(stored) = store.run_report(&user, &run_id)? {
+                let report: CycleReport = serde_json::from_value(stored.report)?;
+                print_report(&report);
+                break;
+            }
+            if Instant::now() >= deadline {
+                println!(
+                    "{user}: run {run_id} is not reported yet; `engram report --run {run_id} --html FILE` shows it once the service has run it"
+                );
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
     }
     Ok(())
 }

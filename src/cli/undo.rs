@@ -4,9 +4,10 @@ use anyhow::Result;
 
 use engram::config::Config;
 
-use crate::app::open_store;
+use crate::app::{open_store, refuse_while_a_service_runs};
 
 pub fn run(config: &Config, run_id: &str) -> Result<()> {
+    refuse_while_a_service_runs(config, "`engram undo`")?;
     let store = open_store(config)?;
     let summary = engram::undo::undo(
         store.as_ref(),

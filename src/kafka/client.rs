@@ -185,6 +185,32 @@ pub fn check_connection(config: &KafkaConfig, wait: Duration) -> Result<(), Serv
     }
 }
 
+/// How many members engram's consumer group (`kafka.group_id`) has now, as
+/// the brokers' group listing says: a running service owns users while it
+/// has any.
+pub fn group_members(config: &KafkaConfig, wait: Duration) -> Result<usize, ServiceError> {
+    let client: BaseConsumer<ProbeContext> = client_config(config, &[])?
+        .create_with_context(ProbeContext::default())
+        .map_err(|e| creation_error("group check client", e))?;
+    let groups = client
+        .fetch_group_list(Some(&config.group_id), wait)
+        .map_err(|e| {
+            ServiceError::client(
+                format!(
+                    "cannot tell whether group `{}` has members on {}",
+                    config.group_id, config.brokers
+                ),
+                e,
+            )
+        })?;
+    Ok(groups
+        .groups()
+        .iter()
+        .filter(|group| group.name() == config.group_id)
+        .map(|group| group.members().len())
+        .sum())
+}
+
 fn refused_error(code: RDKafkaErrorCode, reason: &str) -> ServiceError {
     let check = match code {
         RDKafkaErrorCode::SSL

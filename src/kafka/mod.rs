@@ -25,7 +25,7 @@ use thiserror::Error;
 use tokio::runtime::Handle;
 use tokio::sync::Semaphore;
 
-pub use client::{LogContext, check_connection};
+pub use client::{LogContext, check_connection, group_members};
 pub use produce::{KafkaSink, OutputProducer};
 pub use topics::{Topics, create_missing};
 
