@@ -1,6 +1,11 @@
-//! `engram undo RUN_ID`: restores every memory and link a run changed to
-//! the values its report recorded before the run, and removes the memories
-//! it created. One transaction; undoing twice changes nothing the second time.
+//! `engram undo RUN_ID`: puts back what a run changed, as its report
+//! recorded it before the run, and removes the memories it created. Only
+//! fields that still hold what the run wrote go back (reads and platform
+//! edits made since stay), and a run whose memories a later executed run
+//! changed is refused until that run is undone. One transaction; undoing
+//! twice changes nothing the second time.
+
+use std::collections::BTreeSet;
 
 use thiserror::Error;
 
@@ -14,6 +19,14 @@ pub enum UndoError {
     UnknownRun(String),
     #[error("run {0} was a dry run: it changed nothing")]
     DryRun(String),
+    /// Later executed runs built on what this one did: undoing it alone
+    /// would silently reverse them too.
+    #[error("run {run_id} cannot be undone before the later runs that changed its memories: {}", later.iter().map(|(run, ids)| format!("{run} ({})", ids.join(", "))).collect::<Vec<_>>().join("; "))]
+    LaterRuns {
+        run_id: String,
+        /// (later run id, the memory ids both runs changed)
+        later: Vec<(String, Vec<String>)>,
+    },
     #[error(transparent)]
     Report(#[from] CycleError),
     #[error(transparent)]
@@ -49,12 +62,12 @@ pub fn undo(store: &dyn Store, run_id: &str, now: Millis) -> Result<UndoSummary,
         return Ok(summary);
     }
     let user = &report.user_id;
+    refuse_after_later_runs(store, &report, stored.started_at)?;
     let mut batch = WriteBatch::default();
     for change in &report.memory_changes {
-        // Only the fields the run changed go back; the rest (content edited
-        // by the platform since, say) stays as it is now.
-        if let Some(mut memory) = store.memory(user, &change.memory_id)? {
-            change.before.apply_to(&mut memory);
+        if let Some(mut memory) = store.memory(user, &change.memory_id)?
+            && change.before.restore_unchanged(&change.after, &mut memory) > 0
+        {
             batch.push(Write::PutMemory(memory));
             summary.restored_memories += 1;
         }
@@ -88,4 +101,43 @@ pub fn undo(store: &dyn Store, run_id: &str, now: Millis) -> Result<UndoSummary,
     batch.push(Write::PutRunReport(report.to_stored(stored.started_at)));
     store.commit(&batch)?;
     Ok(summary)
+}
+
+/// Errs when an executed, not undone run that started after this one
+/// changed or created any memory this one changed or created.
+fn refuse_after_later_runs(
+    store: &dyn Store,
+    report: &CycleReport,
+    started_at: Millis,
+) -> Result<(), UndoError> {
+    let touched = |report: &CycleReport| -> BTreeSet<String> {
+        report
+            .memory_changes
+            .iter()
+            .map(|change| change.memory_id.clone())
+            .chain(report.created_ids.iter().cloned())
+            .collect()
+    };
+    let ours = touched(report);
+    let mut later = Vec::new();
+    for stored in store.run_reports(&report.user_id)? {
+        if stored.run_id == report.run_id || stored.started_at <= started_at {
+            continue;
+        }
+        let other = CycleReport::from_stored(&stored)?;
+        if !other.executed || other.undone_at.is_some() {
+            continue;
+        }
+        let shared: Vec<String> = touched(&other).intersection(&ours).cloned().collect();
+        if !shared.is_empty() {
+            later.push((stored.run_id, shared));
+        }
+    }
+    if later.is_empty() {
+        return Ok(());
+    }
+    Err(UndoError::LaterRuns {
+        run_id: report.run_id.clone(),
+        later,
+    })
 }

@@ -21,7 +21,7 @@ use engram::model::{LinkType, MemoryKind, MemoryStatus, Tier};
 use engram::pipeline::{Pipeline, RunSummary};
 use engram::rewrite::ChatRewriter;
 use engram::source::LineSource;
-use engram::store::{Store, StoreError, WriteBatch, dump};
+use engram::store::{Store, StoreError, Write, WriteBatch, dump};
 use serde_json::Value;
 
 const DAY: i64 = 24 * 3600;
@@ -707,6 +707,87 @@ fn execute_twice_is_a_noop_and_undo_restores_the_prior_state() {
         engram::undo::undo(&store, "nope", 0),
         Err(engram::undo::UndoError::UnknownRun(_))
     ));
+}
+
+#[test]
+fn undo_keeps_reads_made_after_the_run_and_puts_back_only_what_the_run_wrote() {
+    let (_dir, store) = store();
+    busy_user(&store);
+    let first = execute(&store, "u", "r1", 30 * DAY, &CycleSettings::default());
+    let change = first
+        .report
+        .memory_changes
+        .iter()
+        .find(|change| change.before.status != change.after.status)
+        .expect("the run changed some memory's status");
+    let id = change.memory_id.clone();
+    // The platform reads the memory after the run.
+    let mut read = store.memory("u", &id).unwrap().unwrap().salience;
+    read.record_access(at(31 * DAY).timestamp_millis());
+    let mut batch = WriteBatch::default();
+    batch.push(Write::PutSalience {
+        user_id: "u".into(),
+        memory_id: id.clone(),
+        salience: read.clone(),
+    });
+    store.commit(&batch).unwrap();
+
+    engram::undo::undo(&store, "r1", at(32 * DAY).timestamp_millis()).unwrap();
+    let memory = store.memory("u", &id).unwrap().unwrap();
+    assert_eq!(
+        memory.status, change.before.status,
+        "the run's change went back"
+    );
+    assert_eq!(memory.salience, read, "the read made after the run stays");
+}
+
+#[test]
+fn undo_refuses_a_run_whose_memories_a_later_run_changed() {
+    let (_dir, store) = store();
+    busy_user(&store);
+    let first = execute(&store, "u", "r1", 30 * DAY, &CycleSettings::default());
+    let canonical = first
+        .report
+        .memory_changes
+        .iter()
+        .find(|change| change.after.merged_from.len() > change.before.merged_from.len())
+        .map(|change| change.memory_id.clone())
+        .expect("r1 merged duplicates into a canonical memory");
+    // A third wording of the same fact arrives; the next run merges it into
+    // the same canonical memory.
+    let mut again = store.memory("u", &canonical).unwrap().unwrap();
+    again.id = "again".into();
+    again.content.push('!');
+    again.merged_from.clear();
+    again.last_run_id = None;
+    let mut batch = WriteBatch::default();
+    batch.push(Write::PutMemory(again));
+    store.commit(&batch).unwrap();
+    let second = execute(&store, "u", "r2", 32 * DAY, &CycleSettings::default());
+    assert!(
+        second
+            .report
+            .memory_changes
+            .iter()
+            .any(|change| change.memory_id == canonical),
+        "r2 changed the canonical memory: {:#?}",
+        second.report.actions
+    );
+    let before_refusal = dump(&store).unwrap();
+    let refused = engram::undo::undo(&store, "r1", at(33 * DAY).timestamp_millis()).unwrap_err();
+    let engram::undo::UndoError::LaterRuns { later, .. } = &refused else {
+        panic!("{refused}");
+    };
+    assert_eq!(later[0].0, "r2");
+    assert!(later[0].1.contains(&canonical), "{refused}");
+    assert_eq!(
+        dump(&store).unwrap(),
+        before_refusal,
+        "a refusal changes nothing"
+    );
+    // Undone in reverse order, both go back.
+    engram::undo::undo(&store, "r2", at(33 * DAY).timestamp_millis()).unwrap();
+    engram::undo::undo(&store, "r1", at(33 * DAY).timestamp_millis()).unwrap();
 }
 
 /// A store whose commits fail, to prove a failed run changes nothing.

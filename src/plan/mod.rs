@@ -95,22 +95,46 @@ impl MemoryFields {
         }
     }
 
-    pub fn apply_to(&self, memory: &mut Memory) {
-        memory.status = self.status;
-        memory.kind = self.kind;
-        memory.tags.clone_from(&self.tags);
-        memory.importance = self.importance;
-        memory.salience = self.salience.clone();
-        memory.merged_from.clone_from(&self.merged_from);
-        memory.derived_from.clone_from(&self.derived_from);
-        memory.last_run_id.clone_from(&self.last_run_id);
-        if let Some(content) = self.content.as_ref().filter(|c| **c != memory.content) {
-            memory.content.clone_from(content);
-            memory.content_hash = content_hash(content);
+    /// Puts back, from these values (before a run), each field that still
+    /// holds what the run wrote (`after`); a field changed since (reads,
+    /// platform edits, another run) keeps its current value. Returns how many
+    /// fields were put back.
+    #[allow(clippy::clone_on_copy)] // one macro for Copy and owned fields
+    pub fn restore_unchanged(&self, after: &MemoryFields, memory: &mut Memory) -> usize {
+        let now = MemoryFields::of(memory);
+        let mut restored = 0;
+        macro_rules! restore {
+            ($($field:ident),*) => {$(
+                if now.$field == after.$field && self.$field != now.$field {
+                    memory.$field = self.$field.clone();
+                    restored += 1;
+                }
+            )*};
+        }
+        restore!(
+            status,
+            kind,
+            tags,
+            importance,
+            salience,
+            merged_from,
+            derived_from,
+            last_run_id
+        );
+        let text_unchanged = after.content.as_deref() == Some(memory.content.as_str());
+        if let Some(before) = self
+            .content
+            .as_ref()
+            .filter(|b| text_unchanged && **b != memory.content)
+        {
+            memory.content.clone_from(before);
+            memory.content_hash = content_hash(before);
             // The vector belonged to the other text; the next cycle that
             // changes the memory embeds it again.
             memory.embedding = None;
+            restored += 1;
         }
+        restored
     }
 }
 
