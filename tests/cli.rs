@@ -661,4 +661,15 @@ fn stdin_needs_a_source_id_so_that_a_second_day_piped_in_is_not_skipped_as_the_f
         assert!(output.status.success(), "{summary}");
         assert!(summary.contains("applied                  1"), "{summary}");
     }
+    // A stream id names one input: replaying it is fine, other input under
+    // it is refused rather than skipped line by line.
+    let replay = day(1, Some("day-1"));
+    assert!(replay.status.success());
+    let reused = day(2, Some("day-1"));
+    assert!(!reused.status.success());
+    let error = String::from_utf8_lossy(&reused.stderr);
+    assert!(
+        error.contains("stream `day-1` started with another first record"),
+        "{error}"
+    );
 }

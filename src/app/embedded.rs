@@ -78,6 +78,8 @@ pub fn run(config: &Config) -> Result<()> {
     } else {
         config.input.source_id.clone()
     };
+    let mut reader = reader;
+    check_stream_start(&config.state.dir, &stream, reader.as_mut())?;
     let mut source = LineSource::new(reader, stream.clone(), config.limits.max_event_bytes);
     let events = open_output(&config.output.path)?;
     let dead_letters = match config.output.dlq_path.as_str() {
@@ -165,5 +167,46 @@ impl Write for DurableFile {
     fn flush(&mut self) -> io::Result<()> {
         self.0.flush()?;
         self.0.get_ref().sync_data()
+    }
+}
+
+/// Where the first record of every embedded stream is remembered.
+const STREAMS_FILE: &str = "streams.json";
+
+/// Replays are recognised by stream id and offset, so a stream id must always
+/// name the same input: refuses input whose first record (its first 8 KiB at
+/// most) differs from the one the stream started with, and remembers the
+/// first record of a new stream. Reads nothing out of `reader`.
+fn check_stream_start(state_dir: &Path, stream: &str, reader: &mut dyn io::BufRead) -> Result<()> {
+    let buffered = reader.fill_buf().context("cannot read the input")?;
+    let first = buffered
+        .iter()
+        .position(|&byte| byte == b'\n')
+        .map_or(buffered, |end| &buffered[..end]);
+    if first.is_empty() {
+        return Ok(());
+    }
+    let fingerprint = engram::text::sha256_hex(first);
+    let path = state_dir.join(STREAMS_FILE);
+    let mut known: std::collections::BTreeMap<String, String> = match std::fs::read(&path) {
+        Ok(bytes) => serde_json::from_slice(&bytes)
+            .with_context(|| format!("{} is not a JSON map of stream ids", path.display()))?,
+        Err(error) if error.kind() == io::ErrorKind::NotFound => Default::default(),
+        Err(error) => return Err(error).with_context(|| format!("cannot read {}", path.display())),
+    };
+    match known.get(stream) {
+        Some(seen) if *seen == fingerprint => Ok(()),
+        Some(_) => bail!(
+            "stream `{stream}` started with another first record: this is different input, and \
+             its lines would be skipped as already applied. Give it its own --source-id \
+             (input.source_id)"
+        ),
+        None => {
+            known.insert(stream.to_owned(), fingerprint);
+            std::fs::create_dir_all(state_dir)
+                .with_context(|| format!("cannot create {}", state_dir.display()))?;
+            std::fs::write(&path, serde_json::to_vec_pretty(&known)?)
+                .with_context(|| format!("cannot write {}", path.display()))
+        }
     }
 }
