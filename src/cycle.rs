@@ -31,6 +31,7 @@ use crate::plan::{
 use crate::rewrite::PatternRewriter;
 use crate::salience::SalienceParams;
 use crate::store::{Store, StoreError, Write, WriteBatch};
+use crate::trigger;
 
 #[derive(Debug, Error)]
 pub enum CycleError {
@@ -429,10 +430,7 @@ fn run(
         .map_err(fail)?
         .unwrap_or_else(|| crate::model::UserState::new(&request.user_id));
     if clear_pending {
-        state
-            .cycle
-            .pending_runs
-            .retain(|p| p.run_id != request.run_id);
+        trigger::finish(&mut state, &request.run_id);
     }
     if request.mode == RunMode::Execute {
         state.new_since_cycle = 0;
@@ -479,12 +477,7 @@ fn finish_pending(store: &dyn Store, request: &CycleRequest) -> Result<(), Store
     let Some(mut state) = store.user_state(&request.user_id)? else {
         return Ok(());
     };
-    let before = state.cycle.pending_runs.len();
-    state
-        .cycle
-        .pending_runs
-        .retain(|p| p.run_id != request.run_id);
-    if state.cycle.pending_runs.len() == before {
+    if !trigger::finish(&mut state, &request.run_id) {
         return Ok(());
     }
     let mut batch = WriteBatch::default();

@@ -30,7 +30,7 @@ use crate::source::{LineSource, SourceRecord};
 use crate::state::{Disposition, Position, StateBatch};
 use crate::store::{Store, StoreError};
 use crate::text::sha256_hex;
-use crate::trigger::automatic_run;
+use crate::trigger::{self, automatic_run};
 
 #[derive(Debug, Error)]
 pub enum PipelineError {
@@ -625,7 +625,7 @@ impl<'a> Pipeline<'a> {
             };
             let previous = state.last_run_id.clone().unwrap_or_default();
             let run = automatic_run(&user_id, TriggerReason::Schedule, due, &previous);
-            state.cycle.pending_runs.push(run);
+            trigger::queue(&mut state, run);
             let mut batch = crate::store::WriteBatch::default();
             batch.push(crate::store::Write::PutUserState(state));
             self.store.commit(&batch)?;

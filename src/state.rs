@@ -19,7 +19,7 @@ use crate::plan::tokens;
 use crate::salience::SalienceState;
 use crate::store::{Store, StoreError, Write, WriteBatch};
 use crate::text::{content_hash, normalise_tags};
-use crate::trigger::{automatic_run, requested_run};
+use crate::trigger::{self, automatic_run, requested_run};
 
 /// Where an event came from: its stream and position in it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -258,16 +258,9 @@ impl<'a> StateBatch<'a> {
         let Some(user) = self.users.get_mut(user_id) else {
             return;
         };
-        if user
-            .cycle
-            .pending_runs
-            .iter()
-            .any(|p| p.run_id == run.run_id)
-        {
-            return;
+        if trigger::queue(user, run) {
+            self.triggered.insert(user_id.to_owned());
         }
-        user.cycle.pending_runs.push(run);
-        self.triggered.insert(user_id.to_owned());
     }
 
     /// The threshold and capacity triggers, after a memory was created.
@@ -279,12 +272,9 @@ impl<'a> StateBatch<'a> {
         let tier = self.settings.tier(user.cycle.tokens);
         let previous_run = user.last_run_id.clone().unwrap_or_default();
         let automatic = |trigger| automatic_run(user_id, trigger, now, &previous_run);
-        let pending = |user: &UserState, trigger| {
-            user.cycle.pending_runs.iter().any(|p| p.trigger == trigger)
-        };
         if tier != user.cycle.tier {
             user.cycle.tier = tier;
-            if !pending(user, TriggerReason::Capacity) {
+            if !trigger::is_queued(user, TriggerReason::Capacity) {
                 let run = automatic(TriggerReason::Capacity);
                 self.trigger(user_id, run);
                 return;
@@ -295,8 +285,8 @@ impl<'a> StateBatch<'a> {
         };
         if config.trigger_new_memories > 0
             && user.new_since_cycle >= config.trigger_new_memories
-            && !pending(user, TriggerReason::Threshold)
-            && !pending(user, TriggerReason::Capacity)
+            && !trigger::is_queued(user, TriggerReason::Threshold)
+            && !trigger::is_queued(user, TriggerReason::Capacity)
         {
             let run = automatic(TriggerReason::Threshold);
             self.trigger(user_id, run);

@@ -4,13 +4,45 @@
 //! (capacity), the schedule, or a request (an event, the HTTP API, the CLI).
 //! Each trigger gets a run id derived from what triggered it, so a replay of
 //! the same input triggers the same run and its outputs carry the same ids.
-//! A triggered run is first stored as a [`PendingRun`] on the user's state
-//! (with the event that triggered it, so a crash re-runs it), then run, and
-//! removed when its results are confirmed (`cycle::confirm_run`).
+//! A triggered run is first queued as a [`PendingRun`] on the user's state
+//! ([`queue`], with the event that triggered it, so a crash re-runs it),
+//! then run, and taken off the queue ([`finish`]) in the same transaction
+//! that stores its report (`cycle::run_cycle`) or, when a crash left it
+//! behind, once its stored results are confirmed (`cycle::confirm_run`).
 
 use crate::event::{ConsolidationRequested, RunMode, TriggerReason};
 use crate::ids::derived_id;
-use crate::model::{Millis, PendingRun};
+use crate::model::{Millis, PendingRun, UserState};
+
+/// Queues `run` on the user's state, once per run id; whether it is new.
+pub fn queue(state: &mut UserState, run: PendingRun) -> bool {
+    if state
+        .cycle
+        .pending_runs
+        .iter()
+        .any(|p| p.run_id == run.run_id)
+    {
+        return false;
+    }
+    state.cycle.pending_runs.push(run);
+    true
+}
+
+/// Whether a run for `trigger` is queued already.
+pub fn is_queued(state: &UserState, trigger: TriggerReason) -> bool {
+    state
+        .cycle
+        .pending_runs
+        .iter()
+        .any(|p| p.trigger == trigger)
+}
+
+/// Takes a run off the user's queue; whether it was there.
+pub fn finish(state: &mut UserState, run_id: &str) -> bool {
+    let before = state.cycle.pending_runs.len();
+    state.cycle.pending_runs.retain(|p| p.run_id != run_id);
+    state.cycle.pending_runs.len() != before
+}
 
 /// A run engram starts by itself (threshold, capacity, schedule): one per
 /// user, reason, time and previous run.
@@ -97,6 +129,19 @@ mod tests {
             command_line_run("u", RunMode::DryRun, 10, "").run_id,
             command_line_run("u", RunMode::Execute, 10, "").run_id
         );
+    }
+
+    #[test]
+    fn a_run_is_queued_once_and_finished_once() {
+        let mut state = UserState::new("u");
+        let run = automatic_run("u", TriggerReason::Threshold, 10, "");
+        assert!(queue(&mut state, run.clone()));
+        assert!(!queue(&mut state, run.clone()), "the same run id once");
+        assert!(is_queued(&state, TriggerReason::Threshold));
+        assert!(!is_queued(&state, TriggerReason::Schedule));
+        assert!(finish(&mut state, &run.run_id));
+        assert!(!finish(&mut state, &run.run_id));
+        assert!(state.cycle.pending_runs.is_empty());
     }
 
     #[test]
