@@ -311,8 +311,7 @@ fn cycle_child(n: usize) {
         mode: RunMode::DryRun,
         now: NOW,
     };
-    let detect_settings =
-        engram::plan::Tier::Gentle.detect_settings(&settings.consolidation, &settings.salience);
+    let detect_settings = settings.detect_settings(engram::plan::Tier::Gentle);
     let started = Instant::now();
     let prepared = Prepared::new(&snapshot);
     let pairs = prepared.close_pairs(&detect_settings).len();
@@ -344,8 +343,7 @@ fn stages_child(n: usize) {
     use engram::detect::{contradictions, duplicates, patterns, stale};
     let snapshot = snapshot(n);
     let settings = settings();
-    let detect_settings =
-        engram::plan::Tier::Gentle.detect_settings(&settings.consolidation, &settings.salience);
+    let detect_settings = settings.detect_settings(engram::plan::Tier::Gentle);
     let lexicon = &settings.lexicon;
     let mut clock = Instant::now();
     let mut lap = |name: &str| {

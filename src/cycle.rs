@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::config::ConsolidationConfig;
-use crate::detect::{DetectSettings, Lexicon, Snapshot, WordNet};
+use crate::detect::{DetectSettings, Lexicon, PairSearch, Snapshot, WordNet};
 use crate::embed::{EmbedError, Embedder, SubBatch, embed_bucketed};
 use crate::event::{
     ConsolidationCompleted, ConsolidationTriggered, ContradictionDetected, Event, PatternExtracted,
@@ -114,9 +114,52 @@ impl CycleSettings {
         self.consolidation.hash(&self.salience, &digest)
     }
 
-    /// The user's tier for `tokens` used.
+    /// The user's tier for `tokens` used of the budget.
     pub fn tier(&self, tokens: u64) -> Tier {
-        crate::plan::Tier::for_usage(tokens, &self.consolidation)
+        let config = &self.consolidation;
+        let share = tokens as f64 / config.token_budget.max(1) as f64;
+        if share >= config.aggressive_at {
+            Tier::Aggressive
+        } else if share >= config.selective_at {
+            Tier::Selective
+        } else {
+            Tier::Gentle
+        }
+    }
+
+    /// The plain settings the detectors and the planner take in `tier`: the
+    /// tier's thresholds, and the rest as configured.
+    pub fn detect_settings(&self, tier: Tier) -> DetectSettings {
+        let config = &self.consolidation;
+        let (duplicate_threshold, archive_threshold) = match tier {
+            Tier::Gentle => (config.duplicate_threshold, config.archive_threshold),
+            Tier::Selective => (
+                config.selective_duplicate_threshold,
+                config.selective_archive_threshold,
+            ),
+            Tier::Aggressive => (
+                config.aggressive_duplicate_threshold,
+                config.aggressive_archive_threshold,
+            ),
+        };
+        DetectSettings {
+            duplicate_threshold,
+            contradiction_min_similarity: config.contradiction_min_similarity,
+            change_min_similarity: config.change_min_similarity,
+            pattern_similarity: config.pattern_similarity,
+            pattern_min_size: config.pattern_min_size,
+            lookback_days: config.lookback_days,
+            archive_threshold,
+            max_age_days: config.max_age_days,
+            verbose_min_chars: config.verbose_min_chars,
+            verbose_min_age_days: config.verbose_min_age_days,
+            verbose_min_accesses: config.verbose_min_accesses,
+            pair_search: PairSearch {
+                exact_pairs_up_to: config.exact_pairs_up_to,
+                pair_probes: config.pair_probes,
+            },
+            salience: self.salience,
+        }
     }
 }
 
@@ -275,7 +318,7 @@ pub fn load_snapshot(store: &dyn Store, user_id: &str) -> Result<Snapshot, Store
 pub fn plan_cycle(request: &CycleRequest, snapshot: &Snapshot, settings: &CycleSettings) -> Plan {
     let tokens = usage(&snapshot.memories);
     let tier = settings.tier(tokens);
-    let detect_settings = tier.detect_settings(&settings.consolidation, &settings.salience);
+    let detect_settings = settings.detect_settings(tier);
     let considered = match left_out(snapshot, settings.consolidation.max_memories_per_cycle) {
         0 => Cow::Borrowed(snapshot),
         waiting => Cow::Owned(without_oldest_active(snapshot, waiting)),
@@ -663,4 +706,22 @@ fn build_report(
 
 pub fn timestamp(millis: Millis) -> Timestamp {
     DateTime::from_timestamp_millis(millis).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tiers_follow_the_budget_share() {
+        let mut settings = CycleSettings::default();
+        settings.consolidation.token_budget = 1000;
+        assert_eq!(settings.tier(299), Tier::Gentle);
+        assert_eq!(settings.tier(300), Tier::Selective);
+        assert_eq!(settings.tier(500), Tier::Aggressive);
+        let gentle = settings.detect_settings(Tier::Gentle);
+        let aggressive = settings.detect_settings(Tier::Aggressive);
+        assert!(aggressive.duplicate_threshold < gentle.duplicate_threshold);
+        assert!(aggressive.archive_threshold > gentle.archive_threshold);
+    }
 }

@@ -289,10 +289,7 @@ pub(crate) mod testing {
     }
 
     pub fn settings() -> DetectSettings {
-        crate::plan::Tier::Gentle.detect_settings(
-            &crate::config::ConsolidationConfig::default(),
-            &SalienceParams::default(),
-        )
+        crate::cycle::CycleSettings::default().detect_settings(crate::model::Tier::Gentle)
     }
 
     pub fn lexicon() -> Lexicon {
