@@ -34,10 +34,9 @@ use thiserror::Error;
 use tokio::runtime::Handle;
 
 use crate::emit::RequestSink;
-use crate::event::ConsolidationRequested;
 use crate::metrics::Metrics;
 use crate::store::{Store, StoreError};
-use crate::trigger::request_run_id;
+use crate::trigger::{manual_request, request_run_id};
 
 #[derive(Debug, Error)]
 pub enum HttpError {
@@ -309,13 +308,7 @@ async fn consolidate(
             "embedded mode has no stream to send the request into: use `engram consolidate`",
         );
     };
-    let request = ConsolidationRequested {
-        event_id: uuid::Uuid::new_v4().to_string(),
-        user_id: user_id.clone(),
-        requested_at: chrono::Utc::now(),
-        execute: Some(execute),
-        reason: Some("http".to_owned()),
-    };
+    let request = manual_request(&user_id, execute, "http");
     let run_id = request_run_id(&request);
     let sent = tokio::time::timeout(Duration::from_secs(10), producer.send(request.clone())).await;
     match sent {

@@ -83,6 +83,18 @@ pub fn requested_run(event: &ConsolidationRequested, now: Millis) -> PendingRun 
     }
 }
 
+/// A request made now from outside the stream (the HTTP API, the CLI),
+/// to be put into it; `reason` says where it came from.
+pub fn manual_request(user_id: &str, execute: bool, reason: &str) -> ConsolidationRequested {
+    ConsolidationRequested {
+        event_id: uuid::Uuid::new_v4().to_string(),
+        user_id: user_id.to_owned(),
+        requested_at: chrono::Utc::now(),
+        execute: Some(execute),
+        reason: Some(reason.to_owned()),
+    }
+}
+
 /// See [`requested_run`].
 pub fn request_run_id(event: &ConsolidationRequested) -> String {
     derived_id(&[&event.user_id, &event.event_id])

@@ -56,9 +56,9 @@ pub fn open_store(config: &Config) -> Result<Box<dyn Store>> {
     Ok(Box::new(EmbeddedStore::open(&config.state.dir)?))
 }
 
-/// Refuses a command that writes users' state directly (`consolidate
-/// --execute`, `undo`) while a service instance may own them: with a broker
-/// configured, while engram's consumer group has members. The service is
+/// Refuses a command that writes users' state directly (`undo`) while a
+/// service instance may own them: with a broker configured, while engram's
+/// consumer group has members. The service is
 /// then the users' only writer; its stream is the way in.
 pub fn refuse_while_a_service_runs(config: &Config, what: &str) -> Result<()> {
     if !config.uses_broker() {

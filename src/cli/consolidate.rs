@@ -9,11 +9,11 @@ use engram::config::Config;
 use engram::cycle::{CycleReport, CycleRequest, run_cycle};
 use engram::embed::{Embedder, LocalEmbedder};
 use engram::emit::RequestSink;
-use engram::event::{ConsolidationRequested, EventCodec, RunMode};
+use engram::event::{EventCodec, RunMode};
 use engram::kafka::{OutputProducer, Topics};
 use engram::metrics::Metrics;
 use engram::progress;
-use engram::trigger::{command_line_run, request_run_id};
+use engram::trigger::{command_line_run, manual_request, request_run_id};
 
 use super::ConsolidateArgs;
 use crate::app::{cycle_settings, open_store, runtime};
@@ -120,13 +120,7 @@ fn through_the_stream(config: &Config, args: &ConsolidateArgs) -> Result<()> {
     let runtime = runtime(None)?;
     let mut requested = Vec::new();
     for user in users {
-        let request = ConsolidationRequested {
-            event_id: uuid::Uuid::new_v4().to_string(),
-            user_id: user.clone(),
-            requested_at: chrono::Utc::now(),
-            execute: Some(true),
-            reason: Some("cli".to_owned()),
-        };
+        let request = manual_request(&user, true, "cli");
         let run_id = request_run_id(&request);
         let sent = runtime.block_on(async {
             tokio::time::timeout(Duration::from_secs(10), producer.send(request)).await

@@ -53,7 +53,8 @@ pub enum KafkaError {
     },
     #[error("cannot encode an output event")]
     Encode(#[source] crate::event::DecodeError),
-    /// Output events that were not delivered: at stop, or refused for good.
+    /// Output events still undelivered when the worker was told to stop
+    /// (those refused for good are dropped and counted, not returned).
     #[error("{undelivered} output events were not delivered")]
     Delivery {
         undelivered: usize,
