@@ -285,9 +285,9 @@ impl<C: ConsumerContext> Worker<C> {
 
     /// Runs `step` until it succeeds, with backoff, logging each failure;
     /// `None` when the worker was stopped first. An error that retrying
-    /// cannot fix stops the partition until the worker is stopped. The step is told whether an
-    /// attempt failed before it. Steps are idempotent: what a failed attempt
-    /// committed is skipped by the watermarks next time.
+    /// cannot fix stops the partition until the worker is stopped. The step
+    /// is told whether an attempt failed before it. Steps are idempotent:
+    /// what a failed attempt committed is skipped by the watermarks next time.
     fn retry(
         &self,
         what: &str,

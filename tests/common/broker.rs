@@ -378,25 +378,7 @@ pub async fn send_all(
     topic: &str,
     messages: &[(String, Vec<u8>)],
 ) -> Vec<(i32, i64)> {
-    let mut positions = Vec::with_capacity(messages.len());
-    // In windows, so order within a partition is kept and the client queue
-    // never fills.
-    for window in messages.chunks(500) {
-        let sends: Vec<_> = window
-            .iter()
-            .map(|(key, payload)| {
-                producer.send(
-                    FutureRecord::to(topic).key(key).payload(payload),
-                    Timeout::After(Duration::from_secs(30)),
-                )
-            })
-            .collect();
-        for send in sends {
-            let delivery = send.await.unwrap_or_else(|(e, _)| panic!("produce: {e}"));
-            positions.push((delivery.partition, delivery.offset));
-        }
-    }
-    positions
+    send_to(producer, topic, None, messages).await
 }
 
 /// Sends keyed messages to one partition, whatever their keys say, as a
@@ -407,22 +389,41 @@ pub fn produce_to_partition(
     partition: i32,
     messages: &[(String, Vec<u8>)],
 ) -> Vec<(i32, i64)> {
-    let producer = broker.producer();
-    runtime().block_on(async {
-        let mut positions = Vec::new();
-        for (key, payload) in messages {
-            let record = FutureRecord::to(topic)
-                .key(key)
-                .payload(payload)
-                .partition(partition);
-            let delivery = producer
-                .send(record, Timeout::After(Duration::from_secs(30)))
-                .await
-                .unwrap_or_else(|(e, _)| panic!("produce: {e}"));
+    runtime().block_on(send_to(
+        &broker.producer(),
+        topic,
+        Some(partition),
+        messages,
+    ))
+}
+
+/// Sends to `partition`, or where the key puts them.
+async fn send_to(
+    producer: &FutureProducer<LogContext>,
+    topic: &str,
+    partition: Option<i32>,
+    messages: &[(String, Vec<u8>)],
+) -> Vec<(i32, i64)> {
+    let mut positions = Vec::with_capacity(messages.len());
+    // In windows, so order within a partition is kept and the client queue
+    // never fills.
+    for window in messages.chunks(500) {
+        let sends: Vec<_> = window
+            .iter()
+            .map(|(key, payload)| {
+                let mut record = FutureRecord::to(topic).key(key).payload(payload);
+                if let Some(partition) = partition {
+                    record = record.partition(partition);
+                }
+                producer.send(record, Timeout::After(Duration::from_secs(30)))
+            })
+            .collect();
+        for send in sends {
+            let delivery = send.await.unwrap_or_else(|(e, _)| panic!("produce: {e}"));
             positions.push((delivery.partition, delivery.offset));
         }
-        positions
-    })
+    }
+    positions
 }
 
 /// Next offset per partition after the produced positions.
