@@ -308,6 +308,15 @@ pub struct KafkaConfig {
     pub max_concurrent_cycles: usize,
     /// How often each partition checks for scheduled cycles that are due.
     pub schedule_check_ms: u64,
+    /// What orders one partition's records across the input topics (as
+    /// Kafka Streams orders a task's co-partitioned inputs): `event_time`,
+    /// the time the event states, or `timestamp`, the record's Kafka
+    /// timestamp (producer or broker time).
+    pub order_by: OrderBy,
+    /// How long a worker holds back the other topics' records while one
+    /// input topic's partition has nothing fetched and is not known to be at
+    /// its end; then it goes on without it.
+    pub max_idle_ms: u64,
 }
 
 impl Default for KafkaConfig {
@@ -347,6 +356,8 @@ impl Default for KafkaConfig {
             max_in_flight_per_partition: 10_000,
             max_concurrent_cycles: 1,
             schedule_check_ms: 1_000,
+            order_by: OrderBy::EventTime,
+            max_idle_ms: 500,
         }
     }
 }
@@ -547,6 +558,17 @@ impl Checks {
             reason: self.0.join("; "),
         })
     }
+}
+
+/// What orders a partition's records across input topics.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OrderBy {
+    /// The time in the event (`created_at`, `accessed_at`, ...).
+    #[default]
+    EventTime,
+    /// The record's Kafka timestamp.
+    Timestamp,
 }
 
 /// How input records are decoded.

@@ -31,6 +31,10 @@ pub struct Metrics {
     pub consumed: IntCounterVec,
     pub applied: IntCounterVec,
     pub replayed: IntCounter,
+    /// Reads that arrived before their memory and were parked.
+    pub reads_parked: IntCounter,
+    /// Parked reads applied when their memory was created.
+    pub reads_unparked: IntCounter,
     pub rejected: IntCounterVec,
     pub outputs: IntCounterVec,
     pub delivery_failures: IntCounter,
@@ -82,6 +86,14 @@ impl Metrics {
             replayed: IntCounter::new(
                 "events_replayed_total",
                 "Input events skipped because their offset was already applied",
+            )?,
+            reads_parked: IntCounter::new(
+                "reads_parked_total",
+                "Reads that arrived before their memory and wait for it",
+            )?,
+            reads_unparked: IntCounter::new(
+                "reads_unparked_total",
+                "Parked reads applied when their memory was created",
             )?,
             rejected: IntCounterVec::new(
                 Opts::new(
@@ -169,6 +181,8 @@ impl Metrics {
         r.register(Box::new(self.consumed.clone()))?;
         r.register(Box::new(self.applied.clone()))?;
         r.register(Box::new(self.replayed.clone()))?;
+        r.register(Box::new(self.reads_parked.clone()))?;
+        r.register(Box::new(self.reads_unparked.clone()))?;
         r.register(Box::new(self.rejected.clone()))?;
         r.register(Box::new(self.outputs.clone()))?;
         r.register(Box::new(self.delivery_failures.clone()))?;
@@ -227,6 +241,8 @@ impl Metrics {
                 .inc_by(*count);
         }
         self.replayed.inc_by(summary.replayed);
+        self.reads_parked.inc_by(summary.parked);
+        self.reads_unparked.inc_by(summary.unparked);
     }
 
     /// Counts one emitted output event.

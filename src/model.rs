@@ -168,6 +168,25 @@ pub struct UserState {
     /// What the consolidation triggers track.
     #[serde(default)]
     pub cycle: CycleState,
+    /// Reads that arrived before their memory, oldest first: applied when
+    /// the memory is created, dead-lettered when they age out.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parked_reads: Vec<ParkedRead>,
+}
+
+/// A read of a memory the user does not have yet, kept with the user's state
+/// (so it is as durable as the watermark that marks it applied) until the
+/// memory appears.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ParkedRead {
+    pub read: crate::event::MemoryAccessed,
+    /// Where it came from, for its dead letter if it ages out.
+    pub stream: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition: Option<i32>,
+    pub offset: i64,
+    /// The pipeline clock's time when it was parked.
+    pub parked_at: Millis,
 }
 
 /// Capacity tier of a user (see [`crate::plan::Tier`] for the rules).

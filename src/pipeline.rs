@@ -24,10 +24,10 @@ use crate::event::{
 use crate::event::{RunMode, TriggerReason};
 use crate::ids::derived_id;
 use crate::index::UserIndexes;
-use crate::model::{Millis, PendingRun, UserState};
+use crate::model::{Millis, ParkedRead, PendingRun, UserState};
 use crate::schedule::Schedule;
 use crate::source::{LineSource, SourceRecord};
-use crate::state::{Disposition, Position, StateBatch};
+use crate::state::{Disposition, Parking, Position, StateBatch};
 use crate::store::{Store, StoreError};
 use crate::text::sha256_hex;
 use crate::trigger::{self, automatic_run};
@@ -69,6 +69,10 @@ pub struct RunSummary {
     pub applied: BTreeMap<String, u64>,
     /// Events skipped because an earlier run already applied them.
     pub replayed: u64,
+    /// Reads that arrived before their memory and now wait for it.
+    pub parked: u64,
+    /// Parked reads applied when their memory was created.
+    pub unparked: u64,
     /// Rejected records by reason kind (all went to the dead-letter output).
     pub rejected: BTreeMap<String, u64>,
     /// Output events written (dead letters included).
@@ -108,6 +112,11 @@ impl fmt::Display for RunSummary {
             f,
             "  already applied   {:>8}  (replayed input, skipped)",
             self.replayed
+        )?;
+        writeln!(
+            f,
+            "  reads parked      {:>8}  (before their memory; {} applied when it came)",
+            self.parked, self.unparked
         )?;
         writeln!(
             f,
@@ -168,6 +177,9 @@ pub struct Pipeline<'a> {
     embedding: Option<Embedding<'a>>,
     schedule: Schedule,
     cycle_limit: Option<CycleLimit>,
+    parking: Parking,
+    /// Users with parked reads, and when their oldest was parked.
+    parked_since: BTreeMap<String, Millis>,
 }
 
 /// The embedder and what goes with it.
@@ -217,8 +229,9 @@ impl Owned {
                     let keys: Vec<String> =
                         streams.iter().map(|t| format!("{t}/{partition}")).collect();
                     let here = state.applied_offsets.keys().any(|key| keys.contains(key));
-                    let waiting =
-                        !state.cycle.pending_runs.is_empty() || state.cycle.changed_since.is_some();
+                    let waiting = !state.cycle.pending_runs.is_empty()
+                        || state.cycle.changed_since.is_some()
+                        || !state.parked_reads.is_empty();
                     if here && waiting {
                         states.push(state);
                     }
@@ -247,6 +260,8 @@ impl<'a> Pipeline<'a> {
             clock,
             embedding: None,
             cycle_limit: None,
+            parking: Parking::from_limits(codec.limits()),
+            parked_since: BTreeMap::new(),
         }
     }
 
@@ -324,6 +339,7 @@ impl<'a> Pipeline<'a> {
         let states = owned.waiting_users(self.store)?;
         let mut summary = RunSummary::default();
         for state in states {
+            track_parked(&mut self.parked_since, &state);
             if state.cycle.pending_runs.is_empty() {
                 self.schedule.update(&state);
                 continue;
@@ -332,6 +348,7 @@ impl<'a> Pipeline<'a> {
             self.run_runs(&user_id, state.cycle.pending_runs, sink, &mut summary)?;
             self.refresh_schedule(&user_id)?;
         }
+        self.expire_parked_reads(sink, &mut summary)?;
         Ok(summary)
     }
 
@@ -353,7 +370,95 @@ impl<'a> Pipeline<'a> {
             self.run_scheduled(now, sink, &mut summary)?;
             sink.flush().map_err(PipelineError::Output)?;
         }
+        self.expire_parked_reads(sink, &mut summary)?;
         Ok(summary)
+    }
+
+    /// Dead-letters the parked reads that waited their full time by the
+    /// clock's "now", for users with no event since to do it.
+    fn expire_parked_reads(
+        &mut self,
+        sink: &mut dyn OutputSink,
+        summary: &mut RunSummary,
+    ) -> Result<(), PipelineError> {
+        let Some(now) = self.clock.known_now() else {
+            return Ok(());
+        };
+        let cutoff = now.saturating_sub(self.parking.max_age_ms);
+        let due: Vec<String> = self
+            .parked_since
+            .iter()
+            .filter(|(_, oldest)| **oldest <= cutoff)
+            .map(|(user_id, _)| user_id.clone())
+            .collect();
+        if due.is_empty() {
+            return Ok(());
+        }
+        let mut batch = new_batch(
+            self.store,
+            &self.settings,
+            &mut self.embedding,
+            self.parking,
+        );
+        let mut letters = Vec::new();
+        for user_id in &due {
+            batch.expire_parked(user_id, now)?;
+            letters.extend(Self::expired_letters(
+                self.codec,
+                self.parking,
+                batch.take_expired(),
+                now,
+                0,
+                summary,
+            ));
+        }
+        let states: Vec<UserState> = due
+            .iter()
+            .filter_map(|user_id| batch.user_state(user_id).cloned())
+            .collect();
+        summary.outputs += emit_dead_letters(&mut letters, usize::MAX, sink)?;
+        let committed = commit(batch);
+        self.emit_committed(committed, sink, summary)?;
+        for state in &states {
+            track_parked(&mut self.parked_since, state);
+        }
+        sink.flush().map_err(PipelineError::Output)
+    }
+
+    /// The dead letters of parked reads that aged out, placed at `index`
+    /// among the batch's records.
+    fn expired_letters(
+        codec: &EventCodec,
+        parking: Parking,
+        expired: Vec<ParkedRead>,
+        now: Millis,
+        index: usize,
+        summary: &mut RunSummary,
+    ) -> Vec<(usize, Event)> {
+        expired
+            .into_iter()
+            .map(|parked| {
+                *summary
+                    .rejected
+                    .entry("unknown_memory".to_owned())
+                    .or_default() += 1;
+                let reason = format!(
+                    "memory {} was not created within {} s of the read \
+                     (limits.max_parked_read_age_secs)",
+                    parked.read.memory_id,
+                    parking.max_age_ms / 1_000
+                );
+                let record = SourceRecord {
+                    stream: parked.stream,
+                    partition: parked.partition,
+                    offset: parked.offset,
+                    // The read as engram kept it, re-encoded as JSON.
+                    payload: codec.encode_json(&Event::MemoryAccessed(parked.read)),
+                    oversize: None,
+                };
+                (index, dead_letter(&record, "unknown_memory", &reason, now))
+            })
+            .collect()
     }
 
     /// Decodes, embeds and applies a batch of records in order, committing
@@ -399,13 +504,38 @@ impl<'a> Pipeline<'a> {
         records: Vec<SourceRecord>,
         sink: &mut dyn OutputSink,
     ) -> Result<RunSummary, PipelineError> {
+        let decoded = records
+            .into_iter()
+            .map(|record| {
+                let event = self.decode(&record);
+                (record, event)
+            })
+            .collect();
+        self.apply_decoded(decoded, sink)
+    }
+
+    /// [`Pipeline::process`] for records the caller already decoded with
+    /// [`Pipeline::decode`] (a partition worker decodes to order its topics).
+    pub fn process_decoded(
+        &mut self,
+        records: Vec<(SourceRecord, Result<Event, DecodeError>)>,
+        sink: &mut dyn OutputSink,
+    ) -> Result<RunSummary, PipelineError> {
+        self.forgetting_a_failure(|pipeline| pipeline.apply_decoded(records, sink))
+    }
+
+    fn apply_decoded(
+        &mut self,
+        records: Vec<(SourceRecord, Result<Event, DecodeError>)>,
+        sink: &mut dyn OutputSink,
+    ) -> Result<RunSummary, PipelineError> {
         let mut summary = RunSummary::default();
         // (position in the batch, dead letter)
         let mut dead_letters: Vec<(usize, Event)> = Vec::new();
         let mut decoded = Vec::with_capacity(records.len());
         let wall_now = chrono::Utc::now().timestamp_millis();
-        for (index, record) in records.into_iter().enumerate() {
-            let decoded_event = self.decode(&record).and_then(|event| {
+        for (index, (record, event)) in records.into_iter().enumerate() {
+            let decoded_event = event.and_then(|event| {
                 self.codec.limits().check_event_time(&event, wall_now)?;
                 Ok(event)
             });
@@ -420,7 +550,12 @@ impl<'a> Pipeline<'a> {
             }
         }
         summary.embeddings = self.embed(&mut decoded)?;
-        let mut batch = new_batch(self.store, &self.settings, &mut self.embedding);
+        let mut batch = new_batch(
+            self.store,
+            &self.settings,
+            &mut self.embedding,
+            self.parking,
+        );
         batch.prefetch(decoded.iter().map(|(_, _, event)| event))?;
         let mut triggered = Vec::new();
         for (index, record, event) in &decoded {
@@ -437,12 +572,17 @@ impl<'a> Pipeline<'a> {
             let now = self.clock.now();
             if self.schedule.next_due(now).is_some() {
                 // Commit what came before, then run the users now due.
-                summary.near_duplicates += batch.near_duplicates();
+                tally(&batch, &mut summary);
                 summary.outputs += emit_dead_letters(&mut dead_letters, *index, sink)?;
                 let committed = commit(batch);
                 self.emit_committed(committed, sink, &mut summary)?;
                 self.run_scheduled(now, sink, &mut summary)?;
-                batch = new_batch(self.store, &self.settings, &mut self.embedding);
+                batch = new_batch(
+                    self.store,
+                    &self.settings,
+                    &mut self.embedding,
+                    self.parking,
+                );
             }
             match batch.apply(&position, event, self.clock.now())? {
                 Disposition::Applied(event_type) => {
@@ -451,6 +591,7 @@ impl<'a> Pipeline<'a> {
                         .entry(event_type.name().to_owned())
                         .or_default() += 1;
                 }
+                Disposition::Parked => summary.parked += 1,
                 Disposition::Replayed => summary.replayed += 1,
                 Disposition::Rejected { kind, reason } => {
                     *summary.rejected.entry(kind.to_owned()).or_default() += 1;
@@ -458,14 +599,27 @@ impl<'a> Pipeline<'a> {
                     dead_letters.push((*index, letter));
                 }
             }
+            let expired = batch.take_expired();
+            if !expired.is_empty() {
+                let now = self.clock.now();
+                dead_letters.extend(Self::expired_letters(
+                    self.codec,
+                    self.parking,
+                    expired,
+                    now,
+                    *index,
+                    &mut summary,
+                ));
+            }
             if let Some(state) = event.user_id().and_then(|user| batch.user_state(user)) {
                 self.schedule.update(state);
+                track_parked(&mut self.parked_since, state);
             }
             if batch.cycle_due() {
                 // Commit up to the triggering event, then run the cycles.
                 triggered.clear();
                 triggered.extend(batch.triggered_users());
-                summary.near_duplicates += batch.near_duplicates();
+                tally(&batch, &mut summary);
                 summary.outputs += emit_dead_letters(&mut dead_letters, index + 1, sink)?;
                 let committed = commit(batch);
                 self.emit_committed(committed, sink, &mut summary)?;
@@ -473,10 +627,15 @@ impl<'a> Pipeline<'a> {
                     self.run_pending(user_id, sink, &mut summary)?;
                     self.refresh_schedule(user_id)?;
                 }
-                batch = new_batch(self.store, &self.settings, &mut self.embedding);
+                batch = new_batch(
+                    self.store,
+                    &self.settings,
+                    &mut self.embedding,
+                    self.parking,
+                );
             }
         }
-        summary.near_duplicates += batch.near_duplicates();
+        tally(&batch, &mut summary);
         summary.outputs += emit_dead_letters(&mut dead_letters, usize::MAX, sink)?;
         let committed = commit(batch);
         self.emit_committed(committed, sink, &mut summary)?;
@@ -665,7 +824,8 @@ impl<'a> Pipeline<'a> {
         Ok((records, false))
     }
 
-    fn decode(&self, record: &SourceRecord) -> Result<Event, DecodeError> {
+    /// A record's event, as the input's format and topic say.
+    pub fn decode(&self, record: &SourceRecord) -> Result<Event, DecodeError> {
         if let Some(size) = record.oversize {
             return Err(DecodeError::EventTooLarge {
                 size,
@@ -702,6 +862,20 @@ fn emit_dead_letters(
     Ok(ready as u64)
 }
 
+/// Remembers whether (and since when) a user has reads parked.
+fn track_parked(parked_since: &mut BTreeMap<String, Millis>, state: &UserState) {
+    match state.parked_reads.iter().map(|read| read.parked_at).min() {
+        Some(oldest) => parked_since.insert(state.user_id.clone(), oldest),
+        None => parked_since.remove(&state.user_id),
+    };
+}
+
+/// What a batch counted on the way, before it commits.
+fn tally(batch: &StateBatch<'_>, summary: &mut RunSummary) {
+    summary.near_duplicates += batch.near_duplicates();
+    summary.unparked += batch.unparked();
+}
+
 /// Commits a non-empty batch.
 fn commit(batch: StateBatch<'_>) -> Option<Result<Vec<Event>, StoreError>> {
     (!batch.is_empty()).then(|| batch.commit())
@@ -711,8 +885,9 @@ fn new_batch<'b>(
     store: &'b dyn Store,
     settings: &'b CycleSettings,
     embedding: &'b mut Option<Embedding<'_>>,
+    parking: Parking,
 ) -> StateBatch<'b> {
-    let batch = StateBatch::new(store, settings);
+    let batch = StateBatch::new(store, settings).with_parking(parking);
     match embedding {
         Some(embedding) => batch.with_indexes(&mut embedding.indexes),
         None => batch,
@@ -732,6 +907,8 @@ fn merge(total: &mut RunSummary, part: RunSummary) {
     total.records += part.records;
     total.outputs += part.outputs;
     total.replayed += part.replayed;
+    total.parked += part.parked;
+    total.unparked += part.unparked;
     total.batches += part.batches;
     total.near_duplicates += part.near_duplicates;
     total.embeddings.add(part.embeddings);

@@ -10,11 +10,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::cycle::CycleSettings;
 use crate::embed::{EMBEDDING_DIM, normalised};
+use crate::event::Limits;
 use crate::event::{
     ConsolidationRequested, Event, EventType, MemoryAccessed, MemoryCreated, TriggerReason,
 };
 use crate::index::{Neighbour, UserIndexes, VectorIndex};
-use crate::model::{Memory, MemoryStatus, Millis, PendingRun, UserState};
+use crate::model::{Memory, MemoryStatus, Millis, ParkedRead, PendingRun, UserState};
 use crate::plan::tokens;
 use crate::salience::SalienceState;
 use crate::store::{Store, StoreError, Write, WriteBatch};
@@ -34,6 +35,10 @@ pub struct Position {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Disposition {
     Applied(EventType),
+    /// A read of a memory the user does not have yet, kept with the user's
+    /// state until the memory is created (then applied) or the read ages
+    /// out (then dead-lettered as `unknown_memory`).
+    Parked,
     /// At or below the user's watermark: already applied by an earlier run.
     Replayed,
     /// Valid but not applicable (e.g. an access to an unknown memory).
@@ -44,6 +49,33 @@ pub enum Disposition {
 }
 
 type MemoryKey = (String, String);
+
+/// How long and how many reads that overtook their memory's creation wait
+/// for it, per user.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Parking {
+    pub max_per_user: usize,
+    pub max_age_ms: Millis,
+}
+
+impl Parking {
+    pub const OFF: Parking = Parking {
+        max_per_user: 0,
+        max_age_ms: 0,
+    };
+
+    pub fn from_limits(limits: &Limits) -> Self {
+        Self {
+            max_per_user: limits.max_parked_reads_per_user,
+            max_age_ms: i64::try_from(limits.max_parked_read_age_secs.saturating_mul(1_000))
+                .unwrap_or(i64::MAX),
+        }
+    }
+
+    fn is_on(&self) -> bool {
+        self.max_per_user > 0 && self.max_age_ms > 0
+    }
+}
 
 /// Pending effects of a batch of events.
 pub struct StateBatch<'a> {
@@ -65,6 +97,11 @@ pub struct StateBatch<'a> {
     near_duplicates: u64,
     /// Users with a cycle triggered in this batch.
     triggered: BTreeSet<String>,
+    parking: Parking,
+    /// Parked reads that aged out in this batch, for the dead-letter output.
+    expired: Vec<ParkedRead>,
+    /// Parked reads applied because their memory was created in this batch.
+    unparked: u64,
 }
 
 impl<'a> StateBatch<'a> {
@@ -85,7 +122,49 @@ impl<'a> StateBatch<'a> {
             indexes: None,
             near_duplicates: 0,
             triggered: BTreeSet::new(),
+            parking: Parking::OFF,
+            expired: Vec::new(),
+            unparked: 0,
         }
+    }
+
+    /// Parks reads of memories a known user does not have yet instead of
+    /// rejecting them.
+    pub fn with_parking(mut self, parking: Parking) -> Self {
+        self.parking = parking;
+        self
+    }
+
+    /// Parked reads that aged out since the last call, oldest first: each
+    /// is dead-lettered as `unknown_memory` before the batch commits.
+    pub fn take_expired(&mut self) -> Vec<ParkedRead> {
+        std::mem::take(&mut self.expired)
+    }
+
+    /// Parked reads applied in this batch because their memory appeared.
+    pub fn unparked(&self) -> u64 {
+        self.unparked
+    }
+
+    /// Ages out a user's parked reads that waited `max_age` by `now`
+    /// (all of them when parking is off).
+    pub fn expire_parked(&mut self, user_id: &str, now: Millis) -> Result<(), StoreError> {
+        self.load_user(user_id)?;
+        let Some(user) = self.users.get_mut(user_id) else {
+            return Ok(());
+        };
+        let cutoff = now.saturating_sub(self.parking.max_age_ms);
+        let waiting = user.parked_reads.len();
+        let (expired, kept): (Vec<ParkedRead>, Vec<ParkedRead>) =
+            std::mem::take(&mut user.parked_reads)
+                .into_iter()
+                .partition(|read| !self.parking.is_on() || read.parked_at <= cutoff);
+        user.parked_reads = kept;
+        if user.parked_reads.len() != waiting {
+            self.expired.extend(expired);
+            self.dirty_users.insert(user_id.to_owned());
+        }
+        Ok(())
     }
 
     /// Looks up every new memory's near-duplicates in the users' vector
@@ -111,8 +190,9 @@ impl<'a> StateBatch<'a> {
         self.events
     }
 
+    /// Whether there is nothing to commit.
     pub fn is_empty(&self) -> bool {
-        self.events == 0
+        self.events == 0 && self.dirty_users.is_empty()
     }
 
     /// Whether [`StateBatch::apply`] would take the event rather than
@@ -151,6 +231,9 @@ impl<'a> StateBatch<'a> {
             });
         };
         self.load_user(user_id)?;
+        if !self.users[user_id].parked_reads.is_empty() {
+            self.expire_parked(user_id, now)?;
+        }
         if self.users[user_id].already_applied(&position.stream, position.offset) {
             return Ok(Disposition::Replayed);
         }
@@ -171,7 +254,7 @@ impl<'a> StateBatch<'a> {
         }
         let disposition = match event {
             Event::MemoryCreated(created) => self.create(created, now)?,
-            Event::MemoryAccessed(accessed) => self.access(accessed)?,
+            Event::MemoryAccessed(accessed) => self.access(accessed, position, now)?,
             Event::ConsolidationRequested(requested) => self.request(requested, now),
             other => Disposition::Rejected {
                 kind: "not_an_input",
@@ -438,10 +521,22 @@ impl<'a> StateBatch<'a> {
                     derived_from: Vec::new(),
                     last_run_id: None,
                 };
-                self.memories.insert(key.clone(), memory);
+                let memory = self.memories.entry(key.clone()).or_insert(memory);
                 self.known_users.insert(event.user_id.clone());
                 if let Some(user) = self.users.get_mut(&event.user_id) {
                     user.new_since_cycle += 1;
+                    // Reads that arrived first count now, at their own times.
+                    let (waited, others): (Vec<ParkedRead>, Vec<ParkedRead>) =
+                        std::mem::take(&mut user.parked_reads)
+                            .into_iter()
+                            .partition(|parked| parked.read.memory_id == event.memory_id);
+                    user.parked_reads = others;
+                    for parked in &waited {
+                        memory
+                            .salience
+                            .record_access(parked.read.accessed_at.timestamp_millis());
+                    }
+                    self.unparked += waited.len() as u64;
                 }
                 embedding_replaced = true;
                 true
@@ -473,27 +568,65 @@ impl<'a> StateBatch<'a> {
         Ok(Disposition::Applied(EventType::MemoryCreated))
     }
 
-    fn access(&mut self, event: &MemoryAccessed) -> Result<Disposition, StoreError> {
+    fn access(
+        &mut self,
+        event: &MemoryAccessed,
+        position: &Position,
+        now: Millis,
+    ) -> Result<Disposition, StoreError> {
         let at = event.accessed_at.timestamp_millis();
         let user_known = self.known_users.contains(&event.user_id);
         let Some(salience) = self.salience(&event.user_id, &event.memory_id)? else {
-            let (kind, reason) = if user_known {
-                (
-                    "unknown_memory",
-                    format!("memory {} does not exist for this user", event.memory_id),
-                )
-            } else {
-                (
-                    "unknown_user",
-                    format!("user {} has no memories", event.user_id),
-                )
-            };
-            return Ok(Disposition::Rejected { kind, reason });
+            if !user_known {
+                // No row for a user id engram has never seen: stray ids
+                // would grow the store without bound.
+                return Ok(Disposition::Rejected {
+                    kind: "unknown_user",
+                    reason: format!("user {} has no memories", event.user_id),
+                });
+            }
+            return Ok(self.park(event, position, now));
         };
         salience.record_access(at);
         self.salience_writes
             .insert((event.user_id.clone(), event.memory_id.clone()));
         Ok(Disposition::Applied(EventType::MemoryAccessed))
+    }
+
+    /// Keeps a read of a memory the user does not have (yet) with the
+    /// user's state, while there is room.
+    fn park(&mut self, event: &MemoryAccessed, position: &Position, now: Millis) -> Disposition {
+        let parking = self.parking;
+        let Some(user) = self.users.get_mut(&event.user_id) else {
+            return Disposition::Rejected {
+                kind: "unknown_memory",
+                reason: format!("memory {} does not exist for this user", event.memory_id),
+            };
+        };
+        if !parking.is_on() || user.parked_reads.len() >= parking.max_per_user {
+            let reason = if parking.is_on() {
+                format!(
+                    "memory {} does not exist for this user, and {} reads already wait \
+                     for their memories (limits.max_parked_reads_per_user)",
+                    event.memory_id,
+                    user.parked_reads.len()
+                )
+            } else {
+                format!("memory {} does not exist for this user", event.memory_id)
+            };
+            return Disposition::Rejected {
+                kind: "unknown_memory",
+                reason,
+            };
+        }
+        user.parked_reads.push(ParkedRead {
+            read: event.clone(),
+            stream: source_stream(position).to_owned(),
+            partition: position.partition,
+            offset: position.offset,
+            parked_at: now,
+        });
+        Disposition::Parked
     }
 
     fn request(&mut self, event: &ConsolidationRequested, now: Millis) -> Disposition {
@@ -570,6 +703,15 @@ impl<'a> StateBatch<'a> {
         memories.sort_by(|a, b| (a.created_at(), &a.id).cmp(&(b.created_at(), &b.id)));
         Ok(memories)
     }
+}
+
+/// The stream a position's record came from: its topic without the
+/// partition suffix of the watermark key.
+fn source_stream(position: &Position) -> &str {
+    position
+        .partition
+        .and_then(|partition| position.stream.strip_suffix(&format!("/{partition}")))
+        .unwrap_or(&position.stream)
 }
 
 /// A platform-supplied embedding, L2-normalised, if it has the model's

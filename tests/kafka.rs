@@ -319,6 +319,9 @@ fn poison_messages_go_to_the_dlq_and_the_stream_goes_on() {
     let (broker, dir, engram) = engram_creating_topics(&[
         ("ENGRAM_KAFKA_OUTPUT_FORMAT", "json"),
         ("ENGRAM_EMBEDDING_ENABLED", "false"),
+        // The read of a memory that never comes waits a second (wall
+        // clock), then is dead-lettered by the idle partition's sweep.
+        ("ENGRAM_LIMITS_MAX_PARKED_READ_AGE_SECS", "1"),
     ]);
     let good = Event::MemoryCreated(created("bo", "m1", "Bo likes tea", 0));
     let mut avro_junk = vec![0xC3, 0x01];
@@ -1024,4 +1027,154 @@ fn a_broker_outage_of_30_s_is_ridden_out_with_nothing_lost() {
     broker.wait_committed("outage", &expected, WAIT);
     engram.stop();
     assert_state_is(dir.path(), &reference, "a 30 s broker outage");
+}
+
+/// A platform's stream on two topics: each user's memories, one a minute,
+/// and `reads` reads of each memory in the minute after its creation.
+fn memories_and_their_reads(
+    users: usize,
+    memories: usize,
+    reads: usize,
+) -> (Vec<Event>, Vec<Event>) {
+    let mut creations = Vec::new();
+    let mut accesses = Vec::new();
+    for user in 0..users {
+        let user_id = format!("reader-{user}");
+        for memory in 0..memories {
+            let start = memory as i64 * 60;
+            let text = format!("Fact number {memory} about {user_id}");
+            creations.push(Event::MemoryCreated(created(
+                &user_id,
+                &format!("m{memory}"),
+                &text,
+                start,
+            )));
+            for read in 0..reads {
+                accesses.push(Event::MemoryAccessed(accessed(
+                    &user_id,
+                    &format!("m{memory}"),
+                    start + 1 + read as i64,
+                )));
+            }
+        }
+    }
+    (creations, accesses)
+}
+
+fn assert_every_read_counted(dir: &std::path::Path, users: usize, memories: usize, reads: u64) {
+    let store = EmbeddedStore::open(&dir.join("state")).unwrap();
+    for user in 0..users {
+        let user_id = format!("reader-{user}");
+        for memory in 0..memories {
+            let stored = store.memory(&user_id, &format!("m{memory}")).unwrap();
+            let count = stored.map(|m| m.salience.access_count());
+            assert_eq!(count, Some(reads), "{user_id} m{memory}");
+        }
+        let state = store.user_state(&user_id).unwrap().unwrap();
+        assert!(state.parked_reads.is_empty(), "{:?}", state.parked_reads);
+    }
+}
+
+fn scrape(engram: &Engram) -> String {
+    let base = format!("http://{}", engram.http_address(WAIT));
+    request(&http(), "GET", &format!("{base}/metrics")).1
+}
+
+#[test]
+fn a_catch_up_across_topics_applies_every_read_after_its_memory() {
+    let broker = Broker::start();
+    let created_topic = "memory.created";
+    broker.create_topics(&[created_topic, "memory.accessed"], 2);
+    broker.create_topics(&OUTPUT_TOPICS, 2);
+    let (creations, accesses) = memories_and_their_reads(4, 150, 20);
+    // Everything is produced before engram starts, reads first: the access
+    // topic holds four times as many records as the creation topic.
+    let read_positions = broker.produce("memory.accessed", &keyed(&accesses, WireFormat::Json));
+    let created_positions = broker.produce(created_topic, &keyed(&creations, WireFormat::Json));
+    let dir = tempfile::tempdir().unwrap();
+    let engram = Engram::start(
+        &broker,
+        &dir.path().join("state"),
+        dir.path().join("engram.log"),
+        &[("ENGRAM_EMBEDDING_ENABLED", "false")],
+    );
+    broker.wait_committed(
+        "engram",
+        &targets(&[
+            (created_topic, ends(&created_positions, 2)),
+            ("memory.accessed", ends(&read_positions, 2)),
+        ]),
+        WAIT,
+    );
+    let metrics = scrape(&engram);
+    assert_eq!(
+        metric(
+            &metrics,
+            "engram_events_applied_total{type=\"memory.accessed\"}"
+        ),
+        Some(accesses.len() as f64),
+        "{metrics}"
+    );
+    assert_eq!(
+        metric(&metrics, "engram_reads_parked_total"),
+        Some(0.0),
+        "time order alone put every read after its memory"
+    );
+    assert!(
+        !metrics.contains("engram_events_rejected_total{"),
+        "{metrics}"
+    );
+    engram.stop();
+    assert_every_read_counted(dir.path(), 4, 150, 20);
+}
+
+#[test]
+fn reads_that_overtake_a_throttled_creation_topic_wait_for_their_memories() {
+    let (broker, dir, engram) = engram_creating_topics(&[("ENGRAM_EMBEDDING_ENABLED", "false")]);
+    let (creations, accesses) = memories_and_their_reads(3, 60, 3);
+    // Each user's first memory is there before anything else.
+    let first: Vec<Event> = creations
+        .iter()
+        .filter(|e| matches!(e, Event::MemoryCreated(c) if c.memory_id == "m0"))
+        .cloned()
+        .collect();
+    let mut created_positions = broker.produce("memory.created", &keyed(&first, WireFormat::Json));
+    broker.wait_committed(
+        "engram",
+        &targets(&[("memory.created", ends(&created_positions, 2))]),
+        WAIT,
+    );
+    // Then every read at once, and the other memories trickle in behind them.
+    let read_positions = broker.produce("memory.accessed", &keyed(&accesses, WireFormat::Json));
+    let rest: Vec<Event> = creations
+        .iter()
+        .filter(|e| !first.contains(e))
+        .cloned()
+        .collect();
+    for chunk in rest.chunks(30) {
+        std::thread::sleep(Duration::from_millis(400));
+        created_positions.extend(broker.produce("memory.created", &keyed(chunk, WireFormat::Json)));
+    }
+    broker.wait_committed(
+        "engram",
+        &targets(&[
+            ("memory.created", ends(&created_positions, 2)),
+            ("memory.accessed", ends(&read_positions, 2)),
+        ]),
+        WAIT,
+    );
+    let metrics = scrape(&engram);
+    let parked = metric(&metrics, "engram_reads_parked_total").unwrap_or_default();
+    assert!(parked > 0.0, "the reads came first: {metrics}");
+    assert_eq!(
+        metric(&metrics, "engram_reads_unparked_total"),
+        Some(parked),
+        "each parked read was applied when its memory came"
+    );
+    assert!(
+        !metrics.contains("engram_events_rejected_total{"),
+        "{metrics}"
+    );
+    engram.stop();
+    assert_every_read_counted(dir.path(), 3, 60, 3);
 }

@@ -57,8 +57,10 @@ fn replaying_the_sample_changes_nothing() {
     assert_eq!(second.summary.applied_total(), 0, "{}", second.summary);
     assert_eq!(
         second.summary.replayed,
-        first.summary.applied_total() + first.summary.rejected["unknown_memory"],
-        "every applied or applied-and-rejected event is recognised as a replay"
+        first.summary.applied_total()
+            + first.summary.parked
+            + first.summary.rejected.get("unknown_memory").unwrap_or(&0),
+        "every applied, parked or applied-and-rejected event is recognised as a replay"
     );
 }
 
@@ -97,7 +99,8 @@ fn bad_lines_go_to_the_dead_letter_output_and_the_run_goes_on() {
         "{}not json\n{}{{\"type\":\"memory.created\",\"user_id\":\"u\"}}\n{}",
         lines(&[Event::MemoryCreated(created("u", "m1", "first", 0))]),
         lines(&[Event::MemoryAccessed(accessed("u", "ghost", 5))]),
-        lines(&[Event::MemoryAccessed(accessed("u", "m1", 10))]),
+        // An hour later: the read of "ghost" has waited for it long enough.
+        lines(&[Event::MemoryAccessed(accessed("u", "m1", 3_700))]),
     );
     let result = run(&store, &input, 100);
     assert_eq!(result.summary.applied_total(), 2);
@@ -111,14 +114,15 @@ fn bad_lines_go_to_the_dead_letter_output_and_the_run_goes_on() {
         .iter()
         .map(|d| d["error_kind"].as_str().unwrap())
         .collect();
-    assert_eq!(kinds, ["undecodable", "unknown_memory", "missing_field"]);
+    assert_eq!(kinds, ["undecodable", "missing_field", "unknown_memory"]);
+    assert_eq!(dlq[2]["offset"], 2, "the parked read's own position");
     assert_eq!(dlq[0]["offset"], 1);
     assert_eq!(dlq[0]["source_topic"], "test-input");
     let original = base64::engine::general_purpose::STANDARD
         .decode(dlq[0]["original"].as_str().unwrap())
         .unwrap();
     assert_eq!(original, b"not json", "original bytes are kept");
-    assert!(dlq[2]["reason"].as_str().unwrap().contains("event_id"));
+    assert!(dlq[1]["reason"].as_str().unwrap().contains("event_id"));
     let memory = store.memory("u", "m1").unwrap().unwrap();
     assert_eq!(
         memory.salience.access_count(),
@@ -270,7 +274,7 @@ fn far_future_times_are_rejected_and_no_rejected_event_moves_stream_time() {
     ]);
     let result = run(&store, &input, 100);
     assert_eq!(result.summary.rejected.get("bad_timestamp"), Some(&1));
-    assert_eq!(result.summary.rejected.get("unknown_memory"), Some(&1));
+    assert_eq!(result.summary.parked, 1, "the read waits for its memory");
     assert!(store.memory("u", "m9").unwrap().is_none());
     let completed = result
         .outputs
@@ -283,4 +287,146 @@ fn far_future_times_are_rejected_and_no_rejected_event_moves_stream_time() {
         "stream time is the request's, the latest accepted event: {:?}",
         result.outputs
     );
+}
+
+fn run_with_limits(store: &dyn Store, input: &str, limits: Limits) -> Run {
+    let codec = EventCodec::new(limits).unwrap();
+    let mut out = Vec::new();
+    let summary = {
+        let mut sink = JsonLinesSink::new(&codec, Box::new(&mut out), None);
+        let mut source = LineSource::new(Cursor::new(input.as_bytes()), "test-input", 1 << 20);
+        let clock = Clock::new(ClockMode::Stream, true);
+        let mut pipeline = Pipeline::new(&codec, store, CycleSettings::default(), 100, clock);
+        pipeline.run(&mut source, &mut sink).unwrap()
+    };
+    let outputs = String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    Run { summary, outputs }
+}
+
+fn dead_letter_kinds(run: &Run) -> Vec<(String, i64)> {
+    run.outputs
+        .iter()
+        .filter(|o| o["type"] == "engram.dlq")
+        .map(|d| {
+            (
+                d["error_kind"].as_str().unwrap().to_owned(),
+                d["offset"].as_i64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_read_that_overtakes_its_memory_counts_once_the_memory_is_created() {
+    let (_dir, store) = store();
+    // Another memory makes the user known; m2's read comes before m2.
+    let input = lines(&[
+        Event::MemoryCreated(created("u", "m1", "first", 0)),
+        Event::MemoryAccessed(accessed("u", "m2", 20)),
+        Event::MemoryAccessed(accessed("u", "m2", 25)),
+        Event::MemoryCreated(created("u", "m2", "second", 10)),
+    ]);
+    let result = run_with_limits(&store, &input, Limits::default());
+    assert_eq!(dead_letter_kinds(&result), []);
+    assert_eq!(
+        (result.summary.parked, result.summary.unparked),
+        (2, 2),
+        "{}",
+        result.summary
+    );
+    let memory = store.memory("u", "m2").unwrap().unwrap();
+    assert_eq!(memory.salience.access_count(), 2);
+    assert_eq!(
+        memory.salience.last_accessed_at(),
+        at(25).timestamp_millis()
+    );
+    assert!(
+        store
+            .user_state("u")
+            .unwrap()
+            .unwrap()
+            .parked_reads
+            .is_empty(),
+        "nothing left waiting"
+    );
+    // A replay changes nothing: the parked reads were marked applied.
+    let before = dump(&store).unwrap();
+    let again = run_with_limits(&store, &input, Limits::default());
+    assert_eq!(again.summary.replayed, 4);
+    assert_eq!(dump(&store).unwrap(), before);
+}
+
+#[test]
+fn a_parked_read_whose_memory_never_comes_is_dead_lettered_when_it_ages_out() {
+    let limits = Limits {
+        max_parked_read_age_secs: 60,
+        ..Limits::default()
+    };
+    let (_dir, store) = store();
+    let waiting = lines(&[
+        Event::MemoryCreated(created("u", "m1", "first", 0)),
+        Event::MemoryAccessed(accessed("u", "ghost", 10)),
+    ]);
+    let first = run_with_limits(&store, &waiting, limits);
+    assert_eq!(dead_letter_kinds(&first), [], "still waiting");
+    assert_eq!(
+        store.user_state("u").unwrap().unwrap().parked_reads.len(),
+        1,
+        "kept with the user's state, across runs"
+    );
+    // Stream time moves 2 minutes on: the read has waited long enough.
+    let later = format!(
+        "{waiting}{}",
+        lines(&[Event::MemoryCreated(created("u", "m3", "third", 130))])
+    );
+    let second = run_with_limits(&store, &later, limits);
+    assert_eq!(
+        dead_letter_kinds(&second),
+        [("unknown_memory".to_owned(), 1)]
+    );
+    let letter = second
+        .outputs
+        .iter()
+        .find(|o| o["type"] == "engram.dlq")
+        .unwrap();
+    assert!(
+        letter["reason"]
+            .as_str()
+            .unwrap()
+            .contains("max_parked_read_age_secs"),
+        "{letter}"
+    );
+    assert!(
+        store
+            .user_state("u")
+            .unwrap()
+            .unwrap()
+            .parked_reads
+            .is_empty()
+    );
+}
+
+#[test]
+fn reads_beyond_the_parking_limit_are_dead_lettered_at_once() {
+    let limits = Limits {
+        max_parked_reads_per_user: 2,
+        ..Limits::default()
+    };
+    let (_dir, store) = store();
+    let input = lines(&[
+        Event::MemoryCreated(created("u", "m1", "first", 0)),
+        Event::MemoryAccessed(accessed("u", "a", 1)),
+        Event::MemoryAccessed(accessed("u", "b", 2)),
+        Event::MemoryAccessed(accessed("u", "c", 3)),
+    ]);
+    let result = run_with_limits(&store, &input, limits);
+    assert_eq!(
+        dead_letter_kinds(&result),
+        [("unknown_memory".to_owned(), 3)]
+    );
+    assert_eq!(result.summary.parked, 2);
 }

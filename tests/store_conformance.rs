@@ -290,6 +290,19 @@ pub fn user_state_and_watermarks_round_trip(store: &dyn Store) {
             now: 100,
         }],
     };
+    state.parked_reads = vec![ParkedRead {
+        read: engram::event::MemoryAccessed {
+            event_id: "read-1".into(),
+            user_id: "u1".into(),
+            memory_id: "not-yet".into(),
+            accessed_at: chrono::DateTime::from_timestamp_millis(1_234).unwrap(),
+            context: Some("a question".into()),
+        },
+        stream: "memory.accessed".into(),
+        partition: Some(3),
+        offset: 9,
+        parked_at: 1_500,
+    }];
     commit(store, vec![Write::PutUserState(state.clone())]).unwrap();
     let stored = store.user_state("u1").unwrap().unwrap();
     assert_eq!(stored, state);

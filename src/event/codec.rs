@@ -46,6 +46,15 @@ pub struct Limits {
     /// stream time past every memory's life. Replays of the past are behind
     /// the wall clock and unaffected.
     pub max_future_skew_secs: u64,
+    /// Reads of a memory the user does not have yet wait (parked with the
+    /// user's state) for the memory to be created: across separate topics
+    /// a read can overtake its memory's creation. At most this many per
+    /// user; a read beyond it is `unknown_memory` at once.
+    pub max_parked_reads_per_user: usize,
+    /// How long a parked read waits, in seconds of the pipeline's clock
+    /// (stream time for files, the wall clock with a broker), before it is
+    /// dead-lettered as `unknown_memory`. 0 turns parking off.
+    pub max_parked_read_age_secs: u64,
 }
 
 impl Default for Limits {
@@ -56,6 +65,8 @@ impl Default for Limits {
             max_tags: 64,
             max_id_bytes: 256,
             max_future_skew_secs: 24 * 60 * 60,
+            max_parked_reads_per_user: 1_000,
+            max_parked_read_age_secs: 60 * 60,
         }
     }
 }

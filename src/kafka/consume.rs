@@ -304,6 +304,9 @@ pub fn consume(shared: Arc<Shared>, shutdown: &AtomicBool) -> Result<(), KafkaEr
         ),
         // Partition p of every input topic goes to the same member.
         ("partition.assignment.strategy", "range".to_owned()),
+        // A partition queue reports its end, so its worker does not hold the
+        // other topics back waiting for it (see the worker's time order).
+        ("enable.partition.eof", "true".to_owned()),
         // Lag (from fetch responses) and broker states for metrics and readiness.
         ("statistics.interval.ms", "5000".to_owned()),
         // Prefetched but not yet taken by its worker, per partition: the
@@ -345,6 +348,8 @@ pub fn consume(shared: Arc<Shared>, shutdown: &AtomicBool) -> Result<(), KafkaEr
         match consumer.poll(Duration::from_millis(100)) {
             None => {}
             Some(Ok(message)) => consumer.context().dispatch(message.detach()),
+            // Ends of partitions not split off yet: their workers see their own.
+            Some(Err(RdKafkaError::PartitionEOF(_))) => {}
             Some(Err(error)) => tracing::warn!(%error, "consumer error"),
         }
         if last_commit.elapsed() >= commit_every {

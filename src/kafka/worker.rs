@@ -11,8 +11,16 @@
 //! stops prefetching that partition at `queued.min.messages`, and other
 //! partitions go on. Nothing is paused, so nothing prefetched is dropped and
 //! fetched again.
+//!
+//! Across its topics a worker applies records in time order (see
+//! [`TopicHeads`]), so a read does not overtake its memory's creation when
+//! one topic is further behind than another (catch-up, a new group, a slow
+//! producer): it decodes each queue's first records and takes the earliest,
+//! holding back while a queue that is not at its end has nothing fetched,
+//! for up to `kafka.max_idle_ms`. A read that still comes first is parked
+//! by the pipeline until its memory appears.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Condvar, Mutex};
@@ -22,13 +30,16 @@ use std::time::{Duration, Instant};
 use rdkafka::Message;
 use rdkafka::consumer::ConsumerContext;
 use rdkafka::consumer::base_consumer::PartitionQueue;
+use rdkafka::error::KafkaError as RdKafkaError;
 use rdkafka::message::OwnedMessage;
 
 use super::Shared;
 use super::produce::KafkaSink;
 use crate::clock::Clock;
+use crate::config::OrderBy;
 use crate::embed::EMBEDDING_DIM;
 use crate::error::Chain;
+use crate::event::{DecodeError, Event};
 use crate::index::UserIndexes;
 use crate::metrics::MeteredSink;
 use crate::pipeline::{Owned, Pipeline, PipelineError, RunSummary};
@@ -90,9 +101,11 @@ impl WorkerHandle {
             let wake = Arc::clone(&wake);
             queue.set_nonempty_callback(move || wake.notify());
         }
+        let max_idle = Duration::from_millis(shared.config.max_idle_ms);
         let worker = Worker {
             partition,
             topics,
+            heads: TopicHeads::new(queues.len(), max_idle),
             shared,
             queues,
             strays,
@@ -139,18 +152,19 @@ struct Worker<C: ConsumerContext> {
     shared: Arc<Shared>,
     queues: Vec<PartitionQueue<C>>,
     strays: Receiver<OwnedMessage>,
+    heads: TopicHeads,
     wake: Arc<Wake>,
     stop: Arc<AtomicBool>,
 }
 
 enum Collected {
-    Records(Vec<OwnedMessage>),
+    Records(Vec<Decoded>),
     Idle,
     Stopped,
 }
 
 impl<C: ConsumerContext> Worker<C> {
-    fn run(self) {
+    fn run(mut self) {
         let shared = Arc::clone(&self.shared);
         let clock = Clock::new(shared.clock_mode, false);
         let mut pipeline = Pipeline::new(
@@ -169,8 +183,9 @@ impl<C: ConsumerContext> Worker<C> {
                 pipeline = pipeline.with_batcher(batcher.clone(), shared.runtime.clone());
             }
         }
+        let stop = Arc::clone(&self.stop);
         let mut sink = MeteredSink::new(
-            KafkaSink::new(&shared.producer, shared.runtime.clone(), &self.stop),
+            KafkaSink::new(&shared.producer, shared.runtime.clone(), &stop),
             Arc::clone(&shared.metrics),
         );
         // Cycles a crash left unfinished, and the schedule of this
@@ -187,7 +202,7 @@ impl<C: ConsumerContext> Worker<C> {
         }
         tracing::info!(partition = self.partition, "partition worker started");
         loop {
-            match self.collect() {
+            match self.collect(&pipeline) {
                 Collected::Stopped => break,
                 Collected::Idle => {
                     self.retry("running scheduled cycles", |after_failure| {
@@ -197,14 +212,17 @@ impl<C: ConsumerContext> Worker<C> {
                         pipeline.run_due(&mut sink)
                     });
                 }
-                Collected::Records(messages) => {
-                    let records: Vec<SourceRecord> = messages.iter().map(to_record).collect();
-                    let next_offsets = next_offsets(&messages);
+                Collected::Records(records) => {
+                    let next_offsets = next_offsets(&records);
+                    let records: Vec<(SourceRecord, Result<Event, DecodeError>)> = records
+                        .into_iter()
+                        .map(|decoded| (decoded.record, decoded.event))
+                        .collect();
                     let processed = self.retry("applying a batch", |after_failure| {
                         if after_failure {
                             pipeline.recover(&owned, &mut sink)?;
                         }
-                        pipeline.process(records.clone(), &mut sink)
+                        pipeline.process_decoded(records.clone(), &mut sink)
                     });
                     let Some(summary) = processed else {
                         break;
@@ -219,19 +237,20 @@ impl<C: ConsumerContext> Worker<C> {
         tracing::info!(partition = self.partition, "partition worker stopped");
     }
 
-    /// Waits for the first message, then gathers more until the batch is
+    /// Waits for the first record, then gathers more until the batch is
     /// full or the flush interval has passed since the first.
-    fn collect(&self) -> Collected {
+    fn collect(&mut self, pipeline: &Pipeline<'_>) -> Collected {
         let config = &self.shared.config;
         let idle = Duration::from_millis(config.schedule_check_ms.max(10));
         let limit = config.flush_max_events.max(1);
+        let flush_interval = Duration::from_millis(config.flush_interval_ms);
         let mut batch = Vec::new();
         let waiting_since = Instant::now();
         loop {
             if self.stop.load(Ordering::Relaxed) {
                 return Collected::Stopped;
             }
-            self.take(&mut batch, limit);
+            self.take(pipeline, &mut batch, limit);
             if !batch.is_empty() {
                 break;
             }
@@ -241,46 +260,74 @@ impl<C: ConsumerContext> Worker<C> {
             }
             self.wake.wait((idle - waited).min(WAIT_SLICE));
         }
-        let deadline = Instant::now() + Duration::from_millis(config.flush_interval_ms);
+        let deadline = Instant::now() + flush_interval;
         while batch.len() < limit && !self.stop.load(Ordering::Relaxed) {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 break;
             }
             self.wake.wait(left.min(WAIT_SLICE));
-            self.take(&mut batch, limit);
+            self.take(pipeline, &mut batch, limit);
         }
         Collected::Records(batch)
     }
 
-    /// Moves what is waiting (strays first: they precede the queues) into
-    /// `batch`, up to `limit`, without blocking.
-    fn take(&self, batch: &mut Vec<OwnedMessage>, limit: usize) {
-        let before = batch.len();
+    /// Moves what may be applied now (strays first: they precede the
+    /// queues) into `batch`, up to `limit`, in time order across the
+    /// topics, without blocking.
+    fn take(&mut self, pipeline: &Pipeline<'_>, batch: &mut Vec<Decoded>, limit: usize) {
+        let order_by = self.shared.config.order_by;
         while batch.len() < limit {
             match self.strays.try_recv() {
-                Ok(message) => batch.push(message),
+                Ok(message) => {
+                    self.count_consumed(&message);
+                    batch.push(decode(pipeline, &message, order_by));
+                }
                 Err(_) => break,
             }
         }
-        for queue in &self.queues {
-            while batch.len() < limit {
-                match queue.poll(Duration::ZERO) {
-                    Some(Ok(message)) => batch.push(message.detach()),
-                    Some(Err(error)) => {
-                        tracing::warn!(partition = self.partition, %error, "consumer error")
-                    }
-                    None => break,
+        while batch.len() < limit {
+            for index in 0..self.queues.len() {
+                if self.heads.is_empty(index) {
+                    self.fill(index, pipeline, limit);
                 }
             }
+            match self.heads.next(Instant::now()) {
+                Some(record) => batch.push(record),
+                None => break,
+            }
         }
-        for message in &batch[before..] {
-            self.shared
-                .metrics
-                .consumed
-                .with_label_values(&[message.topic()])
-                .inc();
+    }
+
+    /// Decodes up to `limit` waiting messages of one queue into its head.
+    fn fill(&mut self, index: usize, pipeline: &Pipeline<'_>, limit: usize) {
+        let order_by = self.shared.config.order_by;
+        for _ in 0..limit {
+            match self.queues[index].poll(Duration::ZERO) {
+                Some(Ok(message)) => {
+                    let message = message.detach();
+                    self.count_consumed(&message);
+                    let decoded = decode(pipeline, &message, order_by);
+                    self.heads.push(index, decoded);
+                }
+                Some(Err(RdKafkaError::PartitionEOF(_))) => {
+                    self.heads.reached_end(index);
+                    break;
+                }
+                Some(Err(error)) => {
+                    tracing::warn!(partition = self.partition, %error, "consumer error")
+                }
+                None => break,
+            }
         }
+    }
+
+    fn count_consumed(&self, message: &OwnedMessage) {
+        self.shared
+            .metrics
+            .consumed
+            .with_label_values(&[message.topic()])
+            .inc();
     }
 
     /// Runs `step` until it succeeds, with backoff, logging each failure;
@@ -348,23 +395,235 @@ impl<C: ConsumerContext> Worker<C> {
     }
 }
 
-fn to_record(message: &OwnedMessage) -> SourceRecord {
-    SourceRecord {
+/// A record taken from a queue, decoded, with the key that orders it.
+#[derive(Debug, Clone)]
+struct Decoded {
+    record: SourceRecord,
+    event: Result<Event, DecodeError>,
+    order: (i64, u8),
+}
+
+fn decode(pipeline: &Pipeline<'_>, message: &OwnedMessage, order_by: OrderBy) -> Decoded {
+    let record = SourceRecord {
         stream: message.topic().to_owned(),
         partition: Some(message.partition()),
         offset: message.offset(),
         payload: message.payload().map(<[u8]>::to_vec).unwrap_or_default(),
         oversize: None,
+    };
+    let event = pipeline.decode(&record);
+    let record_time = message.timestamp().to_millis();
+    let order = order_key(event.as_ref().ok(), record_time, order_by);
+    Decoded {
+        record,
+        event,
+        order,
+    }
+}
+
+/// Earlier first; at the same time a creation before anything else, so a
+/// read stamped with its memory's creation time follows it. Records
+/// without a time (undecodable, no timestamp) go first: nothing waits on
+/// them.
+fn order_key(event: Option<&Event>, record_time: Option<i64>, order_by: OrderBy) -> (i64, u8) {
+    let time = match order_by {
+        OrderBy::EventTime => event
+            .map(|e| e.occurred_at().timestamp_millis())
+            .or(record_time),
+        OrderBy::Timestamp => record_time,
+    };
+    let rank = match event {
+        Some(Event::MemoryCreated(_)) => 0,
+        _ => 1,
+    };
+    (time.unwrap_or(i64::MIN), rank)
+}
+
+/// The first decoded records of each of a partition's topic queues, from
+/// which records leave in time order.
+struct TopicHeads {
+    heads: Vec<Head>,
+    max_idle: Duration,
+}
+
+#[derive(Default)]
+struct Head {
+    records: VecDeque<Decoded>,
+    /// The queue reported the partition's end and has delivered nothing since.
+    at_end: bool,
+    /// Since when other topics' records wait for this empty queue.
+    holding_since: Option<Instant>,
+}
+
+impl TopicHeads {
+    fn new(queues: usize, max_idle: Duration) -> Self {
+        Self {
+            heads: (0..queues).map(|_| Head::default()).collect(),
+            max_idle,
+        }
+    }
+
+    fn is_empty(&self, index: usize) -> bool {
+        self.heads[index].records.is_empty()
+    }
+
+    fn push(&mut self, index: usize, record: Decoded) {
+        let head = &mut self.heads[index];
+        head.records.push_back(record);
+        head.at_end = false;
+        head.holding_since = None;
+    }
+
+    fn reached_end(&mut self, index: usize) {
+        self.heads[index].at_end = true;
+    }
+
+    /// The earliest head record, unless a queue that is empty but not at
+    /// its end may still deliver an earlier one and has not been waited for
+    /// `max_idle` yet. Once waited for, such a queue is passed over until it
+    /// delivers again.
+    fn next(&mut self, now: Instant) -> Option<Decoded> {
+        let earliest = self
+            .heads
+            .iter()
+            .enumerate()
+            .filter_map(|(index, head)| Some((head.records.front()?.order, index)))
+            .min()?
+            .1;
+        for head in &mut self.heads {
+            if head.records.is_empty() && !head.at_end {
+                let since = *head.holding_since.get_or_insert(now);
+                if now.duration_since(since) < self.max_idle {
+                    return None;
+                }
+            }
+        }
+        self.heads[earliest].records.pop_front()
     }
 }
 
 /// The offset to commit per topic once the batch is durable: one past the
-/// last message.
-fn next_offsets(messages: &[OwnedMessage]) -> BTreeMap<String, i64> {
+/// last record (each topic's records are in offset order).
+fn next_offsets(records: &[Decoded]) -> BTreeMap<String, i64> {
     let mut next = BTreeMap::new();
-    for message in messages {
-        let entry = next.entry(message.topic().to_owned()).or_insert(0);
-        *entry = (*entry).max(message.offset() + 1);
+    for decoded in records {
+        let entry = next.entry(decoded.record.stream.clone()).or_insert(0);
+        *entry = (*entry).max(decoded.record.offset + 1);
     }
     next
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{MemoryAccessed, MemoryCreated};
+    use crate::model::MemoryKind;
+    use chrono::DateTime;
+
+    fn record(topic: &str, offset: i64, event: Event) -> Decoded {
+        let order = order_key(Some(&event), None, OrderBy::EventTime);
+        Decoded {
+            record: SourceRecord {
+                stream: topic.to_owned(),
+                partition: Some(0),
+                offset,
+                payload: Vec::new(),
+                oversize: None,
+            },
+            event: Ok(event),
+            order,
+        }
+    }
+
+    fn created(offset: i64, second: i64) -> Decoded {
+        record(
+            "created",
+            offset,
+            Event::MemoryCreated(MemoryCreated {
+                event_id: format!("c{offset}"),
+                user_id: "u".into(),
+                memory_id: format!("m{offset}"),
+                kind: MemoryKind::Semantic,
+                content: "text".into(),
+                created_at: DateTime::from_timestamp(second, 0).unwrap(),
+                category: None,
+                tags: None,
+                importance: None,
+                source: None,
+                embedding: None,
+            }),
+        )
+    }
+
+    fn read(offset: i64, second: i64) -> Decoded {
+        record(
+            "accessed",
+            offset,
+            Event::MemoryAccessed(MemoryAccessed {
+                event_id: format!("a{offset}"),
+                user_id: "u".into(),
+                memory_id: "m0".into(),
+                accessed_at: DateTime::from_timestamp(second, 0).unwrap(),
+                context: None,
+            }),
+        )
+    }
+
+    fn taken(heads: &mut TopicHeads, now: Instant) -> Vec<(String, i64)> {
+        std::iter::from_fn(|| heads.next(now))
+            .map(|d| (d.record.stream, d.record.offset))
+            .collect()
+    }
+
+    #[test]
+    fn records_leave_in_event_time_order_across_topics() {
+        let mut heads = TopicHeads::new(2, Duration::from_millis(500));
+        for (offset, second) in [(0, 10), (1, 30)] {
+            heads.push(0, created(offset, second));
+        }
+        for (offset, second) in [(0, 10), (1, 20), (2, 40)] {
+            heads.push(1, read(offset, second));
+        }
+        heads.reached_end(0);
+        heads.reached_end(1);
+        // The next records of a queue are only known once fetched: the
+        // creation at 10 s goes before the read at 10 s, and after the last
+        // creation the reads go on since that topic is at its end.
+        let order = taken(&mut heads, Instant::now());
+        let names: Vec<String> = order.iter().map(|(t, o)| format!("{t}{o}")).collect();
+        assert_eq!(
+            names,
+            [
+                "created0",
+                "accessed0",
+                "accessed1",
+                "created1",
+                "accessed2"
+            ]
+        );
+    }
+
+    #[test]
+    fn an_empty_queue_not_at_its_end_holds_the_others_back_up_to_max_idle() {
+        let max_idle = Duration::from_millis(500);
+        let mut heads = TopicHeads::new(2, max_idle);
+        heads.push(1, read(0, 50));
+        let start = Instant::now();
+        assert!(heads.next(start).is_none(), "the creations may be earlier");
+        assert!(heads.next(start + max_idle / 2).is_none());
+        // Waited long enough: go on without it, and do not wait again for it
+        // until it delivers.
+        heads.push(1, read(1, 60));
+        assert_eq!(taken(&mut heads, start + max_idle).len(), 2);
+        heads.push(1, read(2, 70));
+        assert_eq!(taken(&mut heads, start + max_idle).len(), 1);
+        // A record on it starts a new spell: it is waited for again once empty.
+        heads.push(0, created(0, 80));
+        heads.push(1, read(3, 90));
+        let later = start + 4 * max_idle;
+        assert_eq!(taken(&mut heads, later).len(), 1, "the creation");
+        assert!(heads.next(later).is_none(), "waiting for more creations");
+        heads.reached_end(0);
+        assert_eq!(taken(&mut heads, later).len(), 1, "at its end: no wait");
+    }
 }

@@ -9,7 +9,10 @@ use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, ErrorCode, OptionalExtension, Row, Transaction, params};
 
-use super::{Store, StoreError, Write, WriteBatch, embedding_bytes, embedding_from_bytes};
+use super::{
+    Store, StoreError, Write, WriteBatch, bookkeeping_json, embedding_bytes, embedding_from_bytes,
+    read_bookkeeping,
+};
 use crate::model::{Link, LinkType, Memory, MemoryKind, MemoryStatus, RunReport, UserState};
 use crate::salience::SalienceState;
 
@@ -443,7 +446,7 @@ fn put_user_state(tx: &Transaction<'_>, s: &UserState) -> Result<(), StoreError>
             s.last_cycle_at,
             s.last_run_id,
             s.duplicate_candidates as i64,
-            to_json(&s.cycle),
+            bookkeeping_json(s),
         ],
     )
     .map_err(backend)?;
@@ -716,15 +719,18 @@ impl Store for EmbeddedStore {
                 statement.query_row(params![user_id], |row| {
                     let new_since_cycle: i64 = row.get(1)?;
                     let duplicate_candidates: i64 = row.get(4)?;
-                    Ok(UserState {
+                    let mut state = UserState {
                         user_id: row.get(0)?,
-                        applied_offsets: Default::default(),
                         new_since_cycle: new_since_cycle.max(0) as u64,
                         last_cycle_at: row.get(2)?,
                         last_run_id: row.get(3)?,
                         duplicate_candidates: duplicate_candidates.max(0) as u64,
-                        cycle: json_column(row, 5, "user_state.cycle")?,
-                    })
+                        ..UserState::default()
+                    };
+                    let bookkeeping: String = row.get(5)?;
+                    read_bookkeeping(&mut state, &bookkeeping)
+                        .map_err(|e| corrupt(5, "user_state.cycle", &e.to_string()))?;
+                    Ok(state)
                 })
                 .optional()
             })

@@ -16,8 +16,47 @@ pub use embedded::EmbeddedStore;
 pub use scylladb::{MigrateOutcome, ScyllaStore, drop_keyspace, migrate, schema};
 
 use crate::error::Cause;
-use crate::model::{Link, LinkType, Memory, RunReport, UserState};
+use crate::model::{CycleState, Link, LinkType, Memory, ParkedRead, RunReport, UserState};
 use crate::salience::SalienceState;
+
+/// A user's bookkeeping as both stores keep it: one JSON document in the
+/// user row's `cycle` column, the triggers' state with the parked reads
+/// beside it, so that new bookkeeping needs no schema change.
+#[derive(serde::Serialize)]
+struct BookkeepingRef<'a> {
+    #[serde(flatten)]
+    cycle: &'a CycleState,
+    #[serde(skip_serializing_if = "<[ParkedRead]>::is_empty")]
+    parked_reads: &'a [ParkedRead],
+}
+
+#[derive(serde::Deserialize)]
+struct Bookkeeping {
+    #[serde(flatten)]
+    cycle: CycleState,
+    #[serde(default)]
+    parked_reads: Vec<ParkedRead>,
+}
+
+/// The `cycle` column of a user's state.
+pub(crate) fn bookkeeping_json(state: &UserState) -> String {
+    serde_json::to_string(&BookkeepingRef {
+        cycle: &state.cycle,
+        parked_reads: &state.parked_reads,
+    })
+    .unwrap_or_else(|_| "{}".to_owned())
+}
+
+/// Reads the `cycle` column back into `state`.
+pub(crate) fn read_bookkeeping(state: &mut UserState, text: &str) -> Result<(), serde_json::Error> {
+    let Bookkeeping {
+        cycle,
+        parked_reads,
+    } = serde_json::from_str(text)?;
+    state.cycle = cycle;
+    state.parked_reads = parked_reads;
+    Ok(())
+}
 
 #[derive(Debug, Error)]
 pub enum StoreError {

@@ -397,6 +397,7 @@ mod tests {
             last_run_id: None,
             duplicate_candidates: 0,
             cycle: Default::default(),
+            parked_reads: Vec::new(),
         }
     }
 

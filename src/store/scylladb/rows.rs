@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use scylla::DeserializeRow;
 
-use super::super::{StoreError, embedding_from_bytes};
+use super::super::{StoreError, embedding_from_bytes, read_bookkeeping};
 use super::corrupt;
 use crate::model::{Link, LinkType, Memory, MemoryKind, MemoryStatus, RunReport, UserState};
 use crate::salience::SalienceState;
@@ -130,10 +130,6 @@ pub(super) fn report_from_row(user_id: &str, row: ReportRow) -> Result<RunReport
     })
 }
 
-pub(super) fn to_json<T: serde::Serialize>(value: &T) -> String {
-    serde_json::to_string(value).unwrap_or_else(|_| "{}".to_owned())
-}
-
 /// Sorts links as the trait promises and drops duplicates (a link read from
 /// both tables).
 pub(super) fn sort_links(links: &mut Vec<Link>) {
@@ -167,19 +163,19 @@ pub(super) fn user_state_from_row(
     user_id: &str,
     row: UserStateRow,
 ) -> Result<UserState, StoreError> {
-    let cycle = match row.cycle {
-        Some(text) => serde_json::from_str(&text).map_err(|e| corrupt("user_state.cycle", e))?,
-        None => Default::default(),
-    };
-    Ok(UserState {
+    let mut state = UserState {
         user_id: user_id.to_owned(),
         applied_offsets: row.applied_offsets.unwrap_or_default(),
         new_since_cycle: row.new_since_cycle.max(0) as u64,
         last_cycle_at: row.last_cycle_at,
         last_run_id: row.last_run_id,
         duplicate_candidates: row.duplicate_candidates.max(0) as u64,
-        cycle,
-    })
+        ..UserState::default()
+    };
+    if let Some(text) = row.cycle {
+        read_bookkeeping(&mut state, &text).map_err(|e| corrupt("user_state.cycle", e))?;
+    }
+    Ok(state)
 }
 
 #[cfg(test)]

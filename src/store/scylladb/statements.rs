@@ -5,10 +5,9 @@ use scylla::client::session::Session;
 use scylla::serialize::row::SerializeRow;
 use scylla::statement::prepared::PreparedStatement;
 
-use super::super::{StoreError, embedding_bytes};
+use super::super::{StoreError, bookkeeping_json, embedding_bytes};
 use super::backend;
 use super::commit::{Op, Row};
-use super::rows::to_json;
 
 macro_rules! statements {
     ($($name:ident = $cql:expr;)*) => {
@@ -190,7 +189,7 @@ impl Statements {
                     state.last_cycle_at,
                     state.last_run_id.as_deref(),
                     state.duplicate_candidates as i64,
-                    to_json(&state.cycle),
+                    bookkeeping_json(state),
                     ts,
                 )),
             )],
