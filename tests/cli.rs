@@ -50,7 +50,7 @@ fn run_twice_on_the_sample_leaves_identical_state() {
     ok(&first);
     let summary = String::from_utf8_lossy(&first.stderr).to_string();
     assert!(summary.contains("engram run summary"), "{summary}");
-    assert!(summary.contains("unknown_memory"), "{summary}");
+    assert!(summary.contains("reads parked"), "{summary}");
     let outputs = std::fs::read_to_string(&out).unwrap();
     assert!(
         outputs
@@ -62,7 +62,10 @@ fn run_twice_on_the_sample_leaves_identical_state() {
             .lines()
             .filter(|l| l.contains("\"engram.dlq\""))
             .count(),
-        6
+        // The sample's bad lines, and its reads of memories never created
+        // that waited their hour of stream time; the last such read is
+        // still parked when the input ends.
+        5
     );
     let dump_first = ok(&engram(&["dump", "--state", &state], &[]));
     let second = engram(
