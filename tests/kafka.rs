@@ -1124,6 +1124,11 @@ fn a_catch_up_across_topics_applies_every_read_after_its_memory() {
         !metrics.contains("engram_events_rejected_total{"),
         "{metrics}"
     );
+    let log = engram.log_text();
+    assert!(
+        !log.contains("PartitionEOF"),
+        "a partition's end is not a warning: {log}"
+    );
     engram.stop();
     assert_every_read_counted(dir.path(), 4, 150, 20);
 }

@@ -38,6 +38,11 @@ impl ClientContext for LogContext {
     }
 
     fn error(&self, error: KafkaError, reason: &str) {
+        // A partition's end is news to its worker (it stops waiting for
+        // that topic), not a problem: librdkafka reports it as an error event.
+        if error.rdkafka_error_code() == Some(RDKafkaErrorCode::PartitionEOF) {
+            return;
+        }
         tracing::warn!(target: "librdkafka", %error, "{reason}");
     }
 }

@@ -286,15 +286,21 @@ impl<C: ConsumerContext> Worker<C> {
                 Err(_) => break,
             }
         }
-        while batch.len() < limit {
-            for index in 0..self.queues.len() {
-                if self.heads.is_empty(index) {
-                    self.fill(index, pipeline, limit);
-                }
+        // An empty head's queue is polled once per call, and a head that runs
+        // dry again: not once per record.
+        for index in 0..self.queues.len() {
+            if self.heads.is_empty(index) {
+                self.fill(index, pipeline, limit);
             }
-            match self.heads.next(Instant::now()) {
-                Some(record) => batch.push(record),
-                None => break,
+        }
+        let now = Instant::now();
+        while batch.len() < limit {
+            let Some((index, record)) = self.heads.next(now) else {
+                break;
+            };
+            batch.push(record);
+            if self.heads.is_empty(index) {
+                self.fill(index, pipeline, limit);
             }
         }
     }
@@ -482,7 +488,7 @@ impl TopicHeads {
     /// its end may still deliver an earlier one and has not been waited for
     /// `max_idle` yet. Once waited for, such a queue is passed over until it
     /// delivers again.
-    fn next(&mut self, now: Instant) -> Option<Decoded> {
+    fn next(&mut self, now: Instant) -> Option<(usize, Decoded)> {
         let earliest = self
             .heads
             .iter()
@@ -498,7 +504,8 @@ impl TopicHeads {
                 }
             }
         }
-        self.heads[earliest].records.pop_front()
+        let record = self.heads[earliest].records.pop_front()?;
+        Some((earliest, record))
     }
 }
 
@@ -571,7 +578,7 @@ mod tests {
 
     fn taken(heads: &mut TopicHeads, now: Instant) -> Vec<(String, i64)> {
         std::iter::from_fn(|| heads.next(now))
-            .map(|d| (d.record.stream, d.record.offset))
+            .map(|(_, d)| (d.record.stream, d.record.offset))
             .collect()
     }
 
