@@ -38,6 +38,8 @@ fn antonyms_direct_and_through_similar_adjectives() {
         ("filling", "emptying"),
         ("full", "empty"),
         ("huge", "small"),
+        // A word of a head synset shares its opposition ("near, close").
+        ("close", "far"),
     ] {
         assert!(
             wordnet.antonyms(a, b) && wordnet.antonyms(b, a),
@@ -45,6 +47,17 @@ fn antonyms_direct_and_through_similar_adjectives() {
         );
     }
     assert!(!wordnet.antonyms("live", "work"));
+}
+
+#[test]
+fn a_rare_sense_makes_no_indirect_antonym() {
+    let wordnet = wordnet();
+    // "white" is similar to "pure" only in its third sense ("in shining
+    // white armor"); "high" is no kind of "up". SICK calls both pairs
+    // neutral ("a white horse" / "a dirty horse").
+    for (a, b) in [("white", "dirty"), ("high", "down"), ("white", "impure")] {
+        assert!(!wordnet.antonyms(a, b), "{a} / {b}");
+    }
 }
 
 #[test]

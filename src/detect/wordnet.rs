@@ -31,6 +31,7 @@ pub enum WordNetError {
 /// Parts of speech, in file order.
 const POS: [&str; 4] = ["noun", "verb", "adj", "adv"];
 const NOUN: usize = 0;
+const ADJECTIVE: usize = 2;
 
 /// How many of a word's most frequent senses count for synonymy and word
 /// classes: rare senses make nearly any two words synonyms ("run" and
@@ -152,7 +153,11 @@ impl WordNet {
                 for (symbol, target, target_pos, source_target) in pointers {
                     match symbol {
                         "@" | "@i" => pending_hypernyms.push((id, (target_pos, target))),
-                        "&" if pos == 2 => pending_similar.push((id, (target_pos, target))),
+                        // Only a satellite's pointer to its head: a head's
+                        // pointers to its satellites run the other way.
+                        "&" if fields.get(2) == Some(&"s") => {
+                            pending_similar.push((id, (target_pos, target)))
+                        }
                         "!" => pending.push((
                             id,
                             usize::from(source_target >> 8),
@@ -169,6 +174,9 @@ impl WordNet {
                 wordnet.synsets[id as usize].hypernyms.push(hypernym);
             }
         }
+        // The words opposed to each synset's own words, for indirect
+        // antonyms below.
+        let mut opposites: HashMap<u32, Vec<String>> = HashMap::new();
         for (id, source, target, target_word) in pending {
             let Some(&other) = ids.get(&target) else {
                 continue;
@@ -176,27 +184,8 @@ impl WordNet {
             let name = |synset: u32, at: usize| words[synset as usize].get(at.wrapping_sub(1));
             if let (Some(a), Some(b)) = (name(id, source), name(other, target_word)) {
                 wordnet.add_antonyms(a, b);
+                opposites.entry(id).or_default().push(b.clone());
             }
-        }
-        // Indirect antonyms: an adjective similar to one of a pair is the
-        // other's antonym too ("huge" is similar to "large": "huge" /
-        // "small").
-        let direct = wordnet.antonyms.clone();
-        let mut indirect = Vec::new();
-        for (satellite, head) in pending_similar {
-            let Some(&head) = ids.get(&head) else {
-                continue;
-            };
-            for head_word in &words[head as usize] {
-                for opposite in direct.get(head_word.as_str()).into_iter().flatten() {
-                    for word in &words[satellite as usize] {
-                        indirect.push((word.clone(), opposite.clone()));
-                    }
-                }
-            }
-        }
-        for (a, b) in indirect {
-            wordnet.add_antonyms(&a, &b);
         }
         for (pos, name) in POS.iter().enumerate() {
             let file = format!("index.{name}");
@@ -226,6 +215,42 @@ impl WordNet {
                         .extend(fields.map(lemma));
                 }
             }
+        }
+        // Indirect antonyms, each only in a sense of the word that is
+        // common, as rare senses oppose nearly anything: the other words of
+        // an adjective head share its opposition ("near, close": "close" /
+        // "far"), and an adjective similar to a head is opposed to the
+        // head's antonym when that is the adjective's most frequent sense
+        // ("huge" / "small"; "white" is similar to "pure" only in its third
+        // sense, "in shining white armor").
+        let mut indirect = Vec::new();
+        for (&head, opposed) in &opposites {
+            for word in &words[head as usize] {
+                let common = wordnet.senses[ADJECTIVE]
+                    .get(word)
+                    .is_some_and(|senses| senses.iter().take(COMMON_SENSES).any(|s| *s == head));
+                if common {
+                    indirect.extend(opposed.iter().map(|o| (word.clone(), o.clone())));
+                }
+            }
+        }
+        for (satellite, head) in pending_similar {
+            let Some(&head) = ids.get(&head) else {
+                continue;
+            };
+            for opposite in opposites.get(&head).into_iter().flatten() {
+                for word in &words[satellite as usize] {
+                    let most_frequent = wordnet.senses[ADJECTIVE]
+                        .get(word)
+                        .is_some_and(|senses| senses.first() == Some(&satellite));
+                    if most_frequent {
+                        indirect.push((word.clone(), opposite.clone()));
+                    }
+                }
+            }
+        }
+        for (a, b) in indirect {
+            wordnet.add_antonyms(&a, &b);
         }
         wordnet.digest = hasher
             .finalize()
