@@ -19,7 +19,7 @@ use std::time::Instant;
 
 use engram::config::ConsolidationConfig;
 use engram::cycle::{CycleRequest, CycleSettings, plan_cycle};
-use engram::detect::{PairSearch, Prepared, Snapshot, similar_pairs};
+use engram::detect::{Floor, PairSearch, Prepared, Snapshot, similar_pairs};
 use engram::event::{RunMode, TriggerReason};
 use engram::model::{Memory, MemoryKind, MemoryStatus};
 use engram::plan::RuleSet;
@@ -314,7 +314,9 @@ fn cycle_child(n: usize) {
     let detect_settings = settings.detect_settings(engram::plan::Tier::Gentle);
     let started = Instant::now();
     let prepared = Prepared::new(&snapshot);
-    let pairs = prepared.close_pairs(&detect_settings).len();
+    let pairs = prepared
+        .close_pairs(&detect_settings, &settings.lexicon)
+        .len();
     let detect_secs = started.elapsed().as_secs_f64();
     drop(prepared);
     let started = Instant::now();
@@ -352,7 +354,7 @@ fn stages_child(n: usize) {
     };
     let prepared = Prepared::new(&snapshot);
     lap("prepare");
-    let close = prepared.close_pairs(&detect_settings);
+    let close = prepared.close_pairs(&detect_settings, lexicon);
     lap("close pairs");
     let found = contradictions::detect(&prepared, &close, &detect_settings, lexicon);
     lap("contradictions");
@@ -391,7 +393,7 @@ fn recall_child(n: usize) {
     let exact = similar_pairs(
         &prepared,
         &all,
-        threshold,
+        &Floor::uniform(threshold),
         PairSearch {
             exact_pairs_up_to: usize::MAX,
             pair_probes: 1,
@@ -407,7 +409,7 @@ fn recall_child(n: usize) {
         let blocked = similar_pairs(
             &prepared,
             &all,
-            threshold,
+            &Floor::uniform(threshold),
             PairSearch {
                 exact_pairs_up_to: 0,
                 pair_probes: probes,

@@ -147,6 +147,10 @@ pub struct ConsolidationConfig {
     pub schedule_interval_secs: u64,
     pub duplicate_threshold: f64,
     pub contradiction_min_similarity: f64,
+    /// Lower nominating floor for a pair where one text has a negation:
+    /// the model scores a denial low against its statement ("There is no
+    /// man driving a car" / "A man is driving a car": 0.58).
+    pub negation_min_similarity: f64,
     pub change_min_similarity: f64,
     /// Cosine every pair of a pattern's episodes reaches (complete linkage;
     /// measured with `make eval`, ARCHITECTURE.md).
@@ -196,6 +200,7 @@ impl Default for ConsolidationConfig {
             schedule_interval_secs: 86_400,
             duplicate_threshold: 0.78,
             contradiction_min_similarity: 0.60,
+            negation_min_similarity: 0.50,
             change_min_similarity: 0.15,
             pattern_similarity: 0.50,
             pattern_min_size: 3,
@@ -721,6 +726,10 @@ impl Config {
             (
                 "consolidation.contradiction_min_similarity",
                 c.contradiction_min_similarity,
+            ),
+            (
+                "consolidation.negation_min_similarity",
+                c.negation_min_similarity,
             ),
             (
                 "consolidation.change_min_similarity",

@@ -145,6 +145,7 @@ impl CycleSettings {
         DetectSettings {
             duplicate_threshold,
             contradiction_min_similarity: config.contradiction_min_similarity,
+            negation_min_similarity: config.negation_min_similarity,
             change_min_similarity: config.change_min_similarity,
             pattern_similarity: config.pattern_similarity,
             pattern_min_size: config.pattern_min_size,

@@ -75,9 +75,14 @@ pub fn detect(
     settings: &DetectSettings,
     lexicon: &Lexicon,
 ) -> Vec<Contradiction> {
+    let nominated = |i: usize, j: usize, similarity: f64| {
+        similarity >= settings.contradiction_min_similarity
+            || (similarity >= settings.negation_min_similarity
+                && (prepared.has_negation(i, lexicon) || prepared.has_negation(j, lexicon)))
+    };
     let mut candidates: Vec<(usize, usize, f64)> = close
         .iter()
-        .filter(|p| p.similarity >= settings.contradiction_min_similarity)
+        .filter(|p| nominated(p.first, p.second, p.similarity))
         .map(|p| (p.first, p.second, p.similarity))
         .chain(stated_changes(prepared, settings, lexicon))
         .collect();
@@ -103,7 +108,7 @@ pub fn detect(
             continue;
         }
         let stated_change = signals.iter().any(|s| s.kind == "class_value");
-        if similarity < settings.contradiction_min_similarity && !stated_change {
+        if !nominated(i, j, similarity) && !stated_change {
             continue;
         }
         let combined = 1.0 - signals.iter().map(|s| 1.0 - s.weight()).product::<f64>();
@@ -357,7 +362,7 @@ mod tests {
             memory("c", "The deploy takes 5 minutes", T0 + 2, vector(0.1, 3)),
         ]);
         let prepared = Prepared::new(&snapshot);
-        let close = prepared.close_pairs(&settings());
+        let close = prepared.close_pairs(&settings(), &lexicon());
         let found = detect(&prepared, &close, &settings(), &lexicon());
         assert_eq!(found.len(), 1);
         let pair = &found[0];
@@ -373,5 +378,43 @@ mod tests {
             pair.explanation()
         );
         assert_eq!(pair.supersession, None);
+    }
+
+    /// Pairs nominated from `memories` and what the detector found in them.
+    fn found_in(
+        memories: Vec<crate::model::Memory>,
+        settings: &DetectSettings,
+    ) -> Vec<Contradiction> {
+        let snapshot = snapshot(memories);
+        let prepared = Prepared::new(&snapshot);
+        let close = prepared.close_pairs(settings, &lexicon());
+        detect(&prepared, &close, settings, &lexicon())
+    }
+
+    #[test]
+    fn a_denial_is_compared_from_the_lower_negation_floor() {
+        // The model scores a denial low against its statement (0.58 for
+        // these two), below the 0.60 that nominates other pairs.
+        let denial = || {
+            vec![
+                memory("a", "There is no man driving a car", T0, vector(1.0, 1)),
+                memory("b", "A man is driving a car", T0 + 1, vector(0.55, 2)),
+            ]
+        };
+        let found = found_in(denial(), &settings());
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].explanation().contains("`no` negates"));
+        let mut strict = settings();
+        strict.negation_min_similarity = strict.contradiction_min_similarity;
+        assert!(found_in(denial(), &strict).is_empty());
+        // Without a negation the usual floor holds.
+        let values = |similarity: f64| {
+            vec![
+                memory("a", "Project uses PostgreSQL", T0, vector(1.0, 1)),
+                memory("b", "Project uses MySQL", T0 + 1, vector(similarity, 2)),
+            ]
+        };
+        assert!(found_in(values(0.55), &settings()).is_empty());
+        assert_eq!(found_in(values(0.65), &settings()).len(), 1);
     }
 }

@@ -103,7 +103,7 @@ mod tests {
     fn run(memories: Vec<crate::model::Memory>) -> Vec<DuplicateCluster> {
         let snapshot = snapshot(memories);
         let prepared = Prepared::new(&snapshot);
-        let close = prepared.close_pairs(&settings());
+        let close = prepared.close_pairs(&settings(), &lexicon());
         let found = contradictions::detect(&prepared, &close, &settings(), &lexicon());
         detect(&prepared, &close, &settings(), &found, &lexicon())
     }

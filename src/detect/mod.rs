@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 pub use contradictions::{Contradiction, Signal};
 pub use duplicates::DuplicateCluster;
 pub use lexicon::{Lexicon, LexiconSpec};
-pub use pairs::{Pair, PairSearch, similar_pairs};
+pub use pairs::{Floor, Pair, PairSearch, similar_pairs};
 pub use patterns::PatternCluster;
 pub use stale::StaleMemory;
 pub use supersession::Supersession;
@@ -45,6 +45,7 @@ pub const DAY_MS: i64 = 24 * 3600 * 1000;
 pub struct DetectSettings {
     pub duplicate_threshold: f64,
     pub contradiction_min_similarity: f64,
+    pub negation_min_similarity: f64,
     pub change_min_similarity: f64,
     pub pattern_similarity: f64,
     pub pattern_min_size: usize,
@@ -186,16 +187,32 @@ impl<'a> Prepared<'a> {
     /// Pairs close enough to be duplicates or contradictions. Patterns take
     /// no part: their counts and dates summarise their instances, which are
     /// compared themselves.
-    pub fn close_pairs(&self, settings: &DetectSettings) -> Vec<Pair> {
+    pub fn close_pairs(&self, settings: &DetectSettings, lexicon: &Lexicon) -> Vec<Pair> {
         let all: Vec<usize> = (0..self.items.len())
             .filter(|&i| {
                 self.items[i].memory.category.as_deref() != Some(patterns::PATTERN_CATEGORY)
             })
             .collect();
-        let floor = settings
-            .duplicate_threshold
-            .min(settings.contradiction_min_similarity);
-        similar_pairs(self, &all, floor, settings.pair_search)
+        let negated: Vec<bool> = (0..self.items.len())
+            .map(|i| self.has_negation(i, lexicon))
+            .collect();
+        let floor = Floor {
+            general: settings
+                .duplicate_threshold
+                .min(settings.contradiction_min_similarity),
+            lowered: settings.negation_min_similarity,
+            marked: &negated,
+        };
+        similar_pairs(self, &all, &floor, settings.pair_search)
+    }
+
+    /// Whether item `i`'s text has a negation ("not", "no", "never", …).
+    pub fn has_negation(&self, i: usize, lexicon: &Lexicon) -> bool {
+        let text = &self.items[i].memory.content;
+        let words: Vec<String> = crate::text::word_spans(text)
+            .map(|(a, b)| text[a..b].to_lowercase())
+            .collect();
+        (0..words.len()).any(|at| lexicon.negation_at(&words[at..]).is_some())
     }
 
     /// Cosine similarity of two items: 1 for the same normalised text, the
@@ -220,7 +237,7 @@ pub fn detect(
     lexicon: &Lexicon,
 ) -> Detections {
     let prepared = Prepared::new(snapshot);
-    let close = prepared.close_pairs(settings);
+    let close = prepared.close_pairs(settings, lexicon);
     let contradictions = contradictions::detect(&prepared, &close, settings, lexicon);
     let duplicates = duplicates::detect(&prepared, &close, settings, &contradictions, lexicon);
     Detections {

@@ -38,17 +38,48 @@ pub struct Pair {
     pub similarity: f64,
 }
 
+/// The similarity a pair must reach: `general`, or `lowered` when either
+/// item is `marked`.
+#[derive(Debug, Clone, Copy)]
+pub struct Floor<'m> {
+    pub general: f64,
+    pub lowered: f64,
+    /// Per item index; items past its end are unmarked.
+    pub marked: &'m [bool],
+}
+
+impl Floor<'_> {
+    /// The same floor for every pair.
+    pub fn uniform(floor: f64) -> Self {
+        Floor {
+            general: floor,
+            lowered: floor,
+            marked: &[],
+        }
+    }
+
+    /// The floor of the pair of items `i` and `j`.
+    pub fn of(&self, i: usize, j: usize) -> f64 {
+        let marked = |k: usize| self.marked.get(k).copied().unwrap_or(false);
+        if marked(i) || marked(j) {
+            self.lowered.min(self.general)
+        } else {
+            self.general
+        }
+    }
+}
+
 /// Lloyd rounds for the centroids: enough to settle on a sample.
 const KMEANS_ROUNDS: usize = 4;
 /// Sample rows per centroid used to train them.
 const SAMPLE_PER_CENTROID: usize = 8;
 
 /// Pairs among `members` (ascending item indices) with similarity at or above
-/// `floor`, ordered by `(first, second)`.
+/// their `floor`, ordered by `(first, second)`.
 pub fn similar_pairs(
     prepared: &Prepared<'_>,
     members: &[usize],
-    floor: f64,
+    floor: &Floor<'_>,
     search: PairSearch,
 ) -> Vec<Pair> {
     let mut found = Vec::new();
@@ -80,7 +111,7 @@ pub fn similar_pairs(
     if with_vectors.len() <= search.exact_pairs_up_to.max(1) {
         for (n, &(i, a)) in with_vectors.iter().enumerate() {
             for &(j, b) in &with_vectors[n + 1..] {
-                if f64::from(dot(a, b)) >= floor {
+                if f64::from(dot(a, b)) >= floor.of(i, j) {
                     found.push((i, j));
                 }
             }
@@ -94,7 +125,7 @@ pub fn similar_pairs(
         .into_iter()
         .filter_map(|(first, second)| {
             let similarity = prepared.similarity(first, second)?;
-            (similarity >= floor).then_some(Pair {
+            (similarity >= floor.of(first, second)).then_some(Pair {
                 first,
                 second,
                 similarity,
@@ -104,7 +135,11 @@ pub fn similar_pairs(
 }
 
 /// Candidate pairs through an inverted-file index over the vectors.
-fn blocked_pairs(rows: &[(usize, &[f32])], floor: f64, probes: usize) -> Vec<(usize, usize)> {
+fn blocked_pairs(
+    rows: &[(usize, &[f32])],
+    floor: &Floor<'_>,
+    probes: usize,
+) -> Vec<(usize, usize)> {
     let n = rows.len();
     let probes = probes.clamp(1, 64);
     // Balances assigning rows to centroids (n · lists) against scanning the
@@ -154,7 +189,7 @@ fn blocked_pairs(rows: &[(usize, &[f32])], floor: f64, probes: usize) -> Vec<(us
             let (i, v) = rows[row];
             for (at, other) in block.chunks_exact(dimension).enumerate() {
                 let j = order[offsets[list] + at];
-                if j != i && f64::from(dot(v, other)) >= floor {
+                if j != i && f64::from(dot(v, other)) >= floor.of(i, j) {
                     out.push((i.min(j), i.max(j)));
                 }
             }
@@ -292,8 +327,8 @@ mod tests {
             exact_pairs_up_to: 10,
             pair_probes: 8,
         };
-        let truth = similar_pairs(&prepared, &all, 0.78, exact);
-        let approx = similar_pairs(&prepared, &all, 0.78, blocked);
+        let truth = similar_pairs(&prepared, &all, &Floor::uniform(0.78), exact);
+        let approx = similar_pairs(&prepared, &all, &Floor::uniform(0.78), blocked);
         assert_eq!(truth.len(), 200);
         let found = truth.iter().filter(|p| approx.contains(p)).count();
         assert!(found >= 198, "recall {found}/200");
@@ -302,7 +337,10 @@ mod tests {
                 .iter()
                 .all(|p| p.similarity >= 0.78 && p.first < p.second)
         );
-        assert_eq!(approx, similar_pairs(&prepared, &all, 0.78, blocked));
+        assert_eq!(
+            approx,
+            similar_pairs(&prepared, &all, &Floor::uniform(0.78), blocked)
+        );
     }
 
     #[test]
@@ -313,7 +351,12 @@ mod tests {
         b.embedding = None;
         let snapshot = snapshot(vec![a, b]);
         let prepared = Prepared::new(&snapshot);
-        let pairs = similar_pairs(&prepared, &[0, 1], 0.9, settings().pair_search);
+        let pairs = similar_pairs(
+            &prepared,
+            &[0, 1],
+            &Floor::uniform(0.9),
+            settings().pair_search,
+        );
         assert_eq!(pairs.len(), 1);
         assert_eq!(pairs[0].similarity, 1.0);
     }

@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use serde::Serialize;
 
 use super::align::{Role, Token, tokens};
-use super::{DAY_MS, DetectSettings, Lexicon, Prepared, Snapshot, round4, similar_pairs};
+use super::{DAY_MS, DetectSettings, Floor, Lexicon, Prepared, Snapshot, round4, similar_pairs};
 use crate::embed::dot;
 use crate::model::{LinkType, Memory, MemoryKind, MemoryStatus, Millis};
 
@@ -341,7 +341,7 @@ pub fn detect(
     let pairs: Vec<(usize, usize, f64)> = similar_pairs(
         prepared,
         &free,
-        settings.pattern_similarity,
+        &Floor::uniform(settings.pattern_similarity),
         settings.pair_search,
     )
     .into_iter()

@@ -159,7 +159,7 @@ mod carriers {
         other.importance = 0.0;
         let snapshot = snapshot(vec![old, newer, other]);
         let prepared = Prepared::new(&snapshot);
-        let close = prepared.close_pairs(&settings());
+        let close = prepared.close_pairs(&settings(), &lexicon());
         let found = detect(&prepared, &close, &[], now, &settings(), &lexicon());
         let covered: Vec<(&str, Vec<String>)> = found
             .iter()
