@@ -219,7 +219,10 @@ impl Comparison {
             let allowed = if negated.contains(&side) {
                 0
             } else if !negated.is_empty() {
-                self.content[side] / 2
+                // A general denial denies every specific case ("There is
+                // no puppy rolling" / "A puppy is repeatedly rolling from
+                // side to side on its back").
+                usize::MAX
             } else {
                 (self.content[side] / 3).max(1)
             };
@@ -765,6 +768,15 @@ mod tests {
         );
         assert!(!found.contradicts(), "{found:?}");
         assert!(found.keeps_apart());
+    }
+
+    #[test]
+    fn a_general_denial_denies_every_specific_case() {
+        let found = comparison(
+            "The user does not ride a horse",
+            "The user rides a horse near the lake every Sunday with friends",
+        );
+        assert!(found.contradicts(), "{found:?}");
     }
 
     #[test]
