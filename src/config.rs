@@ -145,6 +145,9 @@ pub struct ConsolidationConfig {
     pub trigger_new_memories: u64,
     /// Schedule trigger: seconds between cycles of a changed user (0: off).
     pub schedule_interval_secs: u64,
+    /// Spreads scheduled cycles: each user's due time moves by a fixed
+    /// per-user offset below this many seconds (at most the interval).
+    pub schedule_jitter_secs: u64,
     pub duplicate_threshold: f64,
     pub contradiction_min_similarity: f64,
     /// Lower nominating floor for a pair where one text has a negation:
@@ -198,6 +201,7 @@ impl Default for ConsolidationConfig {
             wordnet_dir: ".cache/engram/wordnet".into(),
             trigger_new_memories: 20,
             schedule_interval_secs: 86_400,
+            schedule_jitter_secs: 3_600,
             duplicate_threshold: 0.78,
             contradiction_min_similarity: 0.60,
             negation_min_similarity: 0.50,

@@ -255,7 +255,10 @@ impl<'a> Pipeline<'a> {
             decoding: Decoding::JsonLines,
             store,
             batch_size: batch_size.max(1),
-            schedule: Schedule::new(settings.consolidation.schedule_interval_secs),
+            schedule: Schedule::new(
+                settings.consolidation.schedule_interval_secs,
+                settings.consolidation.schedule_jitter_secs,
+            ),
             settings,
             clock,
             embedding: None,
@@ -491,7 +494,10 @@ impl<'a> Pipeline<'a> {
         let result = attempt(self);
         if result.is_err() {
             self.clock = clock;
-            self.schedule = Schedule::new(self.settings.consolidation.schedule_interval_secs);
+            self.schedule = Schedule::new(
+                self.settings.consolidation.schedule_interval_secs,
+                self.settings.consolidation.schedule_jitter_secs,
+            );
             if let Some(embedding) = &mut self.embedding {
                 embedding.indexes.clear();
             }

@@ -6,6 +6,11 @@
 //! event and runs due cycles with "now" set to their due time, so where a
 //! scheduled cycle falls in the stream depends only on event times, never on
 //! batch boundaries or restarts.
+//!
+//! Each user's due time is moved by a fixed offset below the jitter, taken
+//! from a hash of the user id: users who changed together (a platform's
+//! nightly import) fall due spread over the jitter window, interleaved with
+//! ingestion, instead of all at one stream instant.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -15,17 +20,36 @@ use crate::model::{Millis, UserState};
 #[derive(Debug, Default)]
 pub struct Schedule {
     interval: Millis,
+    jitter: Millis,
     due: HashMap<String, Millis>,
     queue: BTreeSet<(Millis, String)>,
 }
 
 impl Schedule {
-    /// `interval_secs == 0` turns the schedule off.
-    pub fn new(interval_secs: u64) -> Self {
+    /// `interval_secs == 0` turns the schedule off; the jitter is at most
+    /// one interval.
+    pub fn new(interval_secs: u64, jitter_secs: u64) -> Self {
+        let millis = |secs: u64| Millis::try_from(secs.saturating_mul(1000)).unwrap_or(Millis::MAX);
+        let interval = millis(interval_secs);
         Self {
-            interval: Millis::try_from(interval_secs.saturating_mul(1000)).unwrap_or(Millis::MAX),
+            interval,
+            jitter: millis(jitter_secs).min(interval),
             ..Self::default()
         }
+    }
+
+    /// The user's fixed offset in `[0, jitter)`: FNV-1a of the id, stable
+    /// across builds and restarts (unlike the standard library's hasher).
+    fn offset(&self, user_id: &str) -> Millis {
+        if self.jitter <= 0 {
+            return 0;
+        }
+        let hash = user_id
+            .bytes()
+            .fold(0xcbf2_9ce4_8422_2325u64, |hash, byte| {
+                (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
+            });
+        (hash % self.jitter.unsigned_abs()) as Millis
     }
 
     pub fn is_enabled(&self) -> bool {
@@ -41,7 +65,8 @@ impl Schedule {
         let after_last = state
             .last_cycle_at
             .unwrap_or(changed)
-            .saturating_add(self.interval);
+            .saturating_add(self.interval)
+            .saturating_add(self.offset(&state.user_id));
         Some(after_last.max(changed))
     }
 
@@ -88,7 +113,7 @@ mod tests {
 
     #[test]
     fn due_one_interval_after_the_last_cycle_and_only_when_changed() {
-        let schedule = Schedule::new(3600);
+        let schedule = Schedule::new(3600, 0);
         assert_eq!(schedule.due_at(&state("u", Some(0), None)), None);
         assert_eq!(schedule.due_at(&state("u", Some(0), Some(10))), Some(HOUR));
         assert_eq!(
@@ -100,12 +125,15 @@ mod tests {
             Some(5 * HOUR),
             "a change long after the interval is due at once"
         );
-        assert_eq!(Schedule::new(0).due_at(&state("u", Some(0), Some(1))), None);
+        assert_eq!(
+            Schedule::new(0, 0).due_at(&state("u", Some(0), Some(1))),
+            None
+        );
     }
 
     #[test]
     fn earliest_due_first_and_updates_replace() {
-        let mut schedule = Schedule::new(3600);
+        let mut schedule = Schedule::new(3600, 0);
         schedule.update(&state("b", Some(0), Some(1)));
         schedule.update(&state("a", Some(HOUR), Some(HOUR + 1)));
         assert_eq!(schedule.next_due(HOUR - 1), None);
@@ -114,5 +142,35 @@ mod tests {
         assert_eq!(schedule.next_due(3 * HOUR), Some((2 * HOUR, "a".into())));
         schedule.remove("a");
         assert_eq!(schedule.next_due(Millis::MAX), None);
+    }
+
+    #[test]
+    fn due_times_spread_by_a_fixed_per_user_offset_within_the_jitter() {
+        let schedule = Schedule::new(24 * 3600, 3600);
+        let due: Vec<Millis> = (0..50)
+            .map(|n| {
+                schedule
+                    .due_at(&state(&format!("user-{n}"), Some(0), Some(1)))
+                    .unwrap()
+            })
+            .collect();
+        assert!(due.iter().all(|&at| (24 * HOUR..25 * HOUR).contains(&at)));
+        let distinct: BTreeSet<Millis> = due.iter().copied().collect();
+        assert!(distinct.len() >= 45, "spread: {distinct:?}");
+        // The same user is always due at the same offset: where a cycle
+        // falls depends only on event times and the id.
+        let again = Schedule::new(24 * 3600, 3600);
+        assert_eq!(
+            again.due_at(&state("user-7", Some(0), Some(1))),
+            Some(due[7])
+        );
+        assert_eq!(
+            again.due_at(&state("user-7", Some(5 * HOUR), Some(5 * HOUR + 1))),
+            Some(due[7] + 5 * HOUR)
+        );
+        // Never more than the interval.
+        let short = Schedule::new(60, 3600);
+        let at = short.due_at(&state("user-7", Some(0), Some(1))).unwrap();
+        assert!((60_000..120_000).contains(&at), "{at}");
     }
 }
