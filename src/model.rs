@@ -257,11 +257,13 @@ impl UserState {
     }
 
     pub fn mark_applied(&mut self, source: &str, offset: i64) {
-        let entry = self
-            .applied_offsets
-            .entry(source.to_owned())
-            .or_insert(offset);
-        *entry = (*entry).max(offset);
+        // The key exists after a stream's first event: no allocation per event.
+        match self.applied_offsets.get_mut(source) {
+            Some(applied) => *applied = (*applied).max(offset),
+            None => {
+                self.applied_offsets.insert(source.to_owned(), offset);
+            }
+        }
     }
 }
 

@@ -591,12 +591,7 @@ impl<'a> Pipeline<'a> {
                 );
             }
             match batch.apply(&position, event, self.clock.now())? {
-                Disposition::Applied(event_type) => {
-                    *summary
-                        .applied
-                        .entry(event_type.name().to_owned())
-                        .or_default() += 1;
-                }
+                Disposition::Applied(event_type) => count(&mut summary.applied, event_type.name()),
                 Disposition::Parked => summary.parked += 1,
                 Disposition::Replayed => summary.replayed += 1,
                 Disposition::Rejected { kind, reason } => {
@@ -874,6 +869,16 @@ fn track_parked(parked_since: &mut BTreeMap<String, Millis>, state: &UserState) 
         Some(oldest) => parked_since.insert(state.user_id.clone(), oldest),
         None => parked_since.remove(&state.user_id),
     };
+}
+
+/// Counts one event of `kind`, allocating the key only for its first.
+fn count(counts: &mut BTreeMap<String, u64>, kind: &str) {
+    match counts.get_mut(kind) {
+        Some(n) => *n += 1,
+        None => {
+            counts.insert(kind.to_owned(), 1);
+        }
+    }
 }
 
 /// What a batch counted on the way, before it commits.

@@ -278,7 +278,9 @@ impl<'a> StateBatch<'a> {
                 user.cycle.changed_since.get_or_insert(now);
             }
         }
-        self.dirty_users.insert(user_id.to_owned());
+        if !self.dirty_users.contains(user_id) {
+            self.dirty_users.insert(user_id.to_owned());
+        }
         Ok(disposition)
     }
 
