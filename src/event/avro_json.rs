@@ -15,10 +15,46 @@ use super::types::{decode_base64, encode_base64};
 /// written as JSON nor trusted as stream time (found by fuzzing).
 const RFC3339_MILLIS: std::ops::RangeInclusive<i64> = -62_167_219_200_000..=253_402_300_799_999;
 
-/// Builds the Avro value of `json` for `schema`. `path` names the field for errors.
-pub fn json_to_avro(json: &Json, schema: &Schema, path: &str) -> Result<Avro, DecodeError> {
+/// Where a value sits in an event: spelled out only for an error, so a
+/// valid event costs no string per field.
+#[derive(Debug, Clone, Copy)]
+enum FieldPath<'a> {
+    Root,
+    Field(&'a FieldPath<'a>, &'a str),
+    Item(&'a FieldPath<'a>, usize),
+}
+
+impl std::fmt::Display for FieldPath<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FieldPath::Root => Ok(()),
+            FieldPath::Field(FieldPath::Root, name) => f.write_str(name),
+            FieldPath::Field(parent, name) => write!(f, "{parent}.{name}"),
+            FieldPath::Item(parent, index) => write!(f, "{parent}[{index}]"),
+        }
+    }
+}
+
+/// Builds the Avro value of `json` for `schema`.
+pub fn json_to_avro(json: &Json, schema: &Schema) -> Result<Avro, DecodeError> {
+    convert::<true>(json, schema, &FieldPath::Root)
+}
+
+/// Checks `json` against `schema` exactly as [`json_to_avro`] does, without
+/// building the value (decoding a JSON event needs only the check).
+pub fn check_json(json: &Json, schema: &Schema) -> Result<(), DecodeError> {
+    convert::<false>(json, schema, &FieldPath::Root).map(drop)
+}
+
+/// The conversion; with `BUILD` false every value is `Null` and only the
+/// errors matter.
+fn convert<const BUILD: bool>(
+    json: &Json,
+    schema: &Schema,
+    path: &FieldPath<'_>,
+) -> Result<Avro, DecodeError> {
     let wrong = |expected: &str| DecodeError::WrongType {
-        field: path.to_owned(),
+        field: path.to_string(),
         expected: expected.to_owned(),
         found: json_kind(json).to_owned(),
     };
@@ -50,14 +86,26 @@ pub fn json_to_avro(json: &Json, schema: &Schema, path: &str) -> Result<Avro, De
             .ok_or_else(|| wrong("number")),
         Schema::String => json
             .as_str()
-            .map(|s| Avro::String(s.to_owned()))
+            .map(|s| {
+                if BUILD {
+                    Avro::String(s.to_owned())
+                } else {
+                    Avro::Null
+                }
+            })
             .ok_or_else(|| wrong("string")),
         Schema::Bytes => {
             let text = json.as_str().ok_or_else(|| wrong("base64 string"))?;
             decode_base64(text)
-                .map(Avro::Bytes)
+                .map(|bytes| {
+                    if BUILD {
+                        Avro::Bytes(bytes)
+                    } else {
+                        Avro::Null
+                    }
+                })
                 .ok_or_else(|| DecodeError::InvalidValue {
-                    field: path.to_owned(),
+                    field: path.to_string(),
                     reason: "not valid base64".to_owned(),
                 })
         }
@@ -72,7 +120,7 @@ pub fn json_to_avro(json: &Json, schema: &Schema, path: &str) -> Result<Avro, De
                 .filter(|millis| RFC3339_MILLIS.contains(millis))
                 .map(Avro::TimestampMillis)
                 .ok_or_else(|| DecodeError::BadTimestamp {
-                    field: path.to_owned(),
+                    field: path.to_string(),
                     value: text.to_owned(),
                 })
         }
@@ -83,19 +131,29 @@ pub fn json_to_avro(json: &Json, schema: &Schema, path: &str) -> Result<Avro, De
                 .iter()
                 .position(|symbol| symbol == text)
                 .ok_or_else(|| DecodeError::InvalidValue {
-                    field: path.to_owned(),
+                    field: path.to_string(),
                     reason: format!("`{text}` is not one of {}", enum_schema.symbols.join(", ")),
                 })?;
-            Ok(Avro::Enum(index as u32, text.to_owned()))
+            Ok(if BUILD {
+                Avro::Enum(index as u32, text.to_owned())
+            } else {
+                Avro::Null
+            })
         }
         Schema::Array(array) => {
             let items = json.as_array().ok_or_else(|| wrong("array"))?;
-            items
-                .iter()
-                .enumerate()
-                .map(|(i, item)| json_to_avro(item, &array.items, &format!("{path}[{i}]")))
-                .collect::<Result<_, _>>()
-                .map(Avro::Array)
+            let mut values = Vec::with_capacity(if BUILD { items.len() } else { 0 });
+            for (i, item) in items.iter().enumerate() {
+                let value = convert::<BUILD>(item, &array.items, &FieldPath::Item(path, i))?;
+                if BUILD {
+                    values.push(value);
+                }
+            }
+            Ok(if BUILD {
+                Avro::Array(values)
+            } else {
+                Avro::Null
+            })
         }
         Schema::Union(union) => {
             let variants = union.variants();
@@ -104,15 +162,16 @@ pub fn json_to_avro(json: &Json, schema: &Schema, path: &str) -> Result<Avro, De
                     .iter()
                     .position(|v| matches!(v, Schema::Null))
                     .map(|i| Avro::Union(i as u32, Box::new(Avro::Null)))
-                    .ok_or_else(|| DecodeError::MissingField(path.to_owned()));
+                    .ok_or_else(|| DecodeError::MissingField(path.to_string()));
             }
             let mut first_error = None;
             for (index, variant) in variants.iter().enumerate() {
                 if matches!(variant, Schema::Null) {
                     continue;
                 }
-                match json_to_avro(json, variant, path) {
-                    Ok(value) => return Ok(Avro::Union(index as u32, Box::new(value))),
+                match convert::<BUILD>(json, variant, path) {
+                    Ok(value) if BUILD => return Ok(Avro::Union(index as u32, Box::new(value))),
+                    Ok(_) => return Ok(Avro::Null),
                     Err(error) => {
                         first_error.get_or_insert(error);
                     }
@@ -122,26 +181,28 @@ pub fn json_to_avro(json: &Json, schema: &Schema, path: &str) -> Result<Avro, De
         }
         Schema::Record(record) => {
             let object = json.as_object().ok_or_else(|| wrong("object"))?;
-            let mut fields = Vec::with_capacity(record.fields.len());
+            let mut fields = Vec::with_capacity(if BUILD { record.fields.len() } else { 0 });
             for field in &record.fields {
-                let field_path = if path.is_empty() {
-                    field.name.clone()
-                } else {
-                    format!("{path}.{}", field.name)
-                };
+                let field_path = FieldPath::Field(path, &field.name);
                 let value = match object.get(&field.name) {
-                    Some(value) => json_to_avro(value, &field.schema, &field_path)?,
+                    Some(value) => convert::<BUILD>(value, &field.schema, &field_path)?,
                     None if is_nullable(&field.schema) => {
-                        json_to_avro(&Json::Null, &field.schema, &field_path)?
+                        convert::<BUILD>(&Json::Null, &field.schema, &field_path)?
                     }
-                    None => return Err(DecodeError::MissingField(field_path)),
+                    None => return Err(DecodeError::MissingField(field_path.to_string())),
                 };
-                fields.push((field.name.clone(), value));
+                if BUILD {
+                    fields.push((field.name.clone(), value));
+                }
             }
-            Ok(Avro::Record(fields))
+            Ok(if BUILD {
+                Avro::Record(fields)
+            } else {
+                Avro::Null
+            })
         }
         other => Err(DecodeError::InvalidValue {
-            field: path.to_owned(),
+            field: path.to_string(),
             reason: format!("schema type {other:?} is not used by engram events"),
         }),
     }
@@ -212,5 +273,54 @@ fn json_kind(json: &Json) -> &'static str {
         Json::String(_) => "string",
         Json::Array(_) => "array",
         Json::Object(_) => "object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::event::schema::Schemas;
+    use crate::event::types::EventType;
+
+    #[test]
+    fn the_check_reports_exactly_what_the_conversion_reports() {
+        let schemas = Schemas::load().unwrap();
+        let schema = schemas.schema(EventType::MemoryCreated).unwrap();
+        let valid = json!({
+            "event_id": "e", "user_id": "u", "memory_id": "m", "kind": "semantic",
+            "content": "text", "created_at": "2026-09-01T08:00:00.000Z",
+            "tags": ["a", "b"], "importance": 0.5
+        });
+        let mut cases = vec![valid.clone()];
+        for (field, value) in [
+            ("content", Json::Null),
+            ("tags", json!(["a", 5])),
+            ("created_at", json!("2026-09-01 08:00:00Z")),
+            ("kind", json!("dream")),
+            ("importance", json!("high")),
+            ("embedding", json!("not base64 or floats")),
+        ] {
+            let mut case = valid.clone();
+            case[field] = value;
+            cases.push(case);
+        }
+        let mut missing = valid.clone();
+        missing.as_object_mut().unwrap().remove("memory_id");
+        cases.push(missing);
+        for case in &cases {
+            let built = json_to_avro(case, schema).map(drop);
+            assert_eq!(check_json(case, schema), built, "{case}");
+        }
+        assert!(check_json(&valid, schema).is_ok());
+        assert!(matches!(
+            check_json(&cases[2], schema),
+            Err(DecodeError::WrongType { field, .. }) if field == "tags[1]"
+        ));
+        assert_eq!(
+            check_json(cases.last().unwrap(), schema),
+            Err(DecodeError::MissingField("memory_id".to_owned()))
+        );
     }
 }

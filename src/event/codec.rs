@@ -8,7 +8,7 @@ use chrono::SubsecRound;
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
-use super::avro_json::{avro_to_json, json_to_avro};
+use super::avro_json::{avro_to_json, check_json, json_to_avro};
 use super::error::DecodeError;
 use super::schema::{SchemaError, Schemas};
 use super::types::{Event, EventType};
@@ -163,7 +163,7 @@ impl EventCodec {
         let schema = self.schema(event_type)?;
         // Checks presence and types of every field with the Avro schema, so JSON
         // and Avro inputs fail with the same errors.
-        json_to_avro(&json, schema, "")?;
+        check_json(&json, schema)?;
         self.typed(event_type, json)
     }
 
@@ -218,7 +218,7 @@ impl EventCodec {
         if let Some(object) = json.as_object_mut() {
             object.remove("type");
         }
-        let value = json_to_avro(&json, schema, "")?;
+        let value = json_to_avro(&json, schema)?;
         let datum = GenericDatumWriter::builder(schema)
             .build()
             .and_then(|writer| writer.write_value_to_vec(value))
