@@ -304,14 +304,31 @@ impl EventCodec {
 
     /// Builds the typed event from its checked JSON form and validates it.
     fn typed(&self, event_type: EventType, mut json: Json) -> Result<Event, DecodeError> {
-        if let Some(object) = json.as_object_mut() {
-            object.insert(
-                "type".to_owned(),
-                Json::String(event_type.name().to_owned()),
-            );
-        }
-        let event: Event = serde_json::from_value(json)
-            .map_err(|e| DecodeError::Undecodable(format!("{}: {e}", event_type.name())))?;
+        let undecodable =
+            |e: serde_json::Error| DecodeError::Undecodable(format!("{}: {e}", event_type.name()));
+        // Inputs go straight into their variant's struct: through the
+        // tagged enum, serde would first copy every field into a buffer to
+        // find the tag it is told here.
+        let event = match event_type {
+            EventType::MemoryCreated => {
+                Event::MemoryCreated(serde_json::from_value(json).map_err(undecodable)?)
+            }
+            EventType::MemoryAccessed => {
+                Event::MemoryAccessed(serde_json::from_value(json).map_err(undecodable)?)
+            }
+            EventType::ConsolidationRequested => {
+                Event::ConsolidationRequested(serde_json::from_value(json).map_err(undecodable)?)
+            }
+            _ => {
+                if let Some(object) = json.as_object_mut() {
+                    object.insert(
+                        "type".to_owned(),
+                        Json::String(event_type.name().to_owned()),
+                    );
+                }
+                serde_json::from_value(json).map_err(undecodable)?
+            }
+        };
         self.validate(event)
     }
 
