@@ -12,6 +12,7 @@ use tokio::runtime::Handle;
 use tokio::sync::Semaphore;
 
 use crate::clock::Clock;
+use crate::config::ConsolidationConfig;
 use crate::cycle::{CycleError, CycleRequest, CycleSettings, confirm_run, run_cycle_unconfirmed};
 use crate::embed::{
     EmbedBatcher, EmbedCounts, EmbedError, Embedder, EmbeddingConfig, MissingEmbeddings, SubBatch,
@@ -255,10 +256,7 @@ impl<'a> Pipeline<'a> {
             decoding: Decoding::JsonLines,
             store,
             batch_size: batch_size.max(1),
-            schedule: Schedule::new(
-                settings.consolidation.schedule_interval_secs,
-                settings.consolidation.schedule_jitter_secs,
-            ),
+            schedule: schedule(&settings.consolidation),
             settings,
             clock,
             embedding: None,
@@ -441,10 +439,7 @@ impl<'a> Pipeline<'a> {
         expired
             .into_iter()
             .map(|parked| {
-                *summary
-                    .rejected
-                    .entry("unknown_memory".to_owned())
-                    .or_default() += 1;
+                count(&mut summary.rejected, "unknown_memory");
                 let reason = format!(
                     "memory {} was not created within {} s of the read \
                      (limits.max_parked_read_age_secs)",
@@ -494,10 +489,7 @@ impl<'a> Pipeline<'a> {
         let result = attempt(self);
         if result.is_err() {
             self.clock = clock;
-            self.schedule = Schedule::new(
-                self.settings.consolidation.schedule_interval_secs,
-                self.settings.consolidation.schedule_jitter_secs,
-            );
+            self.schedule = schedule(&self.settings.consolidation);
             if let Some(embedding) = &mut self.embedding {
                 embedding.indexes.clear();
             }
@@ -548,7 +540,7 @@ impl<'a> Pipeline<'a> {
             match decoded_event {
                 Ok(event) => decoded.push((index, record, event)),
                 Err(error) => {
-                    *summary.rejected.entry(error.kind().to_owned()).or_default() += 1;
+                    count(&mut summary.rejected, error.kind());
                     let letter =
                         dead_letter(&record, error.kind(), &error.to_string(), self.clock.now());
                     dead_letters.push((index, letter));
@@ -595,7 +587,7 @@ impl<'a> Pipeline<'a> {
                 Disposition::Parked => summary.parked += 1,
                 Disposition::Replayed => summary.replayed += 1,
                 Disposition::Rejected { kind, reason } => {
-                    *summary.rejected.entry(kind.to_owned()).or_default() += 1;
+                    count(&mut summary.rejected, kind);
                     let letter = dead_letter(record, kind, &reason, self.clock.now());
                     dead_letters.push((*index, letter));
                 }
@@ -748,16 +740,10 @@ impl<'a> Pipeline<'a> {
                 // Statuses changed and memories were added: reload on next use.
                 embedding.indexes.forget(user_id);
             }
-            *summary
-                .cycles
-                .entry(trigger_name(trigger).to_owned())
-                .or_default() += 1;
+            count(&mut summary.cycles, trigger_name(trigger));
             if output.fresh && output.report.executed {
                 for action in &output.report.actions {
-                    *summary
-                        .actions
-                        .entry(action.action_type.as_str().to_owned())
-                        .or_default() += 1;
+                    count(&mut summary.actions, action.action_type.as_str());
                 }
             }
             for event in &output.events {
@@ -869,6 +855,14 @@ fn track_parked(parked_since: &mut BTreeMap<String, Millis>, state: &UserState) 
         Some(oldest) => parked_since.insert(state.user_id.clone(), oldest),
         None => parked_since.remove(&state.user_id),
     };
+}
+
+/// An empty schedule as the consolidation settings configure it.
+fn schedule(consolidation: &ConsolidationConfig) -> Schedule {
+    Schedule::new(
+        consolidation.schedule_interval_secs,
+        consolidation.schedule_jitter_secs,
+    )
 }
 
 /// Counts one event of `kind`, allocating the key only for its first.

@@ -98,11 +98,24 @@ impl Token {
     }
 }
 
+/// Whether `text` has a negation where [`tokens`] would find one.
+pub fn has_negation(text: &str, lexicon: &Lexicon) -> bool {
+    let original: Vec<&str> = crate::text::word_spans(text)
+        .map(|(a, b)| &text[a..b])
+        .collect();
+    let words = lowercase(&original);
+    (0..words.len()).any(|at| lexicon.negation_at(&words[at..]).is_some())
+}
+
+fn lowercase(words: &[&str]) -> Vec<String> {
+    words.iter().map(|w| w.to_lowercase()).collect()
+}
+
 /// A text as tokens, ready to align.
 pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
     let spans: Vec<(usize, usize)> = crate::text::word_spans(text).collect();
     let original: Vec<&str> = spans.iter().map(|&(a, b)| &text[a..b]).collect();
-    let words: Vec<String> = original.iter().map(|w| w.to_lowercase()).collect();
+    let words = lowercase(&original);
     let mut out = Vec::with_capacity(words.len());
     let mut at = 0;
     while at < words.len() {

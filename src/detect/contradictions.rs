@@ -75,11 +75,8 @@ pub fn detect(
     settings: &DetectSettings,
     lexicon: &Lexicon,
 ) -> Vec<Contradiction> {
-    let nominated = |i: usize, j: usize, similarity: f64| {
-        similarity >= settings.contradiction_min_similarity
-            || (similarity >= settings.negation_min_similarity
-                && (prepared.has_negation(i, lexicon) || prepared.has_negation(j, lexicon)))
-    };
+    let floor = prepared.negation_floor(settings.contradiction_min_similarity, settings, lexicon);
+    let nominated = |i: usize, j: usize, similarity: f64| similarity >= floor.of(i, j);
     let mut candidates: Vec<(usize, usize, f64)> = close
         .iter()
         .filter(|p| nominated(p.first, p.second, p.similarity))

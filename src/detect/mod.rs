@@ -95,6 +95,8 @@ pub struct Prepared<'a> {
     pub items: Vec<Item<'a>>,
     /// Each item's tokens for alignment, made when first compared.
     tokens: Vec<std::sync::OnceLock<Vec<align::Token>>>,
+    /// Whether each item's text has a negation, found once for all.
+    negated: std::sync::OnceLock<Vec<bool>>,
 }
 
 impl<'a> Prepared<'a> {
@@ -118,7 +120,11 @@ impl<'a> Prepared<'a> {
             })
             .collect::<Vec<_>>();
         let tokens = items.iter().map(|_| std::sync::OnceLock::new()).collect();
-        Self { items, tokens }
+        Self {
+            items,
+            tokens,
+            negated: std::sync::OnceLock::new(),
+        }
     }
 
     /// `(class, value)` of every lexicon class value item `i` names as a
@@ -193,26 +199,35 @@ impl<'a> Prepared<'a> {
                 self.items[i].memory.category.as_deref() != Some(patterns::PATTERN_CATEGORY)
             })
             .collect();
-        let negated: Vec<bool> = (0..self.items.len())
-            .map(|i| self.has_negation(i, lexicon))
-            .collect();
-        let floor = Floor {
-            general: settings
+        let floor = self.negation_floor(
+            settings
                 .duplicate_threshold
                 .min(settings.contradiction_min_similarity),
-            lowered: settings.negation_min_similarity,
-            marked: &negated,
-        };
+            settings,
+            lexicon,
+        );
         similar_pairs(self, &all, &floor, settings.pair_search)
     }
 
-    /// Whether item `i`'s text has a negation ("not", "no", "never", …).
-    pub fn has_negation(&self, i: usize, lexicon: &Lexicon) -> bool {
-        let text = &self.items[i].memory.content;
-        let words: Vec<String> = crate::text::word_spans(text)
-            .map(|(a, b)| text[a..b].to_lowercase())
-            .collect();
-        (0..words.len()).any(|at| lexicon.negation_at(&words[at..]).is_some())
+    /// `general`, lowered to `negation_min_similarity` for a pair where
+    /// either text has a negation ("not", "no", "never", …).
+    pub fn negation_floor(
+        &self,
+        general: f64,
+        settings: &DetectSettings,
+        lexicon: &Lexicon,
+    ) -> Floor<'_> {
+        let marked = self.negated.get_or_init(|| {
+            self.items
+                .iter()
+                .map(|item| align::has_negation(&item.memory.content, lexicon))
+                .collect()
+        });
+        Floor {
+            general,
+            lowered: settings.negation_min_similarity,
+            marked,
+        }
     }
 
     /// Cosine similarity of two items: 1 for the same normalised text, the
