@@ -496,9 +496,14 @@ fn content_words(text: &str) -> Vec<(String, bool)> {
 }
 
 /// Whether `kept` carries `word`: the same word (a name also with or
-/// without a possessive "s": "Alaskas" / "Alaska's"), or, for a word
-/// WordNet knows, one of its lemmas or a synonym.
+/// without a possessive "s": "Alaskas" / "Alaska's"), a negation by any
+/// negation, or, for a word WordNet knows, one of its lemmas or a synonym.
 fn carries(kept: &[(String, bool)], word: &str, literal: bool, wordnet: &WordNet) -> bool {
+    // A negation is carried by any negation: "does not have" says "without".
+    const NEGATIONS: [&str; 7] = ["not", "no", "never", "without", "none", "nothing", "nobody"];
+    if NEGATIONS.contains(&word) && kept.iter().any(|(k, _)| NEGATIONS.contains(&k.as_str())) {
+        return true;
+    }
     kept.iter().any(|(k, _)| {
         k == word
             || word.strip_suffix('s') == Some(k.as_str())
