@@ -626,6 +626,79 @@ fn a_run_killed_after_a_flush_and_run_again_has_the_outputs_and_state_of_one_cle
     );
 }
 
+/// The same crash on ScyllaDB, after a journaled commit's seal: with
+/// `scylla.max_batch_bytes` at its floor every flush of several memories
+/// is journaled, and the restart's first read of each user rolls the
+/// sealed commit forward. Runs when `SCYLLA_NODES` names a cluster.
+#[test]
+#[cfg_attr(
+    not(feature = "fault-injection"),
+    ignore = "crash points need `--features fault-injection` (make test turns it on)"
+)]
+fn a_run_killed_after_a_journal_seal_and_run_again_lands_the_journaled_commit_whole() {
+    let nodes = std::env::var("SCYLLA_NODES").unwrap_or_default();
+    if nodes.trim().is_empty() {
+        eprintln!("skipped: SCYLLA_NODES is not set (`make test-scylla` runs it)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let unique = uuid::Uuid::new_v4().simple().to_string();
+    let keyspace = |name: &str| format!("engram_crash_{}_{name}", &unique[..12]);
+    let env = |keyspace: &str, crash: Option<&str>| {
+        let mut env = vec![
+            ("ENGRAM_SCYLLA_NODES", nodes.clone()),
+            ("ENGRAM_SCYLLA_KEYSPACE", keyspace.to_owned()),
+            (
+                "ENGRAM_SCYLLA_REPLICATION_CLASS",
+                "SimpleStrategy".to_owned(),
+            ),
+            ("ENGRAM_SCYLLA_REPLICATION_FACTOR", "1".to_owned()),
+            ("ENGRAM_SCYLLA_MAX_BATCH_BYTES", "1024".to_owned()),
+            ("ENGRAM_EMBEDDING_ENABLED", "false".to_owned()),
+        ];
+        if let Some(point) = crash {
+            env.push(("ENGRAM_CRASH_AT", point.to_owned()));
+        }
+        env
+    };
+    let run = |keyspace: &str, out: &str, crash: Option<&str>| {
+        let env = env(keyspace, crash);
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        ok(&engram(&["migrate"], &env));
+        let out = dir.path().join(out).display().to_string();
+        let args = [
+            "run",
+            "--input",
+            &sample(),
+            "--output",
+            &out,
+            "--batch-size",
+            "50",
+        ];
+        engram(&args, &env)
+    };
+    let dump = |keyspace: &str| {
+        let env = env(keyspace, None);
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        ok(&engram(&["dump"], &env))
+    };
+    let (clean, crashed) = (keyspace("clean"), keyspace("crashed"));
+    ok(&run(&clean, "clean.jsonl", None));
+    let killed = run(&crashed, "out.jsonl", Some("scylla.journal_sealed:2"));
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(killed.status.signal(), Some(9), "killed at its crash point");
+    ok(&run(&crashed, "out.jsonl", None));
+    assert_eq!(dump(&crashed), dump(&clean));
+    for keyspace in [clean, crashed] {
+        let config = engram::config::ScyllaConfig {
+            nodes: nodes.clone(),
+            keyspace,
+            ..Default::default()
+        };
+        let _ = engram::store::drop_keyspace(&config);
+    }
+}
+
 #[test]
 fn stdin_needs_a_source_id_so_that_a_second_day_piped_in_is_not_skipped_as_the_first() {
     use std::io::Write;

@@ -13,13 +13,24 @@
 //! - **Big flushes.** A user's rows above `max_batch_bytes` would be rejected
 //!   by the cluster (`batch_size_fail_threshold_in_kb`). Then the rows of
 //!   memories that did not exist before go first, in as many batches as
-//!   needed, and everything else (all salience rows, updates, links, reports,
-//!   the user state with its watermark) goes last, in one batch. A memory is
-//!   read as existing only with its salience row, so until the last batch
-//!   lands the earlier rows are invisible, and a crash in between replays
-//!   into the same state.
+//!   needed: a memory is read as existing only with its salience row, so
+//!   they stay invisible until the rest lands, and a crash in between
+//!   replays into the same state.
+//! - **Big visible changes.** Everything else (salience rows, updates of
+//!   existing memories, links, reports, the user state with its watermark)
+//!   is one batch when it fits. When it does not (a cycle that archives
+//!   thousands of memories), it is cut into batches that each fit, with the
+//!   user state and run report in the last, and journaled first
+//!   ([`encode_journal`]): the store writes the batches' rows to
+//!   `commit_journal`, seals the journal on the user's state row, applies
+//!   the batches and clears the seal. A crash after the seal is rolled
+//!   forward by the next read of the user's state, with the same write
+//!   timestamps, so the change lands whole or not at all; the lists it
+//!   rewrites are frozen, so applying a row twice cannot duplicate them.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+
+use serde::{Deserialize, Serialize};
 
 use super::super::{StoreError, Write, WriteBatch};
 use crate::model::{Link, LinkType, Memory, RunReport, UserState};
@@ -63,7 +74,7 @@ pub enum Row<'a> {
 
 impl Row<'_> {
     /// Roughly the bytes this row adds to a batch.
-    fn size(&self) -> usize {
+    pub(super) fn size(&self) -> usize {
         const OVERHEAD: usize = 64;
         OVERHEAD
             + match self {
@@ -102,7 +113,17 @@ pub struct UserCommit<'a> {
     pub user_id: &'a str,
     /// Rows of new memories, invisible until `last` lands (big flushes only).
     pub early: Vec<Vec<Op<'a>>>,
-    pub last: Vec<Op<'a>>,
+    /// Every visible row, in batches of at most `max_batch_bytes` (a row
+    /// bigger than that alone), the user state and run report last. More
+    /// than one batch: they are journaled before they are applied.
+    pub last: Vec<Vec<Op<'a>>>,
+}
+
+impl UserCommit<'_> {
+    /// Whether `last` needs the journal to land whole.
+    pub fn is_journaled(&self) -> bool {
+        self.last.len() > 1
+    }
 }
 
 /// What the plan needs to know from the store before it can be made.
@@ -322,13 +343,157 @@ pub fn plan<'a>(
                 Write::PutRunReport(report) => last.push(op(Row::RunReport(report))),
             }
         }
+        // The visible effects (watermark, pending runs, the run's report)
+        // go last: a reader sees them only once everything they describe
+        // is in. Timestamps, not positions, decide what a row overwrites.
+        let (effects, mut rest): (Vec<Op<'a>>, Vec<Op<'a>>) = last
+            .into_iter()
+            .partition(|op| matches!(op.row, Row::UserState(_) | Row::RunReport(_)));
+        rest.extend(effects);
+        let total: usize = rest.iter().map(|op| op.row.size()).sum();
+        let last = if total <= max_batch_bytes {
+            vec![rest]
+        } else {
+            chunks(rest, max_batch_bytes)
+        };
         commits.push(UserCommit {
             user_id,
             early: chunks(early, max_batch_bytes),
-            last,
+            last: last.into_iter().filter(|batch| !batch.is_empty()).collect(),
         });
     }
     Ok(commits)
+}
+
+/// A row operation as the journal stores it: owned, so a later process can
+/// read it back and apply it with its original timestamp.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JournalOp {
+    pub timestamp: i64,
+    pub row: JournalRow,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum JournalRow {
+    Memory(Memory),
+    Salience {
+        user_id: String,
+        memory_id: String,
+        salience: SalienceState,
+    },
+    /// The memory without its vector: the hash row needs only ids and hash.
+    ContentHash(Memory),
+    DeleteMemory {
+        user_id: String,
+        memory_id: String,
+    },
+    Link(Link),
+    DeleteLink {
+        user_id: String,
+        from_id: String,
+        to_id: String,
+        link_type: LinkType,
+    },
+    UserState(UserState),
+    RunReport(RunReport),
+}
+
+impl JournalOp {
+    fn of(op: &Op<'_>) -> Self {
+        let row = match &op.row {
+            Row::Memory(m) => JournalRow::Memory((*m).clone()),
+            Row::Salience {
+                user_id,
+                memory_id,
+                salience,
+            } => JournalRow::Salience {
+                user_id: (*user_id).to_owned(),
+                memory_id: (*memory_id).to_owned(),
+                salience: (*salience).clone(),
+            },
+            Row::ContentHash(m) => JournalRow::ContentHash(Memory {
+                embedding: None,
+                ..(*m).clone()
+            }),
+            Row::DeleteMemory { user_id, memory_id } => JournalRow::DeleteMemory {
+                user_id: (*user_id).to_owned(),
+                memory_id: (*memory_id).to_owned(),
+            },
+            Row::Link(l) => JournalRow::Link((*l).clone()),
+            Row::DeleteLink {
+                user_id,
+                from_id,
+                to_id,
+                link_type,
+            } => JournalRow::DeleteLink {
+                user_id: (*user_id).to_owned(),
+                from_id: from_id.clone(),
+                to_id: to_id.clone(),
+                link_type: *link_type,
+            },
+            Row::UserState(s) => JournalRow::UserState((*s).clone()),
+            Row::RunReport(r) => JournalRow::RunReport((*r).clone()),
+        };
+        Self {
+            timestamp: op.timestamp,
+            row,
+        }
+    }
+
+    /// The operation to apply, borrowing from the journal entry.
+    pub fn op(&self) -> Op<'_> {
+        let row = match &self.row {
+            JournalRow::Memory(m) => Row::Memory(m),
+            JournalRow::Salience {
+                user_id,
+                memory_id,
+                salience,
+            } => Row::Salience {
+                user_id,
+                memory_id,
+                salience,
+            },
+            JournalRow::ContentHash(m) => Row::ContentHash(m),
+            JournalRow::DeleteMemory { user_id, memory_id } => {
+                Row::DeleteMemory { user_id, memory_id }
+            }
+            JournalRow::Link(l) => Row::Link(l),
+            JournalRow::DeleteLink {
+                user_id,
+                from_id,
+                to_id,
+                link_type,
+            } => Row::DeleteLink {
+                user_id,
+                from_id: from_id.clone(),
+                to_id: to_id.clone(),
+                link_type: *link_type,
+            },
+            JournalRow::UserState(s) => Row::UserState(s),
+            JournalRow::RunReport(r) => Row::RunReport(r),
+        };
+        Op {
+            timestamp: self.timestamp,
+            row,
+        }
+    }
+}
+
+/// The journal of a commit's visible batches: one entry per batch, to be
+/// stored as one row each and applied in order.
+pub fn encode_journal(batches: &[Vec<Op<'_>>]) -> Result<Vec<Vec<u8>>, StoreError> {
+    batches
+        .iter()
+        .map(|batch| {
+            let entry: Vec<JournalOp> = batch.iter().map(JournalOp::of).collect();
+            serde_json::to_vec(&entry).map_err(|e| StoreError::refused("encoding the journal", e))
+        })
+        .collect()
+}
+
+/// One journal row back as the batch it stood for.
+pub fn decode_journal(bytes: &[u8]) -> Result<Vec<JournalOp>, StoreError> {
+    serde_json::from_slice(bytes).map_err(|e| super::corrupt("commit_journal.ops", e))
 }
 
 /// Splits rows into batches of at most `max_bytes` (a row bigger than that
@@ -420,13 +585,12 @@ mod tests {
         assert_eq!(commits.len(), 2);
         assert_eq!(commits[0].user_id, "u1");
         assert!(commits[0].early.is_empty());
-        let stamps: Vec<i64> = commits[0].last.iter().map(|op| op.timestamp).collect();
+        assert_eq!(commits[0].last.len(), 1, "one batch");
+        let stamps: Vec<i64> = visible(&commits[0]).map(|op| op.timestamp).collect();
         assert_eq!(stamps, vec![100, 100, 100, 102, 104]);
-        assert!(matches!(
-            commits[1].last.last().unwrap().row,
-            Row::UserState(_)
-        ));
-        assert_eq!(commits[1].last.last().unwrap().timestamp, 103);
+        let last = visible(&commits[1]).last().unwrap();
+        assert!(matches!(last.row, Row::UserState(_)));
+        assert_eq!(last.timestamp, 103);
     }
 
     #[test]
@@ -482,9 +646,7 @@ mod tests {
             vec![link("u1", "m1", "m5"), link("u1", "m2", "m1")],
         );
         let commits = plan(&b, &facts, 10, 1 << 20).unwrap();
-        let rows: Vec<String> = commits[0]
-            .last
-            .iter()
+        let rows: Vec<String> = visible(&commits[0])
             .map(|op| match &op.row {
                 Row::Link(l) => format!("{} put {}>{}", op.timestamp, l.from_id, l.to_id),
                 Row::DeleteLink { from_id, to_id, .. } => {
@@ -545,14 +707,12 @@ mod tests {
         assert_eq!(early_rows, 80);
         // Last: 41 salience rows + the update of `old` (2 rows) + salience
         // of `old2` + the user state.
-        assert_eq!(commit.last.len(), 41 + 2 + 1 + 1);
-        assert!(matches!(commit.last.last().unwrap().row, Row::UserState(_)));
-        assert!(
-            commit
-                .last
-                .iter()
-                .any(|op| op.row == Row::Memory(&memories_of(&b)[40]))
-        );
+        assert_eq!(visible(commit).count(), 41 + 2 + 1 + 1);
+        assert!(matches!(
+            visible(commit).last().unwrap().row,
+            Row::UserState(_)
+        ));
+        assert!(visible(commit).any(|op| op.row == Row::Memory(&memories_of(&b)[40])));
     }
 
     fn memories_of(b: &WriteBatch) -> Vec<Memory> {
@@ -574,6 +734,104 @@ mod tests {
         assert!(needs(&b, 1 << 20).existence.is_empty());
         let commits = plan(&b, &Facts::default(), 0, 1 << 20).unwrap();
         assert!(commits[0].early.is_empty());
-        assert_eq!(commits[0].last.len(), 4);
+        assert_eq!(visible(&commits[0]).count(), 4);
+        assert!(!commits[0].is_journaled());
+    }
+
+    fn visible<'c>(commit: &'c UserCommit<'_>) -> impl DoubleEndedIterator<Item = &'c Op<'c>> {
+        commit.last.iter().flatten()
+    }
+
+    fn report(user: &str, run: &str, payload_bytes: usize) -> RunReport {
+        RunReport {
+            user_id: user.into(),
+            run_id: run.into(),
+            started_at: 9,
+            report: serde_json::json!({ "changes": "c".repeat(payload_bytes) }),
+        }
+    }
+
+    /// A cycle that archives 5,000 stored memories: every row is an update
+    /// of an existing memory, which no split of new memories can shrink.
+    fn archive_everything(count: usize) -> WriteBatch {
+        let mut writes: Vec<Write> = (0..count)
+            .map(|i| {
+                let mut m = memory("u1", &format!("m{i:05}"), 200);
+                m.status = MemoryStatus::Archived;
+                m.merged_from = vec![format!("x{i}")];
+                Write::PutMemory(m)
+            })
+            .collect();
+        writes.push(Write::PutLink(link("u1", "m00001", "m00002")));
+        writes.push(Write::PutRunReport(report("u1", "run-1", 300_000)));
+        writes.push(Write::PutUserState(state("u1")));
+        batch(writes)
+    }
+
+    #[test]
+    fn a_big_change_to_stored_memories_is_cut_into_bounded_batches_with_its_effects_last() {
+        let b = archive_everything(5_000);
+        let max = 64 * 1024;
+        let mut facts = Facts::default();
+        for i in 0..5_000 {
+            facts.existing.insert(("u1".into(), format!("m{i:05}")));
+        }
+        let commits = plan(&b, &facts, 1, max).unwrap();
+        let commit = &commits[0];
+        assert!(commit.early.is_empty(), "nothing here is new");
+        assert!(commit.is_journaled());
+        assert!(commit.last.len() > 100, "{} batches", commit.last.len());
+        for batch in &commit.last {
+            let size: usize = batch.iter().map(|op| op.row.size()).sum();
+            assert!(
+                size <= max || batch.len() == 1,
+                "a batch of {} rows is {size} bytes",
+                batch.len()
+            );
+        }
+        // 5,000 memories (memory, hash, salience), a link, the report, the state.
+        assert_eq!(visible(commit).count(), 3 * 5_000 + 3);
+        let tail: Vec<&Row> = visible(commit).rev().take(2).map(|op| &op.row).collect();
+        assert!(matches!(tail[0], Row::UserState(_)), "{tail:?}");
+        assert!(matches!(tail[1], Row::RunReport(_)), "{tail:?}");
+        // Every write keeps its own timestamp, so the order of batches
+        // cannot change what the rows mean.
+        let mut stamps: Vec<i64> = visible(commit)
+            .filter(|op| matches!(op.row, Row::Memory(_)))
+            .map(|op| op.timestamp)
+            .collect();
+        stamps.dedup();
+        assert_eq!(stamps, (1..=5_000).collect::<Vec<i64>>());
+    }
+
+    #[test]
+    fn the_journal_gives_back_every_batch_exactly() {
+        let b = archive_everything(300);
+        let mut facts = Facts::default();
+        for i in 0..300 {
+            facts.existing.insert(("u1".into(), format!("m{i:05}")));
+        }
+        let commits = plan(&b, &facts, 7, 32 * 1024).unwrap();
+        let commit = &commits[0];
+        assert!(commit.is_journaled());
+        let journal = encode_journal(&commit.last).unwrap();
+        assert_eq!(journal.len(), commit.last.len());
+        for (bytes, batch) in journal.iter().zip(&commit.last) {
+            let entries = decode_journal(bytes).unwrap();
+            let ops: Vec<Op<'_>> = entries.iter().map(JournalOp::op).collect();
+            assert_eq!(ops.len(), batch.len());
+            for (got, want) in ops.iter().zip(batch) {
+                assert_eq!(got.timestamp, want.timestamp);
+                match (&got.row, &want.row) {
+                    // The hash row is journaled without the vector it does not write.
+                    (Row::ContentHash(g), Row::ContentHash(w)) => {
+                        assert_eq!((&g.id, &g.content_hash), (&w.id, &w.content_hash));
+                        assert!(g.embedding.is_none());
+                    }
+                    (g, w) => assert_eq!(g, w),
+                }
+            }
+        }
+        assert!(decode_journal(b"not json").is_err());
     }
 }

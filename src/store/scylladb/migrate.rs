@@ -70,7 +70,15 @@ pub fn migrate(
             }
             info!(version = migration.version, "applying schema migration");
             for statement in schema::statements(migration.cql) {
-                ddl(statement).await?;
+                let exists = match schema::added_column(&statement) {
+                    Some((table, column)) => {
+                        column_exists(&session, &config.keyspace, table, column).await?
+                    }
+                    None => false,
+                };
+                if !exists {
+                    ddl(statement).await?;
+                }
                 on_statement();
             }
             let now = scylla::value::CqlTimestamp(now_micros() / 1_000);
@@ -106,6 +114,28 @@ pub fn drop_keyspace(config: &ScyllaConfig) -> Result<(), StoreError> {
     });
     runtime.shutdown_background();
     outcome
+}
+
+/// Whether a migration interrupted after an `ALTER TABLE ... ADD` already
+/// added the column.
+async fn column_exists(
+    session: &Session,
+    keyspace: &str,
+    table: &str,
+    column: &str,
+) -> Result<bool, StoreError> {
+    let result = session
+        .query_unpaged(
+            "SELECT column_name FROM system_schema.columns \
+             WHERE keyspace_name = ? AND table_name = ? AND column_name = ?",
+            (keyspace, table, column),
+        )
+        .await
+        .map_err(|e| backend("reading system_schema.columns", e))?;
+    let rows = result
+        .into_rows_result()
+        .map_err(|e| corrupt("system_schema.columns", e))?;
+    Ok(rows.rows_num() > 0)
 }
 
 async fn applied_versions(session: &Session) -> Result<Vec<i32>, StoreError> {

@@ -37,8 +37,8 @@ use tracing::warn;
 
 use self::commit::{Facts, Op};
 use self::rows::{
-    LinkRow, MemoryRow, ReportRow, SalienceRow, UserStateRow, join, link_from_row, report_from_row,
-    sort_links, user_state_from_row,
+    LinkRow, MemoryRow, ReportRow, SalienceRow, Seal, UserStateRow, join, link_from_row,
+    report_from_row, sort_links, user_state_from_row,
 };
 use self::session::{open_error, session, store_runtime, transient, wait};
 use self::statements::{BoundRow, Statements};
@@ -340,12 +340,77 @@ impl Inner {
         Ok(links)
     }
 
+    /// The user's state, after applying a journaled commit whose seal it
+    /// finds (a crash or error after the seal): the commit lands whole
+    /// before anyone reads the user.
     async fn user_state(&self, user_id: &str) -> Result<Option<UserState>, StoreError> {
         let rows: Vec<UserStateRow> = self.rows(&self.statements.user_state, (user_id,)).await?;
         let Some(row) = rows.into_iter().next() else {
             return Ok(None);
         };
-        user_state_from_row(user_id, row).map(Some)
+        let Some(seal) = row.seal() else {
+            return user_state_from_row(user_id, row);
+        };
+        self.roll_forward(user_id, seal).await?;
+        let rows: Vec<UserStateRow> = self.rows(&self.statements.user_state, (user_id,)).await?;
+        match rows.into_iter().next() {
+            Some(row) => user_state_from_row(user_id, row),
+            None => Ok(None),
+        }
+    }
+
+    /// Applies a sealed journal with its rows' original timestamps (so
+    /// applying it twice, or beside its writer, changes nothing) and clears
+    /// it. No rows left means whoever wrote it finished and removed them.
+    async fn roll_forward(&self, user_id: &str, seal: Seal) -> Result<(), StoreError> {
+        let mut batches: Vec<(i32, Vec<u8>)> = self
+            .rows(&self.statements.journal_batches, (user_id, seal.journal_id))
+            .await?;
+        batches.sort_by_key(|(batch, _)| *batch);
+        if !batches.is_empty() {
+            let complete = batches.len() == seal.batches.max(0) as usize
+                && batches.iter().enumerate().all(|(i, (b, _))| *b == i as i32);
+            if !complete {
+                return Err(corrupt(
+                    "commit_journal",
+                    format!(
+                        "journal {} of user {user_id} is sealed with {} batches but {} are stored",
+                        seal.journal_id,
+                        seal.batches,
+                        batches.len()
+                    ),
+                ));
+            }
+            warn!(
+                user_id,
+                journal_id = seal.journal_id,
+                batches = batches.len(),
+                "rolling a sealed commit forward"
+            );
+            for (_, bytes) in &batches {
+                let entries = commit::decode_journal(bytes)?;
+                let ops: Vec<Op<'_>> = entries.iter().map(commit::JournalOp::op).collect();
+                self.send(&ops).await?;
+            }
+        }
+        self.clear_journal(user_id, seal).await
+    }
+
+    async fn clear_journal(&self, user_id: &str, seal: Seal) -> Result<(), StoreError> {
+        let after = seal.sealed_at + 1;
+        self.retrying("clearing a journal", || {
+            self.session.execute_unpaged(
+                &self.statements.delete_journals_up_to,
+                (after, user_id, seal.journal_id),
+            )
+        })
+        .await?;
+        self.retrying("clearing a journal's seal", || {
+            self.session
+                .execute_unpaged(&self.statements.clear_journal_seal, (after, user_id))
+        })
+        .await
+        .map(drop)
     }
 
     async fn users(&self) -> Result<Vec<String>, StoreError> {
@@ -424,17 +489,82 @@ impl Inner {
         results.into_iter().collect()
     }
 
-    /// One user's batches: invisible rows first, then the rest at once.
+    /// One user's batches: invisible rows first, then the rest at once, or,
+    /// when the rest is more than one batch, through the journal.
     async fn commit_user(&self, user: &commit::UserCommit<'_>) -> Result<(), StoreError> {
         for early in &user.early {
             self.send(early).await?;
         }
-        self.send(&user.last).await
+        if !user.is_journaled() {
+            for batch in &user.last {
+                self.send(batch).await?;
+            }
+            return Ok(());
+        }
+        let journal = commit::encode_journal(&user.last)?;
+        // Journal rows, then the seal one microsecond later: the seal's
+        // clearing (at its timestamp + 1) removes both.
+        let journal_id = reserve_timestamps(&self.clock, 2);
+        let sealed_at = journal_id + 1;
+        let user_id = user.user_id;
+        // Rows of journals that never got their seal (a commit that failed
+        // before it) go with this one's predecessors.
+        self.retrying("clearing unsealed journals", || {
+            self.session.execute_unpaged(
+                &self.statements.delete_journals_up_to,
+                (journal_id, user_id, journal_id - 1),
+            )
+        })
+        .await?;
+        for (batch, ops) in journal.iter().enumerate() {
+            let batch = batch as i32;
+            self.retrying("writing the commit journal", || {
+                self.session.execute_unpaged(
+                    &self.statements.insert_journal_batch,
+                    (user_id, journal_id, batch, ops.as_slice(), journal_id),
+                )
+            })
+            .await?;
+        }
+        let batches = journal.len() as i32;
+        self.retrying("sealing the commit journal", || {
+            self.session.execute_unpaged(
+                &self.statements.seal_journal,
+                (sealed_at, journal_id, batches, user_id),
+            )
+        })
+        .await?;
+        crate::faults::crash_point("scylla.journal_sealed");
+        for batch in &user.last {
+            self.send(batch).await?;
+        }
+        self.clear_journal(
+            user_id,
+            Seal {
+                journal_id,
+                batches,
+                sealed_at,
+            },
+        )
+        .await
     }
 
-    /// Sends rows as one logged batch.
+    /// Sends rows as one logged batch; a batch of one row bigger than a
+    /// batch may be (a large run report) as plain statements, which the
+    /// cluster's batch size limit does not apply to.
     async fn send(&self, ops: &[Op<'_>]) -> Result<(), StoreError> {
         if ops.is_empty() {
+            return Ok(());
+        }
+        if let [op] = ops
+            && op.row.size() > self.max_batch_bytes
+        {
+            for (statement, row) in self.statements.bind(op) {
+                self.retrying("writing a large row", || {
+                    self.session.execute_unpaged(statement, &row)
+                })
+                .await?;
+            }
             return Ok(());
         }
         let mut batch = Batch::new(BatchType::Logged);

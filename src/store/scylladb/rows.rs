@@ -15,6 +15,7 @@ pub(super) struct MemoryRow {
     kind: String,
     category: Option<String>,
     tags: Option<Vec<String>>,
+    tags_frozen: Option<Vec<String>>,
     content: Option<String>,
     importance: f64,
     source: Option<String>,
@@ -22,8 +23,16 @@ pub(super) struct MemoryRow {
     embedding: Option<Vec<u8>>,
     status: String,
     merged_from: Option<Vec<String>>,
+    merged_from_frozen: Option<Vec<String>>,
     derived_from: Option<Vec<String>>,
+    derived_from_frozen: Option<Vec<String>>,
     last_run_id: Option<String>,
+}
+
+/// A list as the row holds it: the frozen column (schema version 2) when it
+/// is set, the column written before that version otherwise.
+fn list<T>(frozen: Option<Vec<T>>, before: Option<Vec<T>>) -> Vec<T> {
+    frozen.or(before).unwrap_or_default()
 }
 
 #[derive(DeserializeRow)]
@@ -31,6 +40,7 @@ pub(super) struct SalienceRow {
     id: String,
     created_at: i64,
     recent_accesses: Option<Vec<i64>>,
+    recent_accesses_frozen: Option<Vec<i64>>,
     reads: i64,
     read_offset_sum: i64,
 }
@@ -39,7 +49,7 @@ impl SalienceRow {
     pub(super) fn into_salience(self) -> (String, SalienceState) {
         let state = SalienceState::from_parts(
             self.created_at,
-            self.recent_accesses.unwrap_or_default(),
+            list(self.recent_accesses_frozen, self.recent_accesses),
             self.reads.max(0) as u64,
             self.read_offset_sum,
         );
@@ -61,11 +71,36 @@ pub(super) struct LinkRow {
 #[derive(DeserializeRow)]
 pub(super) struct UserStateRow {
     applied_offsets: Option<BTreeMap<String, i64>>,
-    new_since_cycle: i64,
+    /// `None` in a row that holds only a journal's seal (a new user's first
+    /// commit, before it is rolled forward).
+    new_since_cycle: Option<i64>,
     last_cycle_at: Option<i64>,
     last_run_id: Option<String>,
-    duplicate_candidates: i64,
+    duplicate_candidates: Option<i64>,
     cycle: Option<String>,
+    journal_id: Option<i64>,
+    journal_batches: Option<i32>,
+    journal_sealed_at: Option<i64>,
+}
+
+/// A sealed journal that a read of the user's state must apply first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Seal {
+    pub(super) journal_id: i64,
+    pub(super) batches: i32,
+    /// The seal's write timestamp: clearing at one more removes this seal
+    /// and no later one.
+    pub(super) sealed_at: i64,
+}
+
+impl UserStateRow {
+    pub(super) fn seal(&self) -> Option<Seal> {
+        Some(Seal {
+            journal_id: self.journal_id?,
+            batches: self.journal_batches?,
+            sealed_at: self.journal_sealed_at?,
+        })
+    }
 }
 
 #[derive(DeserializeRow)]
@@ -94,15 +129,15 @@ pub(super) fn memory_from_rows(
             .ok_or_else(|| corrupt("memories.status", &row.status))?,
         id: row.id,
         category: row.category,
-        tags: row.tags.unwrap_or_default(),
+        tags: list(row.tags_frozen, row.tags),
         content: row.content.unwrap_or_default(),
         importance: row.importance,
         source: row.source,
         content_hash: row.content_hash,
         embedding: embedding_from_blob(row.embedding)?,
         salience,
-        merged_from: row.merged_from.unwrap_or_default(),
-        derived_from: row.derived_from.unwrap_or_default(),
+        merged_from: list(row.merged_from_frozen, row.merged_from),
+        derived_from: list(row.derived_from_frozen, row.derived_from),
         last_run_id: row.last_run_id,
     })
 }
@@ -159,23 +194,27 @@ pub(super) fn join(
         .collect()
 }
 
+/// The user's state, `None` when the row holds no state (only a seal).
 pub(super) fn user_state_from_row(
     user_id: &str,
     row: UserStateRow,
-) -> Result<UserState, StoreError> {
+) -> Result<Option<UserState>, StoreError> {
+    let Some(new_since_cycle) = row.new_since_cycle else {
+        return Ok(None);
+    };
     let mut state = UserState {
         user_id: user_id.to_owned(),
         applied_offsets: row.applied_offsets.unwrap_or_default(),
-        new_since_cycle: row.new_since_cycle.max(0) as u64,
+        new_since_cycle: new_since_cycle.max(0) as u64,
         last_cycle_at: row.last_cycle_at,
         last_run_id: row.last_run_id,
-        duplicate_candidates: row.duplicate_candidates.max(0) as u64,
+        duplicate_candidates: row.duplicate_candidates.unwrap_or(0).max(0) as u64,
         ..UserState::default()
     };
     if let Some(text) = row.cycle {
         read_bookkeeping(&mut state, &text).map_err(|e| corrupt("user_state.cycle", e))?;
     }
-    Ok(state)
+    Ok(Some(state))
 }
 
 #[cfg(test)]

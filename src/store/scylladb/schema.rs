@@ -21,11 +21,31 @@ pub struct Migration {
 
 /// Every schema version, in order. Released files never change: new ones
 /// are appended.
-pub const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    description: "memories, salience, content hashes, links both ways, user state, run reports",
-    cql: include_str!("../../../schemas/cql/001_initial.cql"),
-}];
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        description: "memories, salience, content hashes, links both ways, user state, run reports",
+        cql: include_str!("../../../schemas/cql/001_initial.cql"),
+    },
+    Migration {
+        version: 2,
+        description: "frozen lists, the commit journal and its seal",
+        cql: include_str!("../../../schemas/cql/002_journal.cql"),
+    },
+];
+
+/// `(table, column)` of an `ALTER TABLE <table> ADD <column> <type>`
+/// statement: CQL has no `IF NOT EXISTS` for it, so `migrate` runs it only
+/// when the column is missing.
+pub fn added_column(statement: &str) -> Option<(&str, &str)> {
+    let rest = statement.strip_prefix("ALTER TABLE ")?;
+    let mut words = rest.split_whitespace();
+    let table = words.next()?;
+    (words.next()? == "ADD").then_some(())?;
+    let column = words.next()?;
+    words.next()?;
+    Some((table, column))
+}
 
 /// The version a store must be at for this engram to use it.
 pub fn latest_version() -> i32 {
@@ -174,7 +194,10 @@ mod tests {
         let mut tables = Vec::new();
         for migration in MIGRATIONS {
             for statement in statements(migration.cql) {
-                assert!(statement.contains("IF NOT EXISTS"), "{statement}");
+                assert!(
+                    statement.contains("IF NOT EXISTS") || added_column(&statement).is_some(),
+                    "{statement}"
+                );
                 if let Some(rest) = statement.strip_prefix("CREATE TABLE IF NOT EXISTS ") {
                     tables.extend(rest.split_whitespace().next().map(str::to_owned));
                 }
@@ -192,6 +215,20 @@ mod tests {
         ] {
             assert!(tables.iter().any(|t| t == table), "no table {table}");
         }
+    }
+
+    #[test]
+    fn an_added_column_is_named_so_migrate_can_skip_it() {
+        assert_eq!(
+            added_column("ALTER TABLE memories ADD tags_frozen frozen<list<text>>"),
+            Some(("memories", "tags_frozen"))
+        );
+        assert_eq!(added_column("ALTER TABLE memories ADD"), None);
+        assert_eq!(added_column("ALTER TABLE memories DROP tags"), None);
+        assert_eq!(added_column("CREATE TABLE IF NOT EXISTS a (x int)"), None);
+        let version_2 = statements(MIGRATIONS[1].cql);
+        let added = version_2.iter().filter_map(|s| added_column(s)).count();
+        assert_eq!(added, 6, "{version_2:?}");
     }
 
     #[test]

@@ -34,18 +34,23 @@ macro_rules! statements {
     };
 }
 
-const MEMORY_SELECT: &str = "SELECT id, kind, category, tags, content, importance, source, \
-     content_hash, embedding, status, merged_from, derived_from, last_run_id FROM memories";
-const SALIENCE_SELECT: &str =
-    "SELECT id, created_at, recent_accesses, reads, read_offset_sum FROM memory_salience";
+const MEMORY_SELECT: &str = "SELECT id, kind, category, tags, tags_frozen, content, importance, \
+     source, content_hash, embedding, status, merged_from, merged_from_frozen, derived_from, \
+     derived_from_frozen, last_run_id FROM memories";
+const SALIENCE_SELECT: &str = "SELECT id, created_at, recent_accesses, recent_accesses_frozen, \
+     reads, read_offset_sum FROM memory_salience";
 const LINK_COLUMNS: &str = "from_id, to_id, link_type, confidence, reason, created_at, run_id";
 
 statements! {
-    insert_memory = "INSERT INTO memories (user_id, id, kind, category, tags, content, importance, \
-        source, content_hash, embedding, status, created_at, merged_from, derived_from, last_run_id) \
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) USING TIMESTAMP ?";
-    insert_salience = "INSERT INTO memory_salience (user_id, id, created_at, recent_accesses, reads, \
-        read_offset_sum) VALUES (?, ?, ?, ?, ?, ?) USING TIMESTAMP ?";
+    // The lists go to their frozen columns (version 2); the old columns are
+    // written null so a row never holds two versions of a list.
+    insert_memory = "INSERT INTO memories (user_id, id, kind, category, tags_frozen, content, \
+        importance, source, content_hash, embedding, status, created_at, merged_from_frozen, \
+        derived_from_frozen, last_run_id, tags, merged_from, derived_from) \
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, null, null, null) USING TIMESTAMP ?";
+    insert_salience = "INSERT INTO memory_salience (user_id, id, created_at, \
+        recent_accesses_frozen, reads, read_offset_sum, recent_accesses) \
+        VALUES (?, ?, ?, ?, ?, ?, null) USING TIMESTAMP ?";
     insert_hash = "INSERT INTO memory_hashes (user_id, content_hash, id) VALUES (?, ?, ?) \
         USING TIMESTAMP ?";
     delete_memory = "DELETE FROM memories USING TIMESTAMP ? WHERE user_id = ? AND id = ?";
@@ -74,7 +79,19 @@ statements! {
     links_to = format!("SELECT {LINK_COLUMNS} FROM links_by_target WHERE user_id = ? AND to_id = ?");
     links_of_user = format!("SELECT {LINK_COLUMNS} FROM links WHERE user_id = ?");
     user_state = "SELECT applied_offsets, new_since_cycle, last_cycle_at, last_run_id, \
-        duplicate_candidates, cycle FROM user_state WHERE user_id = ?";
+        duplicate_candidates, cycle, journal_id, journal_batches, \
+        WRITETIME(journal_id) AS journal_sealed_at FROM user_state WHERE user_id = ?";
+    insert_journal_batch = "INSERT INTO commit_journal (user_id, journal_id, part, ops) \
+        VALUES (?, ?, ?, ?) USING TIMESTAMP ?";
+    seal_journal = "UPDATE user_state USING TIMESTAMP ? SET journal_id = ?, journal_batches = ? \
+        WHERE user_id = ?";
+    journal_batches = "SELECT part, ops FROM commit_journal WHERE user_id = ? AND journal_id = ?";
+    // Clearing at the seal's timestamp + 1 removes this seal and never a
+    // later one, whoever clears it.
+    clear_journal_seal = "DELETE journal_id, journal_batches FROM user_state USING TIMESTAMP ? \
+        WHERE user_id = ?";
+    delete_journals_up_to = "DELETE FROM commit_journal USING TIMESTAMP ? \
+        WHERE user_id = ? AND journal_id <= ?";
     users_with_state = "SELECT DISTINCT user_id FROM user_state";
     users_with_memories = "SELECT DISTINCT user_id FROM memory_salience";
     run_report = "SELECT run_id, started_at, report FROM run_reports WHERE user_id = ? AND run_id = ?";
