@@ -283,6 +283,8 @@ pub struct KafkaConfig {
     pub topic_pattern_extracted: String,
     pub topic_contradiction_detected: String,
     pub topic_consolidation_completed: String,
+    /// Written by `engram undo`, not by the service.
+    pub topic_consolidation_undone: String,
     pub topic_dlq: String,
     /// `auto` (Avro single-object encoding when a message starts with its
     /// marker, JSON otherwise), `json` or `avro`.
@@ -349,6 +351,7 @@ impl Default for KafkaConfig {
             topic_pattern_extracted: "pattern.extracted".to_owned(),
             topic_contradiction_detected: "contradiction.detected".to_owned(),
             topic_consolidation_completed: "consolidation.completed".to_owned(),
+            topic_consolidation_undone: "consolidation.undone".to_owned(),
             topic_dlq: "engram.dlq".to_owned(),
             input_format: InputFormat::Auto,
             output_format: WireFormat::Avro,

@@ -3,13 +3,17 @@
 //! fields that still hold what the run wrote go back (reads and platform
 //! edits made since stay), and a run whose memories a later executed run
 //! changed is refused until that run is undone. One transaction; undoing
-//! twice changes nothing the second time.
+//! twice changes nothing the second time. Either way the undo is described
+//! by a `consolidation.undone` event for the caller to publish (the same
+//! event, same id, the second time, so a publish that failed can be
+//! repeated).
 
 use std::collections::BTreeSet;
 
 use thiserror::Error;
 
 use crate::cycle::{CycleError, CycleReport};
+use crate::event::ConsolidationUndone;
 use crate::model::Millis;
 use crate::store::{Store, StoreError, Write, WriteBatch};
 
@@ -34,7 +38,7 @@ pub enum UndoError {
 }
 
 /// What an undo did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct UndoSummary {
     pub user_id: String,
     pub restored_memories: usize,
@@ -43,6 +47,29 @@ pub struct UndoSummary {
     pub removed_links: usize,
     /// The run had been undone before; nothing was changed.
     pub already_undone: bool,
+    /// The event that tells consumers (`None` only in a default value).
+    pub event: Option<ConsolidationUndone>,
+}
+
+/// The `consolidation.undone` event of a run undone at `undone_at`: built
+/// from the run's report alone, so repeating the undo repeats it exactly.
+fn undone_event(report: &CycleReport, undone_at: Millis) -> ConsolidationUndone {
+    let mut restored: Vec<String> = report
+        .memory_changes
+        .iter()
+        .map(|change| change.memory_id.clone())
+        .filter(|id| !report.created_ids.contains(id))
+        .collect();
+    restored.sort();
+    restored.dedup();
+    ConsolidationUndone {
+        event_id: format!("{}/undone", report.run_id),
+        user_id: report.user_id.clone(),
+        run_id: report.run_id.clone(),
+        restored_memory_ids: restored,
+        removed_memory_ids: report.created_ids.clone(),
+        undone_at: chrono::DateTime::from_timestamp_millis(undone_at).unwrap_or_default(),
+    }
 }
 
 pub fn undo(store: &dyn Store, run_id: &str, now: Millis) -> Result<UndoSummary, UndoError> {
@@ -57,8 +84,9 @@ pub fn undo(store: &dyn Store, run_id: &str, now: Millis) -> Result<UndoSummary,
         user_id: report.user_id.clone(),
         ..UndoSummary::default()
     };
-    if report.undone_at.is_some() {
+    if let Some(undone_at) = report.undone_at {
         summary.already_undone = true;
+        summary.event = Some(undone_event(&report, undone_at));
         return Ok(summary);
     }
     let user = &report.user_id;
@@ -100,6 +128,7 @@ pub fn undo(store: &dyn Store, run_id: &str, now: Millis) -> Result<UndoSummary,
     report.undone_at = Some(now);
     batch.push(Write::PutRunReport(report.to_stored(stored.started_at)));
     store.commit(&batch)?;
+    summary.event = Some(undone_event(&report, now));
     Ok(summary)
 }
 

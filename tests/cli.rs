@@ -336,11 +336,34 @@ fn consolidate_inspect_and_undo_from_the_command_line() {
         "{listing}"
     );
 
-    let undone = ok(&engram(&["undo", &run_id, "--state", &state], &[]));
+    let events = dir.path().join("undone.jsonl").display().to_string();
+    let undo = || {
+        ok(&engram(
+            &["undo", &run_id, "--state", &state, "--output", &events],
+            &[],
+        ))
+    };
+    let undone = undo();
     assert!(undone.contains("undone"), "{undone}");
     assert_eq!(memories(), before, "undo restores every memory");
-    let again = ok(&engram(&["undo", &run_id, "--state", &state], &[]));
+    let again = undo();
     assert!(again.contains("already undone"), "{again}");
+    // Each undo is published; the repeat is the same event, so a publish
+    // that failed the first time can be made again.
+    let published: Vec<serde_json::Value> = std::fs::read_to_string(&events)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(published.len(), 2, "{published:?}");
+    assert_eq!(published[0], published[1]);
+    let event = &published[0];
+    assert_eq!(event["type"], "consolidation.undone");
+    assert_eq!(event["run_id"], run_id.as_str());
+    assert_eq!(event["event_id"], format!("{run_id}/undone"));
+    assert_eq!(event["user_id"], "u");
+    let restored = event["restored_memory_ids"].as_array().unwrap();
+    assert!(!restored.is_empty(), "{event}");
 }
 
 #[test]

@@ -526,6 +526,40 @@ fn an_executed_consolidation_from_the_command_line_goes_through_the_stream() {
     });
     assert!(manual, "{triggered:?}");
     engram.stop();
+
+    // Undoing it is published for consumers that mirrored the run; the
+    // store is the service's, so undo waits until the group is empty.
+    let run_id = stdout
+        .split(": run ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .expect("the run id")
+        .to_owned();
+    let undone = poll_until(WAIT, Duration::from_millis(500), || {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_engram"))
+            .arg("--state")
+            .arg(dir.path().join("state"))
+            .args(["undo", &run_id])
+            .env("ENGRAM_KAFKA_BROKERS", &broker.address)
+            .env("ENGRAM_KAFKA_OUTPUT_FORMAT", "json")
+            .env("ENGRAM_EMBEDDING_ENABLED", "false")
+            .env("ENGRAM_LOG_LEVEL", "warn")
+            .output()
+            .unwrap();
+        let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+        match output.status.success() {
+            true => Ok(text(&output.stdout)),
+            false => Err(text(&output.stderr)),
+        }
+    });
+    assert!(undone.contains("published"), "{undone}");
+    let published = outputs(&broker, "consolidation.undone", 1, WireFormat::Json);
+    let (key, Event::ConsolidationUndone(event)) = &published[0] else {
+        panic!("{published:?}");
+    };
+    assert_eq!(key.as_deref(), Some("ada"));
+    assert_eq!(event.run_id, run_id);
+    assert_eq!(event.event_id, format!("{run_id}/undone"));
 }
 
 #[test]

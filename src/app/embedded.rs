@@ -138,7 +138,7 @@ pub fn run(config: &Config) -> Result<()> {
 /// Output files are appended to, never truncated: after a crash, the events
 /// of inputs already applied are not produced again, so what the first run
 /// wrote must stay.
-fn open_output(path: &str) -> Result<Box<dyn Write>> {
+pub(crate) fn open_output(path: &str) -> Result<Box<dyn Write>> {
     if path == "-" {
         return Ok(Box::new(BufWriter::new(io::stdout())));
     }

@@ -69,8 +69,16 @@ pub enum Command {
         #[arg(long, default_value_t = 1)]
         depth: usize,
     },
-    /// Restore every memory and link a run changed, and remove what it created.
-    Undo { run_id: String },
+    /// Restore every memory and link a run changed, and remove what it
+    /// created; publishes a `consolidation.undone` event (again, with the
+    /// same id, when the run was undone before).
+    Undo {
+        run_id: String,
+        /// Without a broker: append the event to this file (JSON lines)
+        /// instead of printing it.
+        #[arg(long)]
+        output: Option<String>,
+    },
     /// Render a user's memories and a run (the latest, or --run) as one
     /// self-contained HTML page.
     Report(ReportArgs),
@@ -192,7 +200,7 @@ pub fn main() -> Result<()> {
             links,
             depth,
         } => inspect::run(&config, &user, memory.as_deref(), links.then_some(depth)),
-        Command::Undo { run_id } => undo::run(&config, &run_id),
+        Command::Undo { run_id, output } => undo::run(&config, &run_id, output.as_deref()),
         Command::Run(_) if config.uses_broker() => app::service::run(&config),
         Command::Run(_) => app::embedded::run(&config),
     }

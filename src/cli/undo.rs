@@ -1,12 +1,21 @@
-//! `engram undo`: reverse what a run changed.
+//! `engram undo`: reverse what a run changed, and say so downstream.
 
-use anyhow::Result;
+use std::io::Write as _;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use anyhow::{Result, anyhow};
 
 use engram::config::Config;
+use engram::event::{Event, EventCodec};
+use engram::kafka::{OutputProducer, Topics};
+use engram::metrics::Metrics;
 
-use crate::app::{open_store, refuse_while_a_service_runs};
+use crate::app::embedded::open_output;
+use crate::app::{open_store, refuse_while_a_service_runs, runtime};
 
-pub fn run(config: &Config, run_id: &str) -> Result<()> {
+pub fn run(config: &Config, run_id: &str, output: Option<&str>) -> Result<()> {
     refuse_while_a_service_runs(config, "`engram undo`")?;
     let store = open_store(config)?;
     let summary = engram::undo::undo(
@@ -25,6 +34,56 @@ pub fn run(config: &Config, run_id: &str) -> Result<()> {
             summary.restored_links,
             summary.removed_links
         );
+    }
+    match summary.event {
+        Some(event) => publish(config, run_id, Event::ConsolidationUndone(event), output),
+        None => Ok(()),
+    }
+}
+
+/// To the broker's `consolidation.undone` topic when one is configured,
+/// else to `output` or stdout. The store already holds the undo: a failed
+/// publish is an error that says how to repeat it.
+fn publish(config: &Config, run_id: &str, event: Event, output: Option<&str>) -> Result<()> {
+    if config.uses_broker() {
+        let topics = Topics::from_config(&config.kafka)?;
+        let topic = topics.topic(event.event_type()).to_owned();
+        let producer = OutputProducer::new(
+            &config.kafka,
+            EventCodec::new(config.limits)?,
+            topics,
+            config.kafka.output_format,
+            Arc::new(Metrics::new()?),
+        )?;
+        let stop = AtomicBool::new(false);
+        let delivered = runtime(None)?.block_on(async {
+            tokio::time::timeout(
+                Duration::from_secs(10),
+                producer.deliver(std::slice::from_ref(&event), &stop),
+            )
+            .await
+        });
+        let again = || format!("run `engram undo {run_id}` again to publish it");
+        delivered
+            .map_err(|_| {
+                anyhow!(
+                    "the broker did not take the undo event within 10 s; {}",
+                    again()
+                )
+            })?
+            .map_err(|e| anyhow!("publishing the undo event failed: {e}; {}", again()))?;
+        println!("published {} to {topic}", event.event_id());
+        return Ok(());
+    }
+    let mut line = EventCodec::new(config.limits)?.encode_json(&event);
+    line.push(b'\n');
+    match output {
+        Some(path) => {
+            let mut file = open_output(path)?;
+            file.write_all(&line)?;
+            file.flush()?;
+        }
+        None => std::io::stdout().write_all(&line)?,
     }
     Ok(())
 }

@@ -34,6 +34,7 @@ fn schema_text(event: EventType) -> &'static str {
         EventType::ConsolidationCompleted => {
             include_str!("../../schemas/consolidation.completed.avsc")
         }
+        EventType::ConsolidationUndone => include_str!("../../schemas/consolidation.undone.avsc"),
         EventType::DeadLetter => include_str!("../../schemas/engram.dlq.avsc"),
     }
 }

@@ -19,11 +19,12 @@ pub enum EventType {
     PatternExtracted,
     ContradictionDetected,
     ConsolidationCompleted,
+    ConsolidationUndone,
     DeadLetter,
 }
 
 impl EventType {
-    pub const ALL: [EventType; 8] = [
+    pub const ALL: [EventType; 9] = [
         EventType::MemoryCreated,
         EventType::MemoryAccessed,
         EventType::ConsolidationRequested,
@@ -31,6 +32,7 @@ impl EventType {
         EventType::PatternExtracted,
         EventType::ContradictionDetected,
         EventType::ConsolidationCompleted,
+        EventType::ConsolidationUndone,
         EventType::DeadLetter,
     ];
 
@@ -44,6 +46,7 @@ impl EventType {
             EventType::PatternExtracted => "pattern.extracted",
             EventType::ContradictionDetected => "contradiction.detected",
             EventType::ConsolidationCompleted => "consolidation.completed",
+            EventType::ConsolidationUndone => "consolidation.undone",
             EventType::DeadLetter => "engram.dlq",
         }
     }
@@ -80,6 +83,8 @@ pub enum Event {
     ContradictionDetected(ContradictionDetected),
     #[serde(rename = "consolidation.completed")]
     ConsolidationCompleted(ConsolidationCompleted),
+    #[serde(rename = "consolidation.undone")]
+    ConsolidationUndone(ConsolidationUndone),
     #[serde(rename = "engram.dlq")]
     DeadLetter(DeadLetter),
 }
@@ -94,6 +99,7 @@ impl Event {
             Event::PatternExtracted(_) => EventType::PatternExtracted,
             Event::ContradictionDetected(_) => EventType::ContradictionDetected,
             Event::ConsolidationCompleted(_) => EventType::ConsolidationCompleted,
+            Event::ConsolidationUndone(_) => EventType::ConsolidationUndone,
             Event::DeadLetter(_) => EventType::DeadLetter,
         }
     }
@@ -107,6 +113,7 @@ impl Event {
             Event::PatternExtracted(e) => &e.event_id,
             Event::ContradictionDetected(e) => &e.event_id,
             Event::ConsolidationCompleted(e) => &e.event_id,
+            Event::ConsolidationUndone(e) => &e.event_id,
             Event::DeadLetter(e) => &e.event_id,
         }
     }
@@ -122,6 +129,7 @@ impl Event {
             Event::PatternExtracted(e) => Some(&e.user_id),
             Event::ContradictionDetected(e) => Some(&e.user_id),
             Event::ConsolidationCompleted(e) => Some(&e.user_id),
+            Event::ConsolidationUndone(e) => Some(&e.user_id),
             Event::DeadLetter(_) => None,
         }
     }
@@ -136,6 +144,7 @@ impl Event {
             Event::PatternExtracted(e) => e.extracted_at,
             Event::ContradictionDetected(e) => e.detected_at,
             Event::ConsolidationCompleted(e) => e.started_at,
+            Event::ConsolidationUndone(e) => e.undone_at,
             Event::DeadLetter(e) => e.rejected_at,
         }
     }
@@ -287,6 +296,22 @@ pub struct ConsolidationCompleted {
     pub counts: RunCounts,
     pub actions: Vec<RunAction>,
     pub warnings: Vec<String>,
+}
+
+/// An executed run was undone (`engram undo`): consumers that mirrored its
+/// changes put back the memories it changed and drop the ones it created.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConsolidationUndone {
+    /// `<run_id>/undone`: the same undo published again has the same id.
+    pub event_id: String,
+    pub user_id: String,
+    pub run_id: String,
+    /// Memories the run changed, each back to its state before the run
+    /// except fields changed since (reads and edits stay).
+    pub restored_memory_ids: Vec<String>,
+    /// Memories the run created (patterns, split pieces), now removed.
+    pub removed_memory_ids: Vec<String>,
+    pub undone_at: Timestamp,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -41,6 +41,10 @@ impl Topics {
                 EventType::ConsolidationCompleted,
                 &config.topic_consolidation_completed,
             ),
+            (
+                EventType::ConsolidationUndone,
+                &config.topic_consolidation_undone,
+            ),
             (EventType::DeadLetter, &config.topic_dlq),
         ];
         let mut by_type = BTreeMap::new();
@@ -150,7 +154,11 @@ mod tests {
             ]
         );
         assert_eq!(topics.topic(EventType::DeadLetter), "engram.dlq");
-        assert_eq!(topics.all().len(), 8);
+        assert_eq!(
+            topics.topic(EventType::ConsolidationUndone),
+            "consolidation.undone"
+        );
+        assert_eq!(topics.all().len(), 9);
     }
 
     #[test]

@@ -136,6 +136,14 @@ pub fn sample_events() -> Vec<Event> {
             ],
             warnings: vec!["a warning".into()],
         }),
+        Event::ConsolidationUndone(ConsolidationUndone {
+            event_id: "run-1/undone".into(),
+            user_id: "alice".into(),
+            run_id: "run-1".into(),
+            restored_memory_ids: vec!["m1".into(), "m2".into()],
+            removed_memory_ids: vec!["m10".into()],
+            undone_at: at(104),
+        }),
         Event::DeadLetter(DeadLetter {
             event_id: "d1".into(),
             source_topic: "memory.created".into(),
