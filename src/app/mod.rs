@@ -19,7 +19,9 @@ use engram::cycle::CycleSettings;
 use engram::detect::WordNet;
 use engram::embed::{Embedder, LocalEmbedder};
 use engram::emit::RequestSink;
+use engram::event::EventCodec;
 use engram::http::{self, Health, HttpState};
+use engram::kafka::{OutputProducer, Topics};
 use engram::metrics::{MeteredEmbedder, MeteredStore, Metrics};
 use engram::plan::RuleSet;
 use engram::rewrite::ChatRewriter;
@@ -76,6 +78,18 @@ pub fn refuse_while_a_service_runs(config: &Config, what: &str) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// A producer for a command that publishes to a running deployment's
+/// topics (`consolidate --execute`, `undo`).
+pub fn command_producer(config: &Config) -> Result<OutputProducer> {
+    Ok(OutputProducer::new(
+        &config.kafka,
+        EventCodec::new(config.limits)?,
+        Topics::from_config(&config.kafka)?,
+        config.kafka.output_format,
+        Arc::new(Metrics::new()?),
+    )?)
 }
 
 /// The store as the running modes use it: measured.

@@ -1,6 +1,5 @@
 //! `engram consolidate`: one cycle for one user (or every user) now.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -9,14 +8,12 @@ use engram::config::Config;
 use engram::cycle::{CycleReport, CycleRequest, run_cycle};
 use engram::embed::{Embedder, LocalEmbedder};
 use engram::emit::RequestSink;
-use engram::event::{EventCodec, RunMode};
-use engram::kafka::{OutputProducer, Topics};
-use engram::metrics::Metrics;
+use engram::event::RunMode;
 use engram::progress;
 use engram::trigger::{command_line_run, manual_request, request_run_id};
 
 use super::ConsolidateArgs;
-use crate::app::{cycle_settings, open_store, runtime};
+use crate::app::{command_producer, cycle_settings, open_store, runtime};
 
 pub fn run(config: &Config, args: &ConsolidateArgs) -> Result<()> {
     if args.execute && config.uses_broker() {
@@ -110,13 +107,7 @@ fn through_the_stream(config: &Config, args: &ConsolidateArgs) -> Result<()> {
         Some(user) => vec![user.clone()],
         None => store.users()?,
     };
-    let producer = OutputProducer::new(
-        &config.kafka,
-        EventCodec::new(config.limits)?,
-        Topics::from_config(&config.kafka)?,
-        config.kafka.output_format,
-        Arc::new(Metrics::new()?),
-    )?;
+    let producer = command_producer(config)?;
     let runtime = runtime(None)?;
     let mut requested = Vec::new();
     for user in users {

@@ -1,7 +1,6 @@
 //! `engram undo`: reverse what a run changed, and say so downstream.
 
 use std::io::Write as _;
-use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -9,11 +8,9 @@ use anyhow::{Result, anyhow};
 
 use engram::config::Config;
 use engram::event::{Event, EventCodec};
-use engram::kafka::{OutputProducer, Topics};
-use engram::metrics::Metrics;
 
 use crate::app::embedded::open_output;
-use crate::app::{open_store, refuse_while_a_service_runs, runtime};
+use crate::app::{command_producer, open_store, refuse_while_a_service_runs, runtime};
 
 pub fn run(config: &Config, run_id: &str, output: Option<&str>) -> Result<()> {
     refuse_while_a_service_runs(config, "`engram undo`")?;
@@ -46,15 +43,7 @@ pub fn run(config: &Config, run_id: &str, output: Option<&str>) -> Result<()> {
 /// publish is an error that says how to repeat it.
 fn publish(config: &Config, run_id: &str, event: Event, output: Option<&str>) -> Result<()> {
     if config.uses_broker() {
-        let topics = Topics::from_config(&config.kafka)?;
-        let topic = topics.topic(event.event_type()).to_owned();
-        let producer = OutputProducer::new(
-            &config.kafka,
-            EventCodec::new(config.limits)?,
-            topics,
-            config.kafka.output_format,
-            Arc::new(Metrics::new()?),
-        )?;
+        let producer = command_producer(config)?;
         let stop = AtomicBool::new(false);
         let delivered = runtime(None)?.block_on(async {
             tokio::time::timeout(
@@ -72,7 +61,11 @@ fn publish(config: &Config, run_id: &str, event: Event, output: Option<&str>) ->
                 )
             })?
             .map_err(|e| anyhow!("publishing the undo event failed: {e}; {}", again()))?;
-        println!("published {} to {topic}", event.event_id());
+        println!(
+            "published {} to {}",
+            event.event_id(),
+            config.kafka.topic_consolidation_undone.trim()
+        );
         return Ok(());
     }
     let mut line = EventCodec::new(config.limits)?.encode_json(&event);

@@ -350,16 +350,10 @@ pub fn plan<'a>(
             .into_iter()
             .partition(|op| matches!(op.row, Row::UserState(_) | Row::RunReport(_)));
         rest.extend(effects);
-        let total: usize = rest.iter().map(|op| op.row.size()).sum();
-        let last = if total <= max_batch_bytes {
-            vec![rest]
-        } else {
-            chunks(rest, max_batch_bytes)
-        };
         commits.push(UserCommit {
             user_id,
             early: chunks(early, max_batch_bytes),
-            last: last.into_iter().filter(|batch| !batch.is_empty()).collect(),
+            last: chunks(rest, max_batch_bytes),
         });
     }
     Ok(commits)

@@ -495,12 +495,22 @@ impl Inner {
         for early in &user.early {
             self.send(early).await?;
         }
-        if !user.is_journaled() {
-            for batch in &user.last {
-                self.send(batch).await?;
-            }
-            return Ok(());
+        let seal = match user.is_journaled() {
+            true => Some(self.write_journal(user).await?),
+            false => None,
+        };
+        for batch in &user.last {
+            self.send(batch).await?;
         }
+        match seal {
+            Some(seal) => self.clear_journal(user.user_id, seal).await,
+            None => Ok(()),
+        }
+    }
+
+    /// Writes and seals the journal of `user`'s visible batches: from here
+    /// on the commit lands whole, by this call or by a roll-forward.
+    async fn write_journal(&self, user: &commit::UserCommit<'_>) -> Result<Seal, StoreError> {
         let journal = commit::encode_journal(&user.last)?;
         // Journal rows, then the seal one microsecond later: the seal's
         // clearing (at its timestamp + 1) removes both.
@@ -535,18 +545,11 @@ impl Inner {
         })
         .await?;
         crate::faults::crash_point("scylla.journal_sealed");
-        for batch in &user.last {
-            self.send(batch).await?;
-        }
-        self.clear_journal(
-            user_id,
-            Seal {
-                journal_id,
-                batches,
-                sealed_at,
-            },
-        )
-        .await
+        Ok(Seal {
+            journal_id,
+            batches,
+            sealed_at,
+        })
     }
 
     /// Sends rows as one logged batch; a batch of one row bigger than a
