@@ -418,6 +418,10 @@ impl Store for MeteredStore {
         self.inner.users()
     }
 
+    fn waiting_users(&self, sources: &[String]) -> Result<Vec<String>, StoreError> {
+        self.inner.waiting_users(sources)
+    }
+
     fn run_report(&self, user_id: &str, run_id: &str) -> Result<Option<RunReport>, StoreError> {
         self.inner.run_report(user_id, run_id)
     }

@@ -239,6 +239,15 @@ impl UserState {
             .is_some_and(|&applied| offset <= applied)
     }
 
+    /// Whether the user needs its partition's worker after a restart: a
+    /// cycle queued, a change not yet consolidated, or reads waiting for
+    /// their memory. The stores index such users by input stream.
+    pub fn is_waiting(&self) -> bool {
+        !self.cycle.pending_runs.is_empty()
+            || self.cycle.changed_since.is_some()
+            || !self.parked_reads.is_empty()
+    }
+
     /// The input partition that feeds this user, as its watermarks show
     /// (`topic/partition` keys), when that is one partition other than
     /// `partition`: an event arriving there has a second writer. `None`

@@ -215,28 +215,35 @@ pub enum Owned {
 }
 
 impl Owned {
-    /// The stored state of the owned users who have a cycle pending or a
-    /// change since their last cycle (they need the schedule). Embedded mode
-    /// takes every user, as before: its schedule covers them all.
+    /// The stored state of the owned users who have a cycle pending, a
+    /// change since their last cycle or reads parked (they need the
+    /// schedule). Embedded mode takes every user, as before: its schedule
+    /// covers them all. A partition's worker asks the store's index of
+    /// waiting users, so an assignment or a retry reads its own users only.
     fn waiting_users(&self, store: &dyn Store) -> Result<Vec<UserState>, PipelineError> {
+        let (candidates, sources) = match self {
+            Owned::All => (store.users()?, None),
+            Owned::Partition { streams, partition } => {
+                let sources: Vec<String> =
+                    streams.iter().map(|t| format!("{t}/{partition}")).collect();
+                (store.waiting_users(&sources)?, Some(sources))
+            }
+        };
         let mut states = Vec::new();
-        for user_id in store.users()? {
+        for user_id in candidates {
             let Some(state) = store.user_state(&user_id)? else {
                 continue;
             };
-            match self {
-                Owned::All => states.push(state),
-                Owned::Partition { streams, partition } => {
-                    let keys: Vec<String> =
-                        streams.iter().map(|t| format!("{t}/{partition}")).collect();
-                    let here = state.applied_offsets.keys().any(|key| keys.contains(key));
-                    let waiting = !state.cycle.pending_runs.is_empty()
-                        || state.cycle.changed_since.is_some()
-                        || !state.parked_reads.is_empty();
-                    if here && waiting {
-                        states.push(state);
-                    }
-                }
+            // The index may list a few users that no longer wait (a store
+            // upgraded from before it): the state decides.
+            let ours = sources.as_ref().is_none_or(|sources| {
+                state.is_waiting()
+                    && sources
+                        .iter()
+                        .any(|s| state.applied_offsets.contains_key(s))
+            });
+            if ours {
+                states.push(state);
             }
         }
         Ok(states)

@@ -821,6 +821,9 @@ impl Store for FailingCommits<'_> {
     fn users(&self) -> Result<Vec<String>, StoreError> {
         self.0.users()
     }
+    fn waiting_users(&self, sources: &[String]) -> Result<Vec<String>, StoreError> {
+        self.0.waiting_users(sources)
+    }
     fn run_report(&self, u: &str, r: &str) -> Result<Option<engram::model::RunReport>, StoreError> {
         self.0.run_report(u, r)
     }

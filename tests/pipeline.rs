@@ -11,6 +11,7 @@ use engram::clock::{Clock, ClockMode};
 use engram::cycle::CycleSettings;
 use engram::emit::JsonLinesSink;
 use engram::event::*;
+use engram::model::{Link, Memory, PendingRun, RunReport, UserState};
 use engram::pipeline::{Pipeline, RunSummary};
 use engram::source::LineSource;
 use engram::store::{Store, dump};
@@ -429,4 +430,122 @@ fn reads_beyond_the_parking_limit_are_dead_lettered_at_once() {
         [("unknown_memory".to_owned(), 3)]
     );
     assert_eq!(result.summary.parked, 2);
+}
+
+/// A store that remembers whose state was read.
+struct ReadLog<'a> {
+    inner: &'a dyn Store,
+    users_read: std::sync::Mutex<Vec<String>>,
+}
+
+impl Store for ReadLog<'_> {
+    fn commit(&self, batch: &engram::store::WriteBatch) -> Result<(), engram::store::StoreError> {
+        self.inner.commit(batch)
+    }
+    fn ping(&self) -> Result<(), engram::store::StoreError> {
+        self.inner.ping()
+    }
+    fn memory(&self, u: &str, m: &str) -> Result<Option<Memory>, engram::store::StoreError> {
+        self.inner.memory(u, m)
+    }
+    fn embedding_for_hash(
+        &self,
+        u: &str,
+        h: &str,
+    ) -> Result<Option<Vec<f32>>, engram::store::StoreError> {
+        self.inner.embedding_for_hash(u, h)
+    }
+    fn memories(&self, u: &str) -> Result<Vec<Memory>, engram::store::StoreError> {
+        self.inner.memories(u)
+    }
+    fn links_of(&self, u: &str, m: &str) -> Result<Vec<Link>, engram::store::StoreError> {
+        self.inner.links_of(u, m)
+    }
+    fn links(&self, u: &str) -> Result<Vec<Link>, engram::store::StoreError> {
+        self.inner.links(u)
+    }
+    fn user_state(&self, u: &str) -> Result<Option<UserState>, engram::store::StoreError> {
+        self.users_read.lock().unwrap().push(u.to_owned());
+        self.inner.user_state(u)
+    }
+    fn users(&self) -> Result<Vec<String>, engram::store::StoreError> {
+        self.inner.users()
+    }
+    fn waiting_users(&self, sources: &[String]) -> Result<Vec<String>, engram::store::StoreError> {
+        self.inner.waiting_users(sources)
+    }
+    fn run_report(&self, u: &str, r: &str) -> Result<Option<RunReport>, engram::store::StoreError> {
+        self.inner.run_report(u, r)
+    }
+    fn find_run_report(&self, r: &str) -> Result<Option<RunReport>, engram::store::StoreError> {
+        self.inner.find_run_report(r)
+    }
+    fn run_reports(&self, u: &str) -> Result<Vec<RunReport>, engram::store::StoreError> {
+        self.inner.run_reports(u)
+    }
+}
+
+#[test]
+fn a_partition_assignment_reads_only_the_users_waiting_on_that_partition() {
+    use engram::store::{Write, WriteBatch};
+    let (_dir, store) = store();
+    let state = |user: &str, partition: i32, changed: bool, pending: bool| {
+        let mut state = UserState::new(user);
+        state.applied_offsets.insert(format!("in/{partition}"), 3);
+        state.cycle.changed_since = changed.then_some(at(0).timestamp_millis());
+        if pending {
+            state.cycle.pending_runs.push(PendingRun {
+                run_id: format!("run-{user}"),
+                trigger: TriggerReason::Manual,
+                mode: RunMode::DryRun,
+                now: at(60).timestamp_millis(),
+            });
+        }
+        state
+    };
+    let mut batch = WriteBatch::default();
+    // Another partition's users, all waiting: none of them is this
+    // worker's business.
+    for n in 0..300 {
+        batch.push(Write::PutUserState(state(
+            &format!("other-{n}"),
+            1,
+            true,
+            true,
+        )));
+    }
+    batch.push(Write::PutUserState(state("changed", 0, true, false)));
+    batch.push(Write::PutUserState(state("queued", 0, true, true)));
+    batch.push(Write::PutUserState(state("settled", 0, false, false)));
+    store.commit(&batch).unwrap();
+
+    let log = ReadLog {
+        inner: &store,
+        users_read: Default::default(),
+    };
+    let codec = EventCodec::new(Limits::default()).unwrap();
+    let mut out = Vec::new();
+    let summary = {
+        let mut sink = JsonLinesSink::new(&codec, Box::new(&mut out), None);
+        let clock = Clock::new(ClockMode::Stream, true);
+        let mut pipeline = Pipeline::new(&codec, &log, CycleSettings::default(), 100, clock);
+        let owned = engram::pipeline::Owned::Partition {
+            streams: vec!["in".to_owned()],
+            partition: 0,
+        };
+        pipeline.recover(&owned, &mut sink).unwrap()
+    };
+    assert_eq!(
+        summary.cycles.values().sum::<u64>(),
+        1,
+        "the queued run of partition 0 runs: {summary:?}"
+    );
+    let mut read = log.users_read.into_inner().unwrap();
+    read.sort();
+    read.dedup();
+    assert_eq!(
+        read,
+        ["changed", "queued"],
+        "only partition 0's waiting users are read"
+    );
 }

@@ -778,6 +778,81 @@ pub fn a_user_with_100k_memories(store: &dyn Store) {
     assert_eq!(store.users().unwrap(), ["big"]);
 }
 
+/// The users a partition's worker picks up are those of its sources whose
+/// last stored state waits (a cycle queued, a change not consolidated,
+/// reads parked), and only those, as their states change.
+pub fn waiting_users_follow_the_stored_state(store: &dyn Store) {
+    let state = |user: &str, sources: &[&str], changed: Option<Millis>| {
+        let mut state = UserState::new(user);
+        for source in sources {
+            state.mark_applied(source, 1);
+        }
+        state.cycle.changed_since = changed;
+        Write::PutUserState(state)
+    };
+    commit(
+        store,
+        vec![
+            state("a", &["created/0", "accessed/0"], Some(5)),
+            state("b", &["created/0"], None),
+            state("c", &["created/1"], Some(5)),
+            state("d", &["accessed/0"], Some(7)),
+        ],
+    )
+    .unwrap();
+    let sources = |names: &[&str]| names.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let partition_0 = sources(&["created/0", "accessed/0"]);
+    assert_eq!(store.waiting_users(&partition_0).unwrap(), ["a", "d"]);
+    assert_eq!(
+        store.waiting_users(&sources(&["created/1"])).unwrap(),
+        ["c"]
+    );
+    assert!(
+        store
+            .waiting_users(&sources(&["created/2"]))
+            .unwrap()
+            .is_empty()
+    );
+
+    // "a" is consolidated, "b" gets a change and a queued run.
+    let mut queued = UserState::new("b");
+    queued.mark_applied("created/0", 2);
+    queued.cycle.pending_runs.push(PendingRun {
+        run_id: "r1".into(),
+        trigger: engram::event::TriggerReason::Manual,
+        mode: engram::event::RunMode::Execute,
+        now: 9,
+    });
+    commit(
+        store,
+        vec![
+            state("a", &["created/0", "accessed/0"], None),
+            Write::PutUserState(queued),
+        ],
+    )
+    .unwrap();
+    assert_eq!(store.waiting_users(&partition_0).unwrap(), ["b", "d"]);
+
+    // Parked reads keep a user waiting too.
+    let mut parked = UserState::new("d");
+    parked.mark_applied("accessed/0", 3);
+    parked.parked_reads.push(ParkedRead {
+        read: engram::event::MemoryAccessed {
+            event_id: "e1".into(),
+            user_id: "d".into(),
+            memory_id: "m-later".into(),
+            accessed_at: chrono::DateTime::from_timestamp_millis(8).unwrap(),
+            context: None,
+        },
+        stream: "accessed".into(),
+        partition: Some(0),
+        offset: 3,
+        parked_at: 8,
+    });
+    commit(store, vec![Write::PutUserState(parked)]).unwrap();
+    assert_eq!(store.waiting_users(&partition_0).unwrap(), ["b", "d"]);
+}
+
 pub fn empty_batch_is_fine(store: &dyn Store) {
     commit(store, vec![]).unwrap();
     assert!(store.users().unwrap().is_empty());
@@ -838,6 +913,10 @@ macro_rules! store_suite {
             #[test]
             fn salience_writes_are_what_later_reads_see() {
                 run(super::salience_writes_are_what_later_reads_see)
+            }
+            #[test]
+            fn waiting_users_follow_the_stored_state() {
+                run(super::waiting_users_follow_the_stored_state)
             }
             #[test]
             fn empty_batch_is_fine() {

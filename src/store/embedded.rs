@@ -19,7 +19,7 @@ use crate::salience::SalienceState;
 const DB_FILE: &str = "engram.sqlite";
 /// Schema steps in order; a store at version `n` has run the first `n`.
 /// Released steps never change: new ones are appended.
-const MIGRATIONS: [&str; 4] = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4];
+const MIGRATIONS: [&str; 5] = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5];
 const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 const SCHEMA_V1: &str = "
 CREATE TABLE IF NOT EXISTS memories (
@@ -104,6 +104,14 @@ CREATE TABLE IF NOT EXISTS memory_salience (
 INSERT OR REPLACE INTO memory_salience
     (user_id, id, created_at, recent_accesses, reads, read_offset_sum)
     SELECT user_id, id, created_at, recent_accesses, reads, read_offset_sum FROM memories;
+";
+
+/// The users waiting on each input stream, so a worker given a partition
+/// reads those instead of every user. Rows from before this version count
+/// as waiting until their user's state is next written.
+const SCHEMA_V5: &str = "
+ALTER TABLE applied_offsets ADD COLUMN waiting INTEGER NOT NULL DEFAULT 1;
+CREATE INDEX IF NOT EXISTS waiting_by_source ON applied_offsets (source, user_id) WHERE waiting = 1;
 ";
 
 const MEMORY_COLUMNS: &str = "user_id, id, kind, category, tags, content, importance, source, \
@@ -459,8 +467,9 @@ fn put_user_state(tx: &Transaction<'_>, s: &UserState) -> Result<(), StoreError>
     for (source, offset) in &s.applied_offsets {
         cached_execute(
             tx,
-            "INSERT INTO applied_offsets (user_id, source, applied_offset) VALUES (?1, ?2, ?3)",
-            params![s.user_id, source, offset],
+            "INSERT INTO applied_offsets (user_id, source, applied_offset, waiting) \
+             VALUES (?1, ?2, ?3, ?4)",
+            params![s.user_id, source, offset, s.is_waiting()],
         )
         .map_err(backend)?;
     }
@@ -762,6 +771,25 @@ impl Store for EmbeddedStore {
         rows.collect::<Result<_, _>>().map_err(backend)
     }
 
+    fn waiting_users(&self, sources: &[String]) -> Result<Vec<String>, StoreError> {
+        let connection = self.connection();
+        let mut statement = connection
+            .prepare_cached("SELECT user_id FROM applied_offsets WHERE source = ?1 AND waiting = 1")
+            .map_err(backend)?;
+        let mut users = Vec::new();
+        for source in sources {
+            let rows = statement
+                .query_map(params![source], |row| row.get(0))
+                .map_err(backend)?;
+            for user in rows {
+                users.push(user.map_err(backend)?);
+            }
+        }
+        users.sort();
+        users.dedup();
+        Ok(users)
+    }
+
     fn run_report(&self, user_id: &str, run_id: &str) -> Result<Option<RunReport>, StoreError> {
         self.connection()
             .query_row(
@@ -816,11 +844,22 @@ mod tests {
                     [],
                 )
                 .unwrap();
+            connection
+                .execute(
+                    "INSERT INTO applied_offsets (user_id, source, applied_offset) \
+                     VALUES ('u1', 'in/0', 9)",
+                    [],
+                )
+                .unwrap();
             connection.pragma_update(None, "user_version", 1).unwrap();
         }
         let store = EmbeddedStore::open(dir.path()).unwrap();
         let state = store.user_state("u1").unwrap().unwrap();
         assert_eq!((state.new_since_cycle, state.duplicate_candidates), (4, 0));
+        // Users from before the waiting index count as waiting until their
+        // state is next written: a worker checks them once rather than
+        // missing a cycle they had queued.
+        assert_eq!(store.waiting_users(&["in/0".to_owned()]).unwrap(), ["u1"]);
         let version: i64 = store
             .connection()
             .query_row("PRAGMA user_version", [], |row| row.get(0))

@@ -212,6 +212,14 @@ pub trait Store: Send + Sync {
     /// Every user with stored state, sorted.
     fn users(&self) -> Result<Vec<String>, StoreError>;
 
+    /// The users fed by any of `sources` (keys of their applied offsets,
+    /// `topic/partition`) whose stored state is waiting
+    /// ([`UserState::is_waiting`]), sorted: what a worker picks up when it
+    /// is given a partition, without reading every user in the store. It
+    /// may hold a few more (a store upgraded from before the index counts
+    /// its old users as waiting); callers check the state they load.
+    fn waiting_users(&self, sources: &[String]) -> Result<Vec<String>, StoreError>;
+
     fn run_report(&self, user_id: &str, run_id: &str) -> Result<Option<RunReport>, StoreError>;
 
     /// A run report by run id alone (run ids are unique across users).

@@ -1,10 +1,15 @@
 //! `engram migrate`: the keyspace and the schema versions of `schemas/cql/`.
 
+use std::collections::BTreeMap;
+use std::ops::ControlFlow;
+
 use scylla::client::session::Session;
+use scylla::response::PagingState;
 
 use tracing::info;
 
 use super::super::StoreError;
+use super::schema::Backfill;
 use super::session::{open_error, session, store_runtime, wait};
 use super::{backend, corrupt, now_micros, schema};
 use crate::config::ScyllaConfig;
@@ -81,6 +86,9 @@ pub fn migrate(
                 }
                 on_statement();
             }
+            if let Some(backfill) = migration.backfill {
+                run_backfill(&session, backfill).await?;
+            }
             let now = scylla::value::CqlTimestamp(now_micros() / 1_000);
             session
                 .execute_unpaged(&record, (migration.version, migration.description, now))
@@ -95,6 +103,42 @@ pub fn migrate(
     });
     runtime.shutdown_background();
     outcome
+}
+
+/// Fills in what a new schema version needs from the rows already stored.
+async fn run_backfill(session: &Session, backfill: Backfill) -> Result<(), StoreError> {
+    match backfill {
+        Backfill::WaitingUsers => {
+            info!("indexing stored users by input stream");
+            let insert = session
+                .prepare("INSERT INTO waiting_users (source, user_id) VALUES (?, ?)")
+                .await
+                .map_err(|e| backend("prepare", e))?;
+            let what = "SELECT user_id, applied_offsets FROM user_state";
+            let mut paging = PagingState::start();
+            loop {
+                let (result, next) = session
+                    .query_single_page(what, (), paging)
+                    .await
+                    .map_err(|e| backend(what, e))?;
+                let page = result.into_rows_result().map_err(|e| corrupt(what, e))?;
+                type StateRow = (String, Option<BTreeMap<String, i64>>);
+                for row in page.rows::<StateRow>().map_err(|e| corrupt(what, e))? {
+                    let (user_id, offsets) = row.map_err(|e| corrupt(what, e))?;
+                    for source in offsets.unwrap_or_default().keys() {
+                        session
+                            .execute_unpaged(&insert, (source, &user_id))
+                            .await
+                            .map_err(|e| backend("indexing a waiting user", e))?;
+                    }
+                }
+                match next.into_paging_control_flow() {
+                    ControlFlow::Continue(state) => paging = state,
+                    ControlFlow::Break(()) => return Ok(()),
+                }
+            }
+        }
+    }
 }
 
 /// Drops the keyspace and everything in it: test teardown, and nothing

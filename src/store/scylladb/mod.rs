@@ -425,6 +425,19 @@ impl Inner {
         Ok(users)
     }
 
+    async fn waiting_users(&self, sources: &[String]) -> Result<Vec<String>, StoreError> {
+        let mut users = Vec::new();
+        for source in sources {
+            let rows: Vec<(String,)> = self
+                .rows(&self.statements.waiting_users_of_source, (source.as_str(),))
+                .await?;
+            users.extend(rows.into_iter().map(|(user,)| user));
+        }
+        users.sort();
+        users.dedup();
+        Ok(users)
+    }
+
     async fn run_report(
         &self,
         user_id: &str,
@@ -689,6 +702,11 @@ impl Store for ScyllaStore {
 
     fn users(&self) -> Result<Vec<String>, StoreError> {
         self.call(|inner| async move { inner.users().await })
+    }
+
+    fn waiting_users(&self, sources: &[String]) -> Result<Vec<String>, StoreError> {
+        let sources = sources.to_vec();
+        self.call(|inner| async move { inner.waiting_users(&sources).await })
     }
 
     fn run_report(&self, user_id: &str, run_id: &str) -> Result<Option<RunReport>, StoreError> {

@@ -17,6 +17,17 @@ pub struct Migration {
     pub version: i32,
     pub description: &'static str,
     pub cql: &'static str,
+    /// Data this version needs filled in once its statements ran.
+    pub backfill: Option<Backfill>,
+}
+
+/// A data step of a migration, run by `engram migrate` after the version's
+/// statements and before the version is recorded (so an interrupted one
+/// runs again whole; each is idempotent).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backfill {
+    /// Every stored user into `waiting_users`, under each of its sources.
+    WaitingUsers,
 }
 
 /// Every schema version, in order. Released files never change: new ones
@@ -26,11 +37,19 @@ pub const MIGRATIONS: &[Migration] = &[
         version: 1,
         description: "memories, salience, content hashes, links both ways, user state, run reports",
         cql: include_str!("../../../schemas/cql/001_initial.cql"),
+        backfill: None,
     },
     Migration {
         version: 2,
         description: "frozen lists, the commit journal and its seal",
         cql: include_str!("../../../schemas/cql/002_journal.cql"),
+        backfill: None,
+    },
+    Migration {
+        version: 3,
+        description: "the users waiting on each input stream",
+        cql: include_str!("../../../schemas/cql/003_waiting_users.cql"),
+        backfill: Some(Backfill::WaitingUsers),
     },
 ];
 

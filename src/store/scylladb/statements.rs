@@ -66,6 +66,9 @@ statements! {
     insert_user_state = "INSERT INTO user_state (user_id, applied_offsets, new_since_cycle, \
         last_cycle_at, last_run_id, duplicate_candidates, cycle) VALUES (?, ?, ?, ?, ?, ?, ?) \
         USING TIMESTAMP ?";
+    insert_waiting = "INSERT INTO waiting_users (source, user_id) VALUES (?, ?) USING TIMESTAMP ?";
+    delete_waiting = "DELETE FROM waiting_users USING TIMESTAMP ? WHERE source = ? AND user_id = ?";
+    waiting_users_of_source = "SELECT user_id FROM waiting_users WHERE source = ?";
     insert_run_report = "INSERT INTO run_reports (user_id, run_id, started_at, report) \
         VALUES (?, ?, ?, ?) USING TIMESTAMP ?";
     insert_run_report_by_id = "INSERT INTO run_reports_by_id (run_id, user_id) VALUES (?, ?) \
@@ -197,19 +200,33 @@ impl Statements {
                     (&s.delete_link_by_target, row()),
                 ]
             }
-            Row::UserState(state) => vec![(
-                &s.insert_user_state,
-                Box::new((
-                    state.user_id.as_str(),
-                    &state.applied_offsets,
-                    state.new_since_cycle as i64,
-                    state.last_cycle_at,
-                    state.last_run_id.as_deref(),
-                    state.duplicate_candidates as i64,
-                    bookkeeping_json(state),
-                    ts,
-                )),
-            )],
+            Row::UserState(state) => {
+                let mut bound: Vec<(&'a PreparedStatement, BoundRow<'a>)> = vec![(
+                    &s.insert_user_state,
+                    Box::new((
+                        state.user_id.as_str(),
+                        &state.applied_offsets,
+                        state.new_since_cycle as i64,
+                        state.last_cycle_at,
+                        state.last_run_id.as_deref(),
+                        state.duplicate_candidates as i64,
+                        bookkeeping_json(state),
+                        ts,
+                    )),
+                )];
+                // The index follows the state in the same batch.
+                let user_id = state.user_id.as_str();
+                let waiting = state.is_waiting();
+                for source in state.applied_offsets.keys() {
+                    let source = source.as_str();
+                    bound.push(if waiting {
+                        (&s.insert_waiting, Box::new((source, user_id, ts)))
+                    } else {
+                        (&s.delete_waiting, Box::new((ts, source, user_id)))
+                    });
+                }
+                bound
+            }
             Row::RunReport(report) => vec![
                 (
                     &s.insert_run_report,
