@@ -466,7 +466,7 @@ fn run(
     let report = build_report(request, settings, &snapshot, &plan, warnings);
     let mut batch = WriteBatch::default();
     if request.mode == RunMode::Execute {
-        plan_writes(&plan, &mut batch);
+        plan_writes(&plan, &snapshot, &mut batch);
     }
     batch.push(Write::PutRunReport(report.to_stored(request.now)));
     let mut state = store
@@ -542,9 +542,21 @@ fn merged_view(snapshot: &Snapshot, plan: &Plan) -> Vec<crate::model::Memory> {
     memories.into_values().cloned().collect()
 }
 
-/// The plan's effects as store writes.
-pub fn plan_writes(plan: &Plan, batch: &mut WriteBatch) {
-    for memory in plan.updated.iter().chain(&plan.created) {
+/// The plan's effects as store writes: a memory whose status alone
+/// changes gets a status write, not its whole row again.
+pub fn plan_writes(plan: &Plan, snapshot: &Snapshot, batch: &mut WriteBatch) {
+    let stored: std::collections::HashMap<&str, &crate::model::Memory> = snapshot
+        .memories
+        .iter()
+        .map(|m| (m.id.as_str(), m))
+        .collect();
+    for memory in &plan.updated {
+        batch.push(match stored.get(memory.id.as_str()) {
+            Some(before) => Write::memory_update(before, memory),
+            None => Write::PutMemory(memory.clone()),
+        });
+    }
+    for memory in &plan.created {
         batch.push(Write::PutMemory(memory.clone()));
     }
     for change in &plan.link_changes {

@@ -93,10 +93,12 @@ pub fn undo(store: &dyn Store, run_id: &str, now: Millis) -> Result<UndoSummary,
     refuse_after_later_runs(store, &report, stored.started_at)?;
     let mut batch = WriteBatch::default();
     for change in &report.memory_changes {
-        if let Some(mut memory) = store.memory(user, &change.memory_id)?
-            && change.before.restore_unchanged(&change.after, &mut memory) > 0
-        {
-            batch.push(Write::PutMemory(memory));
+        if let Some(stored) = store.memory(user, &change.memory_id)? {
+            let mut memory = stored.clone();
+            if change.before.restore_unchanged(&change.after, &mut memory) == 0 {
+                continue;
+            }
+            batch.push(Write::memory_update(&stored, &memory));
             summary.restored_memories += 1;
         }
     }

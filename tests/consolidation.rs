@@ -3,6 +3,8 @@
 //! failure, tiers, triggers and the optional pattern rewriter.
 
 mod common;
+#[path = "common/spy.rs"]
+mod spy;
 
 use std::io::{Cursor, Read, Write as _};
 use std::net::TcpListener;
@@ -21,8 +23,9 @@ use engram::model::{LinkType, MemoryKind, MemoryStatus, Tier};
 use engram::pipeline::{Pipeline, RunSummary};
 use engram::rewrite::ChatRewriter;
 use engram::source::LineSource;
-use engram::store::{Store, StoreError, Write, WriteBatch, dump};
+use engram::store::{Store, Write, WriteBatch, dump};
 use serde_json::Value;
+use spy::Spy;
 
 const DAY: i64 = 24 * 3600;
 
@@ -428,13 +431,39 @@ fn a_faded_memory_another_carries_is_archived_the_only_carrier_and_preferences_a
         .salience(at(now).timestamp_millis(), 0.0, &settings.salience);
     println!("salience of the faded memory, last read 30 days ago: {salience:.4}");
     assert!((0.04..0.07).contains(&salience), "{salience}");
-    let output = execute(&store, "u", "r1", now, &settings);
+    let spy = Spy::new(&store);
+    let output = execute(&spy, "u", "r1", now, &settings);
     assert_eq!(
         output.report.counts.archived, 1,
         "{:#?}",
         output.report.actions
     );
     assert_eq!(status(&store, "u", "faded"), MemoryStatus::Archived);
+    // Archiving writes the status, not the whole memory again (its text
+    // and vector): a cycle that archives thousands stays a small write.
+    let commits = spy.commits.into_inner().unwrap();
+    let archive = commits
+        .iter()
+        .flat_map(|batch| &batch.writes)
+        .find(|write| match write {
+            Write::PutStatus { memory_id, .. } => memory_id == "faded",
+            Write::PutMemory(memory) => memory.id == "faded",
+            _ => false,
+        });
+    assert!(
+        matches!(
+            archive,
+            Some(Write::PutStatus {
+                status: MemoryStatus::Archived,
+                ..
+            })
+        ),
+        "archived by {}",
+        match archive {
+            Some(Write::PutMemory(_)) => "rewriting the whole memory",
+            _ => "no write",
+        }
+    );
     assert_eq!(
         status(&store, "u", "alone"),
         MemoryStatus::Active,
@@ -790,57 +819,12 @@ fn undo_refuses_a_run_whose_memories_a_later_run_changed() {
     engram::undo::undo(&store, "r1", at(33 * DAY).timestamp_millis()).unwrap();
 }
 
-/// A store whose commits fail, to prove a failed run changes nothing.
-struct FailingCommits<'a>(&'a dyn Store);
-
-impl Store for FailingCommits<'_> {
-    fn commit(&self, _: &WriteBatch) -> Result<(), StoreError> {
-        Err(StoreError::unavailable("commit", "disk full (injected)"))
-    }
-    fn ping(&self) -> Result<(), StoreError> {
-        self.0.ping()
-    }
-    fn memory(&self, u: &str, m: &str) -> Result<Option<engram::model::Memory>, StoreError> {
-        self.0.memory(u, m)
-    }
-    fn embedding_for_hash(&self, u: &str, h: &str) -> Result<Option<Vec<f32>>, StoreError> {
-        self.0.embedding_for_hash(u, h)
-    }
-    fn memories(&self, u: &str) -> Result<Vec<engram::model::Memory>, StoreError> {
-        self.0.memories(u)
-    }
-    fn links_of(&self, u: &str, m: &str) -> Result<Vec<engram::model::Link>, StoreError> {
-        self.0.links_of(u, m)
-    }
-    fn links(&self, u: &str) -> Result<Vec<engram::model::Link>, StoreError> {
-        self.0.links(u)
-    }
-    fn user_state(&self, u: &str) -> Result<Option<engram::model::UserState>, StoreError> {
-        self.0.user_state(u)
-    }
-    fn users(&self) -> Result<Vec<String>, StoreError> {
-        self.0.users()
-    }
-    fn waiting_users(&self, sources: &[String]) -> Result<Vec<String>, StoreError> {
-        self.0.waiting_users(sources)
-    }
-    fn run_report(&self, u: &str, r: &str) -> Result<Option<engram::model::RunReport>, StoreError> {
-        self.0.run_report(u, r)
-    }
-    fn find_run_report(&self, r: &str) -> Result<Option<engram::model::RunReport>, StoreError> {
-        self.0.find_run_report(r)
-    }
-    fn run_reports(&self, u: &str) -> Result<Vec<engram::model::RunReport>, StoreError> {
-        self.0.run_reports(u)
-    }
-}
-
 #[test]
 fn a_failed_execute_rolls_back_and_reports_it() {
     let (_dir, store) = store();
     busy_user(&store);
     let before = dump(&store).unwrap();
-    let failing = FailingCommits(&store);
+    let failing = Spy::refusing(&store);
     let error = run_cycle(
         &failing,
         &request("u", "r1", 30 * DAY, RunMode::Execute),

@@ -2,6 +2,8 @@
 //! time and the consolidation request path.
 
 mod common;
+#[path = "common/spy.rs"]
+mod spy;
 
 use std::io::Cursor;
 
@@ -11,11 +13,12 @@ use engram::clock::{Clock, ClockMode};
 use engram::cycle::CycleSettings;
 use engram::emit::JsonLinesSink;
 use engram::event::*;
-use engram::model::{Link, Memory, PendingRun, RunReport, UserState};
+use engram::model::{PendingRun, UserState};
 use engram::pipeline::{Pipeline, RunSummary};
 use engram::source::LineSource;
 use engram::store::{Store, dump};
 use serde_json::Value;
+use spy::Spy;
 
 const SAMPLE: &str = include_str!("../examples/events.jsonl");
 
@@ -432,59 +435,6 @@ fn reads_beyond_the_parking_limit_are_dead_lettered_at_once() {
     assert_eq!(result.summary.parked, 2);
 }
 
-/// A store that remembers whose state was read.
-struct ReadLog<'a> {
-    inner: &'a dyn Store,
-    users_read: std::sync::Mutex<Vec<String>>,
-}
-
-impl Store for ReadLog<'_> {
-    fn commit(&self, batch: &engram::store::WriteBatch) -> Result<(), engram::store::StoreError> {
-        self.inner.commit(batch)
-    }
-    fn ping(&self) -> Result<(), engram::store::StoreError> {
-        self.inner.ping()
-    }
-    fn memory(&self, u: &str, m: &str) -> Result<Option<Memory>, engram::store::StoreError> {
-        self.inner.memory(u, m)
-    }
-    fn embedding_for_hash(
-        &self,
-        u: &str,
-        h: &str,
-    ) -> Result<Option<Vec<f32>>, engram::store::StoreError> {
-        self.inner.embedding_for_hash(u, h)
-    }
-    fn memories(&self, u: &str) -> Result<Vec<Memory>, engram::store::StoreError> {
-        self.inner.memories(u)
-    }
-    fn links_of(&self, u: &str, m: &str) -> Result<Vec<Link>, engram::store::StoreError> {
-        self.inner.links_of(u, m)
-    }
-    fn links(&self, u: &str) -> Result<Vec<Link>, engram::store::StoreError> {
-        self.inner.links(u)
-    }
-    fn user_state(&self, u: &str) -> Result<Option<UserState>, engram::store::StoreError> {
-        self.users_read.lock().unwrap().push(u.to_owned());
-        self.inner.user_state(u)
-    }
-    fn users(&self) -> Result<Vec<String>, engram::store::StoreError> {
-        self.inner.users()
-    }
-    fn waiting_users(&self, sources: &[String]) -> Result<Vec<String>, engram::store::StoreError> {
-        self.inner.waiting_users(sources)
-    }
-    fn run_report(&self, u: &str, r: &str) -> Result<Option<RunReport>, engram::store::StoreError> {
-        self.inner.run_report(u, r)
-    }
-    fn find_run_report(&self, r: &str) -> Result<Option<RunReport>, engram::store::StoreError> {
-        self.inner.find_run_report(r)
-    }
-    fn run_reports(&self, u: &str) -> Result<Vec<RunReport>, engram::store::StoreError> {
-        self.inner.run_reports(u)
-    }
-}
-
 #[test]
 fn a_partition_assignment_reads_only_the_users_waiting_on_that_partition() {
     use engram::store::{Write, WriteBatch};
@@ -519,10 +469,7 @@ fn a_partition_assignment_reads_only_the_users_waiting_on_that_partition() {
     batch.push(Write::PutUserState(state("settled", 0, false, false)));
     store.commit(&batch).unwrap();
 
-    let log = ReadLog {
-        inner: &store,
-        users_read: Default::default(),
-    };
+    let log = Spy::new(&store);
     let codec = EventCodec::new(Limits::default()).unwrap();
     let mut out = Vec::new();
     let summary = {
@@ -540,7 +487,7 @@ fn a_partition_assignment_reads_only_the_users_waiting_on_that_partition() {
         1,
         "the queued run of partition 0 runs: {summary:?}"
     );
-    let mut read = log.users_read.into_inner().unwrap();
+    let mut read = log.states_read.into_inner().unwrap();
     read.sort();
     read.dedup();
     assert_eq!(

@@ -188,6 +188,56 @@ pub fn put_salience_changes_only_salience(store: &dyn Store) {
     );
 }
 
+/// A status write changes the status and the run that set it, and nothing
+/// else of the memory; one for a memory that is not there fails the batch.
+pub fn put_status_changes_only_the_status(store: &dyn Store) {
+    let m = memory("u1", "m1", 10);
+    commit(store, vec![Write::PutMemory(m.clone())]).unwrap();
+    commit(
+        store,
+        vec![Write::PutStatus {
+            user_id: "u1".into(),
+            memory_id: "m1".into(),
+            status: MemoryStatus::Archived,
+            last_run_id: Some("run-2".into()),
+        }],
+    )
+    .unwrap();
+    let stored = store.memory("u1", "m1").unwrap().unwrap();
+    assert_eq!(
+        stored,
+        Memory {
+            status: MemoryStatus::Archived,
+            last_run_id: Some("run-2".into()),
+            ..m.clone()
+        }
+    );
+    let before = engram::store::dump(store).unwrap();
+    let missing = commit(
+        store,
+        vec![
+            Write::PutStatus {
+                user_id: "u1".into(),
+                memory_id: "m1".into(),
+                status: MemoryStatus::Active,
+                last_run_id: None,
+            },
+            Write::PutStatus {
+                user_id: "u1".into(),
+                memory_id: "ghost".into(),
+                status: MemoryStatus::Archived,
+                last_run_id: None,
+            },
+        ],
+    );
+    assert!(
+        matches!(missing, Err(StoreError::MissingMemory { .. })),
+        "{missing:?}"
+    );
+    assert_eq!(engram::store::dump(store).unwrap(), before);
+    assert_eq!(store.memory("u1", "ghost").unwrap(), None);
+}
+
 pub fn a_failing_batch_changes_nothing(store: &dyn Store) {
     commit(store, vec![Write::PutMemory(memory("u1", "keep", 1))]).unwrap();
     let before = engram::store::dump(store).unwrap();
@@ -881,6 +931,10 @@ macro_rules! store_suite {
             #[test]
             fn put_salience_changes_only_salience() {
                 run(super::put_salience_changes_only_salience)
+            }
+            #[test]
+            fn put_status_changes_only_the_status() {
+                run(super::put_status_changes_only_the_status)
             }
             #[test]
             fn a_failing_batch_changes_nothing() {

@@ -290,6 +290,12 @@ fn apply(tx: &Transaction<'_>, write: &Write) -> Result<(), StoreError> {
             memory_id,
             salience,
         } => put_salience(tx, user_id, memory_id, salience),
+        Write::PutStatus {
+            user_id,
+            memory_id,
+            status,
+            last_run_id,
+        } => put_status(tx, user_id, memory_id, *status, last_run_id.as_deref()),
         Write::DeleteMemory { user_id, memory_id } => delete_memory(tx, user_id, memory_id),
         Write::PutLink(l) => put_link(tx, l),
         Write::DeleteLink {
@@ -368,6 +374,30 @@ fn put_salience(
             salience.access_count() as i64,
             salience.read_offset_sum(),
         ],
+    )
+    .map_err(backend)?;
+    if changed == 0 {
+        return Err(StoreError::MissingMemory {
+            user_id: user_id.to_owned(),
+            memory_id: memory_id.to_owned(),
+        });
+    }
+    Ok(())
+}
+
+/// A new status of an existing memory; a memory that is not there is an
+/// error.
+fn put_status(
+    tx: &Transaction<'_>,
+    user_id: &str,
+    memory_id: &str,
+    status: MemoryStatus,
+    last_run_id: Option<&str>,
+) -> Result<(), StoreError> {
+    let changed = cached_execute(
+        tx,
+        "UPDATE memories SET status = ?3, last_run_id = ?4 WHERE user_id = ?1 AND id = ?2",
+        params![user_id, memory_id, status.as_str(), last_run_id],
     )
     .map_err(backend)?;
     if changed == 0 {

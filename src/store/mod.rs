@@ -16,7 +16,9 @@ pub use embedded::EmbeddedStore;
 pub use scylladb::{MigrateOutcome, ScyllaStore, drop_keyspace, migrate, schema};
 
 use crate::error::Cause;
-use crate::model::{CycleState, Link, LinkType, Memory, ParkedRead, RunReport, UserState};
+use crate::model::{
+    CycleState, Link, LinkType, Memory, MemoryStatus, ParkedRead, RunReport, UserState,
+};
 use crate::salience::SalienceState;
 
 /// A user's bookkeeping as both stores keep it: one JSON document in the
@@ -117,6 +119,15 @@ pub enum Write {
         memory_id: String,
         salience: SalienceState,
     },
+    /// Changes only the status of an existing memory and the run that
+    /// changed it (the write archiving, superseding or merging away needs:
+    /// the text and vector stay as stored).
+    PutStatus {
+        user_id: String,
+        memory_id: String,
+        status: MemoryStatus,
+        last_run_id: Option<String>,
+    },
     /// Removes a memory and every link from or to it. Consolidation never
     /// deletes; only `engram undo` does, for memories a run created.
     DeleteMemory {
@@ -138,6 +149,31 @@ pub enum Write {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct WriteBatch {
     pub writes: Vec<Write>,
+}
+
+impl Write {
+    /// The write that turns the stored `before` into `after`: only the
+    /// status when that (and the run that changed it) is all that differs,
+    /// else the whole memory.
+    pub fn memory_update(before: &Memory, after: &Memory) -> Write {
+        let status_only = before.status != after.status
+            && *before
+                == Memory {
+                    status: before.status,
+                    last_run_id: before.last_run_id.clone(),
+                    ..after.clone()
+                };
+        if status_only {
+            Write::PutStatus {
+                user_id: after.user_id.clone(),
+                memory_id: after.id.clone(),
+                status: after.status,
+                last_run_id: after.last_run_id.clone(),
+            }
+        } else {
+            Write::PutMemory(after.clone())
+        }
+    }
 }
 
 impl WriteBatch {

@@ -33,7 +33,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use serde::{Deserialize, Serialize};
 
 use super::super::{StoreError, Write, WriteBatch};
-use crate::model::{Link, LinkType, Memory, RunReport, UserState};
+use crate::model::{Link, LinkType, Memory, MemoryStatus, RunReport, UserState};
 use crate::salience::SalienceState;
 
 /// One row operation, in the order and with the timestamp it must apply.
@@ -54,6 +54,13 @@ pub enum Row<'a> {
         salience: &'a SalienceState,
     },
     ContentHash(&'a Memory),
+    /// A memory's status and the run that set it; the rest of its row stays.
+    Status {
+        user_id: &'a str,
+        memory_id: &'a str,
+        status: MemoryStatus,
+        last_run_id: Option<&'a str>,
+    },
     DeleteMemory {
         user_id: &'a str,
         memory_id: &'a str,
@@ -93,6 +100,11 @@ impl Row<'_> {
                 }
                 Row::Salience { salience, .. } => 40 + salience.recent().len() * 8,
                 Row::ContentHash(m) => m.content_hash.len() + m.id.len(),
+                Row::Status {
+                    memory_id,
+                    last_run_id,
+                    ..
+                } => memory_id.len() + 16 + last_run_id.map_or(0, str::len),
                 Row::DeleteMemory { .. } | Row::DeleteLink { .. } => 0,
                 Row::Link(l) => 2 * (l.reason.len() + l.from_id.len() + l.to_id.len() + 48),
                 Row::UserState(s) => {
@@ -148,6 +160,7 @@ fn user_of(write: &Write) -> &str {
     match write {
         Write::PutMemory(m) => &m.user_id,
         Write::PutSalience { user_id, .. }
+        | Write::PutStatus { user_id, .. }
         | Write::DeleteMemory { user_id, .. }
         | Write::DeleteLink { user_id, .. } => user_id,
         Write::PutLink(l) => &l.user_id,
@@ -184,6 +197,7 @@ fn estimated_size(writes: &[(usize, &Write)]) -> usize {
                     + m.salience.recent().len() * 8
             }
             Write::PutSalience { salience, .. } => 104 + salience.recent().len() * 8,
+            Write::PutStatus { .. } => 128,
             Write::PutLink(l) => Row::Link(l).size(),
             Write::PutUserState(s) => Row::UserState(s).size(),
             Write::PutRunReport(r) => Row::RunReport(r).size(),
@@ -209,7 +223,9 @@ pub fn needs(batch: &WriteBatch, max_batch_bytes: usize) -> Needs {
                     }
                     put.insert(m.id.as_str());
                 }
-                Write::PutSalience { memory_id, .. } if !put.contains(memory_id.as_str()) => {
+                Write::PutSalience { memory_id, .. } | Write::PutStatus { memory_id, .. }
+                    if !put.contains(memory_id.as_str()) =>
+                {
                     ask.push(memory_id.clone());
                 }
                 Write::DeleteMemory { memory_id, .. } => {
@@ -258,6 +274,20 @@ pub fn plan<'a>(
         let mut early = Vec::new();
         let mut last = Vec::new();
         for &(index, write) in &writes {
+            let must_exist = |memory_id: &String| {
+                let exists = exists_now
+                    .get(memory_id.as_str())
+                    .copied()
+                    .unwrap_or_else(|| existed(memory_id));
+                if exists {
+                    Ok(())
+                } else {
+                    Err(StoreError::MissingMemory {
+                        user_id: user_id.to_owned(),
+                        memory_id: memory_id.clone(),
+                    })
+                }
+            };
             let timestamp = first_timestamp + index as i64;
             let op = |row| Op { timestamp, row };
             match write {
@@ -283,20 +313,27 @@ pub fn plan<'a>(
                     salience,
                     ..
                 } => {
-                    let exists = exists_now
-                        .get(memory_id.as_str())
-                        .copied()
-                        .unwrap_or_else(|| existed(memory_id));
-                    if !exists {
-                        return Err(StoreError::MissingMemory {
-                            user_id: user_id.to_owned(),
-                            memory_id: memory_id.clone(),
-                        });
-                    }
+                    must_exist(memory_id)?;
                     last.push(op(Row::Salience {
                         user_id,
                         memory_id,
                         salience,
+                    }));
+                }
+                Write::PutStatus {
+                    memory_id,
+                    status,
+                    last_run_id,
+                    ..
+                } => {
+                    // An update of a missing row would create a row with
+                    // a status and nothing else.
+                    must_exist(memory_id)?;
+                    last.push(op(Row::Status {
+                        user_id,
+                        memory_id,
+                        status: *status,
+                        last_run_id: last_run_id.as_deref(),
                     }));
                 }
                 Write::DeleteMemory { memory_id, .. } => {
@@ -377,6 +414,12 @@ pub enum JournalRow {
     },
     /// The memory without its vector: the hash row needs only ids and hash.
     ContentHash(Memory),
+    Status {
+        user_id: String,
+        memory_id: String,
+        status: MemoryStatus,
+        last_run_id: Option<String>,
+    },
     DeleteMemory {
         user_id: String,
         memory_id: String,
@@ -409,6 +452,17 @@ impl JournalOp {
                 embedding: None,
                 ..(*m).clone()
             }),
+            Row::Status {
+                user_id,
+                memory_id,
+                status,
+                last_run_id,
+            } => JournalRow::Status {
+                user_id: (*user_id).to_owned(),
+                memory_id: (*memory_id).to_owned(),
+                status: *status,
+                last_run_id: last_run_id.map(str::to_owned),
+            },
             Row::DeleteMemory { user_id, memory_id } => JournalRow::DeleteMemory {
                 user_id: (*user_id).to_owned(),
                 memory_id: (*memory_id).to_owned(),
@@ -448,6 +502,17 @@ impl JournalOp {
                 salience,
             },
             JournalRow::ContentHash(m) => Row::ContentHash(m),
+            JournalRow::Status {
+                user_id,
+                memory_id,
+                status,
+                last_run_id,
+            } => Row::Status {
+                user_id,
+                memory_id,
+                status: *status,
+                last_run_id: last_run_id.as_deref(),
+            },
             JournalRow::DeleteMemory { user_id, memory_id } => {
                 Row::DeleteMemory { user_id, memory_id }
             }
@@ -562,6 +627,48 @@ mod tests {
 
     fn batch(writes: Vec<Write>) -> WriteBatch {
         WriteBatch { writes }
+    }
+
+    #[test]
+    fn a_status_change_is_a_small_row_of_a_memory_that_exists() {
+        let status = |id: &str| Write::PutStatus {
+            user_id: "u1".into(),
+            memory_id: id.into(),
+            status: crate::model::MemoryStatus::Archived,
+            last_run_id: Some("r1".into()),
+        };
+        let b = batch(vec![status("old")]);
+        let needs = needs(&b, 1 << 20);
+        assert_eq!(needs.existence["u1"], ["old"]);
+        let missing = plan(&b, &Facts::default(), 1, 1 << 20).unwrap_err();
+        assert!(
+            matches!(missing, StoreError::MissingMemory { .. }),
+            "{missing}"
+        );
+        let facts = Facts {
+            existing: [("u1".to_owned(), "old".to_owned())].into(),
+            ..Facts::default()
+        };
+        let commits = plan(&b, &facts, 1, 1 << 20).unwrap();
+        let row = &commits[0].last[0][0].row;
+        assert!(
+            matches!(
+                row,
+                Row::Status {
+                    memory_id: "old",
+                    ..
+                }
+            ),
+            "{row:?}"
+        );
+        // The memory's own row is its text and vector: 5,000 of them were
+        // a 10 MB batch; 5,000 status rows are a few hundred KB.
+        let full = Row::Memory(&memory("u1", "old", 200)).size();
+        assert!(row.size() * 10 < full, "{} vs {full}", row.size());
+        // It survives the journal.
+        let journal = encode_journal(&commits[0].last).unwrap();
+        let back = decode_journal(&journal[0]).unwrap();
+        assert_eq!(back[0].op(), commits[0].last[0][0]);
     }
 
     #[test]

@@ -53,6 +53,8 @@ statements! {
         VALUES (?, ?, ?, ?, ?, ?, null) USING TIMESTAMP ?";
     insert_hash = "INSERT INTO memory_hashes (user_id, content_hash, id) VALUES (?, ?, ?) \
         USING TIMESTAMP ?";
+    update_status = "UPDATE memories USING TIMESTAMP ? SET status = ?, last_run_id = ? \
+        WHERE user_id = ? AND id = ?";
     delete_memory = "DELETE FROM memories USING TIMESTAMP ? WHERE user_id = ? AND id = ?";
     delete_salience = "DELETE FROM memory_salience USING TIMESTAMP ? WHERE user_id = ? AND id = ?";
     insert_link = "INSERT INTO links (user_id, from_id, to_id, link_type, confidence, reason, \
@@ -156,6 +158,15 @@ impl Statements {
                     m.id.as_str(),
                     ts,
                 )),
+            )],
+            Row::Status {
+                user_id,
+                memory_id,
+                status,
+                last_run_id,
+            } => vec![(
+                &s.update_status,
+                Box::new((ts, status.as_str(), *last_run_id, *user_id, *memory_id)),
             )],
             Row::DeleteMemory { user_id, memory_id } => vec![
                 (&s.delete_memory, Box::new((ts, *user_id, *memory_id))),
