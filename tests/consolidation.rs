@@ -1134,6 +1134,14 @@ fn minimal_pairs_that_contradict_are_flagged_with_their_words_and_never_merged()
             "negation",
             "`no` negates `man`",
         ),
+        // A denial in more general words denies the specific case: no
+        // person at all, so not this woman either.
+        (
+            "There is no person watering the plants",
+            "A woman is watering the plants",
+            "negation",
+            "`no` negates",
+        ),
     ] {
         println!(
             "cosine {:.4}: {first:?} / {second:?}",
@@ -1152,6 +1160,17 @@ fn minimal_pairs_that_contradict_are_flagged_with_their_words_and_never_merged()
         assert_eq!(status(&store, "u", "first"), MemoryStatus::Active);
         assert_eq!(status(&store, "u", "second"), MemoryStatus::Active);
     }
+}
+
+#[test]
+fn a_denial_of_a_more_specific_case_does_not_deny_the_general_statement() {
+    // No lady, but the woman may be no lady: nothing to flag.
+    let (_dir, _store, output) = consolidate_pair(
+        "A woman is watering the plants",
+        "There is no lady watering the plants",
+    );
+    let found = contradiction_events(&output);
+    assert!(found.is_empty(), "{found:?}");
 }
 
 #[test]

@@ -117,7 +117,15 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
     let original: Vec<&str> = spans.iter().map(|&(a, b)| &text[a..b]).collect();
     let words = lowercase(&original);
     let mut out = Vec::with_capacity(words.len());
-    let mut at = 0;
+    // An opening existential "There is / are" only introduces what follows:
+    // "There is no dog running" states what "No dog is running" does, and
+    // left in, its copula aligns with the other text's and strands the
+    // negation away from the argument it denies.
+    let existential = words.len() > 2
+        && words[0] == "there"
+        && listed(COPULAS, words[1].as_str())
+        && lexicon.negation_at(&words[1..]).is_none();
+    let mut at = if existential { 2 } else { 0 };
     while at < words.len() {
         if let Some(len) = lexicon.negation_at(&words[at..]) {
             let word = words[at..at + len].join(" ");
@@ -508,7 +516,18 @@ fn classify(
             .iter()
             .find(|t| t.role == Role::Negation)
             .map_or("", |t| t.word.as_str());
-        let own_content = content(negating).len();
+        // The negating side's words that name what the other side says, in
+        // the same or more general terms ("no `woman`" / "a lady"), are the
+        // denied argument, not a fact of its own: a general denial denies
+        // every specific case.
+        let own_content = content(negating)
+            .into_iter()
+            .filter(|t| {
+                !other_content
+                    .iter()
+                    .any(|o| lexicon.synonyms(t.pair(), o.pair()) || lexicon.is_a(&o.info, &t.info))
+            })
+            .count();
         let pronoun = listed(NEGATIVE_PRONOUNS, negation);
         // The negation must bear on aligned words: a negated clause of its
         // own ("when there are no tournaments") is a detail, not a denial.
