@@ -14,7 +14,7 @@ mod common;
 
 use std::process::Command;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use engram::embed::{BatcherConfig, EmbedBatcher, Embedder, LocalEmbedder};
 
@@ -162,7 +162,7 @@ fn batched(texts: &[String], bucketing: bool) -> usize {
             embedder,
             BatcherConfig {
                 max_batch: config.max_batch,
-                max_wait: Duration::from_millis(config.max_wait_ms),
+                max_wait: config.max_wait,
                 sub_batch: config.sub_batch(),
                 bucketing,
             },

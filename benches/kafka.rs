@@ -211,10 +211,10 @@ fn engram_run(
     let settings = [
         ("ENGRAM_KAFKA_GROUP_ID", "bench"),
         ("ENGRAM_KAFKA_OUTPUT_FORMAT", "json"),
-        ("ENGRAM_KAFKA_COMMIT_INTERVAL_MS", "100"),
+        ("ENGRAM_KAFKA_COMMIT_INTERVAL", "100ms"),
         ("ENGRAM_LOG_LEVEL", "warn,engram::kafka::consume=info"),
         ("ENGRAM_CONSOLIDATION_TRIGGER_NEW_MEMORIES", "0"),
-        ("ENGRAM_CONSOLIDATION_SCHEDULE_INTERVAL_SECS", "0"),
+        ("ENGRAM_CONSOLIDATION_SCHEDULE_INTERVAL", "0s"),
         (
             "ENGRAM_EMBEDDING_ENABLED",
             if embedding { "true" } else { "false" },

@@ -152,7 +152,7 @@ fn main() -> ExitCode {
         ("ENGRAM_KAFKA_OUTPUT_FORMAT", "json"),
         ("ENGRAM_EMBEDDING_ENABLED", "false"),
         ("ENGRAM_LOG_LEVEL", "warn,engram::kafka::consume=info"),
-        ("ENGRAM_CONSOLIDATION_SCHEDULE_INTERVAL_SECS", "60"),
+        ("ENGRAM_CONSOLIDATION_SCHEDULE_INTERVAL", "1m"),
         ("ENGRAM_INDEX_MAX_CACHED_VECTORS", "2000"),
     ];
     let engram = Engram::start(

@@ -7,6 +7,7 @@
 //! never silently half-applied, and a file with an unknown key is an error.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
@@ -14,6 +15,7 @@ use sha2::{Digest, Sha256};
 use thiserror::Error;
 
 use crate::clock::ClockMode;
+use crate::duration;
 use crate::embed::EmbeddingConfig;
 use crate::event::{Limits, WireFormat};
 use crate::index::IndexConfig;
@@ -143,11 +145,13 @@ pub struct ConsolidationConfig {
     pub wordnet_dir: String,
     /// Threshold trigger: new memories since the user's last cycle.
     pub trigger_new_memories: u64,
-    /// Schedule trigger: seconds between cycles of a changed user (0: off).
-    pub schedule_interval_secs: u64,
+    /// Schedule trigger: time between cycles of a changed user (0: off).
+    #[serde(with = "duration")]
+    pub schedule_interval: Duration,
     /// Spreads scheduled cycles: each user's due time moves by a fixed
-    /// per-user offset below this many seconds (at most the interval).
-    pub schedule_jitter_secs: u64,
+    /// per-user offset below this (at most the interval).
+    #[serde(with = "duration")]
+    pub schedule_jitter: Duration,
     pub duplicate_threshold: f64,
     pub contradiction_min_similarity: f64,
     /// Lower nominating floor for a pair where one text has a negation:
@@ -191,7 +195,8 @@ pub struct ConsolidationConfig {
     pub pattern_rewrite_url: String,
     pub pattern_rewrite_model: String,
     pub pattern_rewrite_token: String,
-    pub pattern_rewrite_timeout_ms: u64,
+    #[serde(with = "duration")]
+    pub pattern_rewrite_timeout: Duration,
 }
 
 impl Default for ConsolidationConfig {
@@ -200,8 +205,8 @@ impl Default for ConsolidationConfig {
             rules_path: String::new(),
             wordnet_dir: ".cache/engram/wordnet".into(),
             trigger_new_memories: 20,
-            schedule_interval_secs: 86_400,
-            schedule_jitter_secs: 3_600,
+            schedule_interval: Duration::from_secs(86_400),
+            schedule_jitter: Duration::from_secs(3_600),
             duplicate_threshold: 0.78,
             contradiction_min_similarity: 0.60,
             negation_min_similarity: 0.50,
@@ -227,7 +232,7 @@ impl Default for ConsolidationConfig {
             pattern_rewrite_url: String::new(),
             pattern_rewrite_model: String::new(),
             pattern_rewrite_token: String::new(),
-            pattern_rewrite_timeout_ms: 5_000,
+            pattern_rewrite_timeout: Duration::from_secs(5),
         }
     }
 }
@@ -302,15 +307,19 @@ pub struct KafkaConfig {
     pub topic_replication: i32,
     /// Where a new consumer group starts: earliest or latest.
     pub auto_offset_reset: String,
-    pub session_timeout_ms: u64,
-    pub heartbeat_interval_ms: u64,
+    #[serde(with = "duration")]
+    pub session_timeout: Duration,
+    #[serde(with = "duration")]
+    pub heartbeat_interval: Duration,
     /// A partition's pending events are applied and made durable after this
     /// many events or this long after the first, whichever comes first.
     pub flush_max_events: usize,
-    pub flush_interval_ms: u64,
+    #[serde(with = "duration")]
+    pub flush_interval: Duration,
     /// Durable offsets are committed to the group at this interval (and on
     /// every revoke and at shutdown).
-    pub commit_interval_ms: u64,
+    #[serde(with = "duration")]
+    pub commit_interval: Duration,
     /// Events prefetched but not yet taken by the partition's worker; above
     /// it the client stops fetching that partition until the worker catches
     /// up (librdkafka's `queued.min.messages`).
@@ -318,7 +327,8 @@ pub struct KafkaConfig {
     /// Consolidation cycles running at once in this instance.
     pub max_concurrent_cycles: usize,
     /// How often each partition checks for scheduled cycles that are due.
-    pub schedule_check_ms: u64,
+    #[serde(with = "duration")]
+    pub schedule_check: Duration,
     /// What orders one partition's records across the input topics (as
     /// Kafka Streams orders a task's co-partitioned inputs): `event_time`,
     /// the time the event states, or `timestamp`, the record's Kafka
@@ -327,7 +337,8 @@ pub struct KafkaConfig {
     /// How long a worker holds back the other topics' records while one
     /// input topic's partition has nothing fetched and is not known to be at
     /// its end; then it goes on without it.
-    pub max_idle_ms: u64,
+    #[serde(with = "duration")]
+    pub max_idle: Duration,
 }
 
 impl Default for KafkaConfig {
@@ -360,16 +371,16 @@ impl Default for KafkaConfig {
             topic_partitions: 6,
             topic_replication: 1,
             auto_offset_reset: "earliest".to_owned(),
-            session_timeout_ms: 10_000,
-            heartbeat_interval_ms: 3_000,
+            session_timeout: Duration::from_secs(10),
+            heartbeat_interval: Duration::from_secs(3),
             flush_max_events: 500,
-            flush_interval_ms: 200,
-            commit_interval_ms: 1_000,
+            flush_interval: Duration::from_millis(200),
+            commit_interval: Duration::from_secs(1),
             max_in_flight_per_partition: 10_000,
             max_concurrent_cycles: 1,
-            schedule_check_ms: 1_000,
+            schedule_check: Duration::from_secs(1),
             order_by: OrderBy::EventTime,
-            max_idle_ms: 500,
+            max_idle: Duration::from_millis(500),
         }
     }
 }
@@ -399,12 +410,14 @@ pub struct ScyllaConfig {
     pub datacenters: String,
     /// Datacenter whose nodes requests go to first (empty: any).
     pub local_datacenter: String,
-    /// Client-side timeout of one request, in milliseconds.
-    pub request_timeout_ms: u64,
+    /// Client-side timeout of one request.
+    #[serde(with = "duration")]
+    pub request_timeout: Duration,
     /// Attempts after the first for a request that timed out or found too
-    /// few replicas, with exponential backoff from `retry_backoff_ms`.
+    /// few replicas, with exponential backoff from `retry_backoff`.
     pub retries: u32,
-    pub retry_backoff_ms: u64,
+    #[serde(with = "duration")]
+    pub retry_backoff: Duration,
     /// A user's writes in one flush go in one logged batch up to this size;
     /// above it they are split as ARCHITECTURE.md describes. Keep it below
     /// the cluster's `batch_size_fail_threshold_in_kb`.
@@ -430,9 +443,9 @@ impl Default for ScyllaConfig {
             replication_factor: 3,
             datacenters: String::new(),
             local_datacenter: String::new(),
-            request_timeout_ms: 10_000,
+            request_timeout: Duration::from_secs(10),
             retries: 5,
-            retry_backoff_ms: 100,
+            retry_backoff: Duration::from_millis(100),
             max_batch_bytes: 512 * 1024,
             tls: false,
             tls_ca_file: String::new(),
@@ -690,6 +703,10 @@ impl Config {
                 path: path.display().to_string(),
                 reason: e.to_string(),
             })?;
+            let text = upgrade_renamed_keys(&text).map_err(|reason| ConfigError::Invalid {
+                origin: format!(" in {}", path.display()),
+                reason,
+            })?;
             // Deserialising the file on its own first gives errors with line numbers.
             let from_file: Config = toml::from_str(&text).map_err(|e| ConfigError::Invalid {
                 origin: format!(" in {}", path.display()),
@@ -699,11 +716,26 @@ impl Config {
         }
         let keys = leaf_keys(&defaults);
         let env_overrides = env.into_iter().filter_map(|(name, value)| {
-            let key = keys.iter().find(|key| env_name(key) == name)?.clone();
+            let origin = format!("environment variable {name}");
+            if let Some(key) = keys.iter().find(|key| env_name(key) == name) {
+                return Some(Override {
+                    key: key.clone(),
+                    value,
+                    origin,
+                });
+            }
+            // An earlier release's variable: its number in its old unit.
+            let (_, key, unit) = RENAMED.iter().find(|(old, _, _)| env_name(old) == name)?;
+            let value = value
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .and_then(|number| from_renamed(number, *unit))
+                .unwrap_or(value);
             Some(Override {
-                key,
+                key: (*key).to_owned(),
                 value,
-                origin: format!("environment variable {name}"),
+                origin,
             })
         });
         for item in env_overrides.collect::<Vec<_>>().into_iter().chain(flags) {
@@ -723,8 +755,8 @@ impl Config {
         let mut checks = Checks::default();
         let s = &self.salience;
         checks.open_unit("salience.decay", s.decay);
-        checks.positive("salience.min_age_secs", s.min_age_secs);
-        checks.positive("salience.pivot_age_secs", s.pivot_age_secs);
+        checks.positive("salience.min_age", s.min_age.as_secs_f64());
+        checks.positive("salience.pivot_age", s.pivot_age.as_secs_f64());
         checks.positive("salience.scale", s.scale);
         checks.finite("salience.importance_weight", s.importance_weight);
         let c = &self.consolidation;
@@ -848,6 +880,102 @@ impl Config {
     }
 }
 
+/// Keys of earlier releases, whose plain numbers were in a unit the key's
+/// name gave (milliseconds: 1, seconds: 1,000), with the key that replaced
+/// each. Files and environment variables that use them keep working.
+const RENAMED: [(&str, &str, u64); 16] = [
+    (
+        "consolidation.schedule_interval_secs",
+        "consolidation.schedule_interval",
+        1_000,
+    ),
+    (
+        "consolidation.schedule_jitter_secs",
+        "consolidation.schedule_jitter",
+        1_000,
+    ),
+    (
+        "consolidation.pattern_rewrite_timeout_ms",
+        "consolidation.pattern_rewrite_timeout",
+        1,
+    ),
+    ("kafka.session_timeout_ms", "kafka.session_timeout", 1),
+    ("kafka.heartbeat_interval_ms", "kafka.heartbeat_interval", 1),
+    ("kafka.flush_interval_ms", "kafka.flush_interval", 1),
+    ("kafka.commit_interval_ms", "kafka.commit_interval", 1),
+    ("kafka.schedule_check_ms", "kafka.schedule_check", 1),
+    ("kafka.max_idle_ms", "kafka.max_idle", 1),
+    ("scylla.request_timeout_ms", "scylla.request_timeout", 1),
+    ("scylla.retry_backoff_ms", "scylla.retry_backoff", 1),
+    (
+        "limits.max_future_skew_secs",
+        "limits.max_future_skew",
+        1_000,
+    ),
+    (
+        "limits.max_parked_read_age_secs",
+        "limits.max_parked_read_age",
+        1_000,
+    ),
+    ("embedding.max_wait_ms", "embedding.max_wait", 1),
+    ("salience.min_age_secs", "salience.min_age", 1_000),
+    ("salience.pivot_age_secs", "salience.pivot_age", 1_000),
+];
+
+/// A plain number of an earlier release's key, in that key's unit, as a
+/// duration value (`None`: not a non-negative number).
+fn from_renamed(number: f64, unit_millis: u64) -> Option<String> {
+    let millis = number * unit_millis as f64;
+    (millis.is_finite() && millis >= 0.0)
+        .then(|| duration::format(Duration::from_millis(millis.round() as u64)))
+}
+
+/// A config file with keys of an earlier release rewritten to their new
+/// names and units (the text unchanged when it has none, so errors keep
+/// their line numbers).
+fn upgrade_renamed_keys(text: &str) -> Result<std::borrow::Cow<'_, str>, String> {
+    let Ok(mut table) = text.parse::<toml::Table>() else {
+        return Ok(std::borrow::Cow::Borrowed(text));
+    };
+    let mut changed = false;
+    for (old, new, unit) in RENAMED {
+        let (Some((section, old_field)), Some((_, new_field))) =
+            (old.split_once('.'), new.split_once('.'))
+        else {
+            continue;
+        };
+        let Some(fields) = table.get_mut(section).and_then(toml::Value::as_table_mut) else {
+            continue;
+        };
+        let Some(value) = fields.remove(old_field) else {
+            continue;
+        };
+        if fields.contains_key(new_field) {
+            return Err(format!("both `{old}` and `{new}` are set; keep `{new}`"));
+        }
+        let number = value
+            .as_integer()
+            .map(|n| n as f64)
+            .or_else(|| value.as_float());
+        let text = number
+            .and_then(|number| from_renamed(number, unit))
+            .ok_or_else(|| {
+                format!(
+                    "`{old}` (now `{new}`, {}) must be a number",
+                    duration::EXPECTED
+                )
+            })?;
+        fields.insert(new_field.to_owned(), toml::Value::String(text));
+        changed = true;
+    }
+    if !changed {
+        return Ok(std::borrow::Cow::Borrowed(text));
+    }
+    toml::to_string(&table)
+        .map(std::borrow::Cow::Owned)
+        .map_err(|e| e.to_string())
+}
+
 fn env_name(key: &str) -> String {
     format!("{ENV_PREFIX}{}", key.replace('.', "_").to_uppercase())
 }
@@ -900,6 +1028,9 @@ fn apply_override(merged: &mut Json, defaults: &Json, item: &Override) -> Result
         value: item.value.clone(),
     };
     let text = item.value.trim();
+    if RENAMED.iter().any(|(_, new, _)| *new == item.key) {
+        duration::parse(text).map_err(|_| bad(duration::EXPECTED))?;
+    }
     let parsed = match default {
         Json::Bool(_) => Json::Bool(text.parse().map_err(|_| bad("true or false"))?),
         Json::Number(n) if n.is_u64() || n.is_i64() => {
@@ -922,6 +1053,13 @@ fn apply_override(merged: &mut Json, defaults: &Json, item: &Override) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_earlier_keys_number_keeps_its_unit() {
+        assert_eq!(from_renamed(3_600.0, 1_000).as_deref(), Some("1h"));
+        assert_eq!(from_renamed(250.0, 1).as_deref(), Some("250ms"));
+        assert_eq!(from_renamed(-1.0, 1), None);
+    }
 
     fn flag(key: &str, value: &str) -> Override {
         Override {
@@ -972,6 +1110,91 @@ mod tests {
             .to_string();
         assert!(
             error.contains("batch_sise") && error.contains("line 3"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn durations_take_a_unit_in_files_env_and_flags() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("engram.toml");
+        std::fs::write(
+            &file,
+            "[kafka]\nmax_idle = \"2s\"\n[salience]\npivot_age = \"3d\"\n",
+        )
+        .unwrap();
+        let env = vec![(
+            "ENGRAM_KAFKA_COMMIT_INTERVAL".to_owned(),
+            "250ms".to_owned(),
+        )];
+        let config = Config::load(
+            Some(&file),
+            env,
+            vec![flag("consolidation.schedule_interval", "1h30m")],
+        )
+        .unwrap();
+        assert_eq!(config.kafka.max_idle, Duration::from_secs(2));
+        assert_eq!(config.salience.pivot_age, Duration::from_secs(3 * 86_400));
+        assert_eq!(config.kafka.commit_interval, Duration::from_millis(250));
+        assert_eq!(
+            config.consolidation.schedule_interval,
+            Duration::from_secs(5_400)
+        );
+        // A number without its unit names the key and what it takes.
+        let env = vec![("ENGRAM_KAFKA_MAX_IDLE".to_owned(), "500".to_owned())];
+        let error = Config::load(None, env, vec![]).unwrap_err().to_string();
+        assert!(
+            error.contains("ENGRAM_KAFKA_MAX_IDLE") && error.contains("a duration with a unit"),
+            "{error}"
+        );
+        std::fs::write(&file, "[kafka]\nmax_idle = 500\n").unwrap();
+        let error = Config::load(Some(&file), vec![], vec![])
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("max_idle"), "{error}");
+        // Printed with their units.
+        assert!(
+            Config::default()
+                .to_masked_toml()
+                .contains("schedule_interval = \"1d\"")
+        );
+    }
+
+    #[test]
+    fn keys_of_earlier_releases_keep_their_units() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("engram.toml");
+        std::fs::write(
+            &file,
+            "[kafka]\nmax_idle_ms = 2000\n[consolidation]\nschedule_interval_secs = 3600\n\
+             [salience]\nmin_age_secs = 0.5\n",
+        )
+        .unwrap();
+        let env = vec![
+            (
+                "ENGRAM_KAFKA_COMMIT_INTERVAL_MS".to_owned(),
+                "100".to_owned(),
+            ),
+            (
+                "ENGRAM_LIMITS_MAX_PARKED_READ_AGE_SECS".to_owned(),
+                "60".to_owned(),
+            ),
+        ];
+        let config = Config::load(Some(&file), env, vec![]).unwrap();
+        assert_eq!(config.kafka.max_idle, Duration::from_secs(2));
+        assert_eq!(
+            config.consolidation.schedule_interval,
+            Duration::from_secs(3_600)
+        );
+        assert_eq!(config.salience.min_age, Duration::from_millis(500));
+        assert_eq!(config.kafka.commit_interval, Duration::from_millis(100));
+        assert_eq!(config.limits.max_parked_read_age, Duration::from_secs(60));
+        std::fs::write(&file, "[kafka]\nmax_idle_ms = 2000\nmax_idle = \"1s\"\n").unwrap();
+        let error = Config::load(Some(&file), vec![], vec![])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("max_idle_ms") && error.contains("keep `kafka.max_idle`"),
             "{error}"
         );
     }

@@ -11,6 +11,7 @@ pub mod clock;
 pub mod config;
 pub mod cycle;
 pub mod detect;
+pub mod duration;
 pub mod embed;
 pub mod emit;
 pub mod error;

@@ -449,7 +449,7 @@ impl<'a> Pipeline<'a> {
                 count(&mut summary.rejected, "unknown_memory");
                 let reason = format!(
                     "memory {} was not created within {} s of the read \
-                     (limits.max_parked_read_age_secs)",
+                     (limits.max_parked_read_age)",
                     parked.read.memory_id,
                     parking.max_age_ms / 1_000
                 );
@@ -867,8 +867,8 @@ fn track_parked(parked_since: &mut BTreeMap<String, Millis>, state: &UserState) 
 /// An empty schedule as the consolidation settings configure it.
 fn schedule(consolidation: &ConsolidationConfig) -> Schedule {
     Schedule::new(
-        consolidation.schedule_interval_secs,
-        consolidation.schedule_jitter_secs,
+        consolidation.schedule_interval,
+        consolidation.schedule_jitter,
     )
 }
 

@@ -40,9 +40,9 @@ impl ChatRewriter {
             return None;
         }
         let agent: ureq::Agent = ureq::Agent::config_builder()
-            .timeout_global(Some(Duration::from_millis(
-                config.pattern_rewrite_timeout_ms.max(1),
-            )))
+            .timeout_global(Some(
+                config.pattern_rewrite_timeout.max(Duration::from_millis(1)),
+            ))
             .http_status_as_error(true)
             .build()
             .into();

@@ -35,6 +35,8 @@
 //! values for one presentation and importance 0.5: 1 hour 0.93, 1 day 0.72,
 //! 30 days 0.33, 1 year 0.12.
 
+use std::time::Duration;
+
 use serde::{Deserialize, Serialize};
 
 use crate::clock::Millis;
@@ -48,11 +50,13 @@ pub const RECENT_KEPT: usize = 3;
 pub struct SalienceParams {
     /// ACT-R decay `d`; 0.5 is the standard value.
     pub decay: f64,
-    /// Ages below this many seconds count as this many seconds, so a read at
-    /// the same instant as creation (or "before" it, by clock skew) stays finite.
-    pub min_age_secs: f64,
+    /// Ages below this count as this, so a read at the same instant as
+    /// creation (or "before" it, by clock skew) stays finite.
+    #[serde(with = "crate::duration")]
+    pub min_age: Duration,
     /// Age of a single presentation that maps to salience 0.5 at importance 0.5.
-    pub pivot_age_secs: f64,
+    #[serde(with = "crate::duration")]
+    pub pivot_age: Duration,
     /// Activation units per logit.
     pub scale: f64,
     /// Logits added per unit of importance above 0.5.
@@ -63,8 +67,8 @@ impl Default for SalienceParams {
     fn default() -> Self {
         Self {
             decay: 0.5,
-            min_age_secs: 1.0,
-            pivot_age_secs: 7.0 * 24.0 * 3600.0,
+            min_age: Duration::from_secs(1),
+            pivot_age: Duration::from_secs(7 * 24 * 3600),
             scale: 1.0,
             importance_weight: 2.0,
         }
@@ -220,7 +224,12 @@ pub fn exact_activation(presentations: &[Millis], now: Millis, params: &Salience
 
 /// Maps activation and importance to [0, 1] (see the module docs).
 pub fn salience_from_activation(activation: f64, importance: f64, params: &SalienceParams) -> f64 {
-    let pivot = -params.decay * params.pivot_age_secs.max(params.min_age_secs).ln();
+    let pivot = -params.decay
+        * params
+            .pivot_age
+            .as_secs_f64()
+            .max(params.min_age.as_secs_f64())
+            .ln();
     let importance = if importance.is_finite() {
         importance.clamp(0.0, 1.0)
     } else {
@@ -239,7 +248,7 @@ pub fn salience_from_activation(activation: f64, importance: f64, params: &Salie
 /// An age in milliseconds as seconds, never below the minimum age.
 fn age_secs(age_millis: f64, params: &SalienceParams) -> f64 {
     (age_millis / 1000.0)
-        .max(params.min_age_secs)
+        .max(params.min_age.as_secs_f64())
         .max(f64::MIN_POSITIVE)
 }
 

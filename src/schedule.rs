@@ -13,6 +13,7 @@
 //! ingestion, instead of all at one stream instant.
 
 use std::collections::{BTreeSet, HashMap};
+use std::time::Duration;
 
 use crate::model::{Millis, UserState};
 
@@ -26,14 +27,13 @@ pub struct Schedule {
 }
 
 impl Schedule {
-    /// `interval_secs == 0` turns the schedule off; the jitter is at most
-    /// one interval.
-    pub fn new(interval_secs: u64, jitter_secs: u64) -> Self {
-        let millis = |secs: u64| Millis::try_from(secs.saturating_mul(1000)).unwrap_or(Millis::MAX);
-        let interval = millis(interval_secs);
+    /// A zero `interval` turns the schedule off; the jitter is at most one
+    /// interval.
+    pub fn new(interval: Duration, jitter: Duration) -> Self {
+        let interval = crate::duration::millis(interval);
         Self {
             interval,
-            jitter: millis(jitter_secs).min(interval),
+            jitter: crate::duration::millis(jitter).min(interval),
             ..Self::default()
         }
     }
@@ -102,6 +102,10 @@ impl Schedule {
 mod tests {
     use super::*;
 
+    fn secs(n: u64) -> Duration {
+        Duration::from_secs(n)
+    }
+
     const HOUR: Millis = 3_600_000;
 
     fn state(user: &str, last: Option<Millis>, changed: Option<Millis>) -> UserState {
@@ -113,7 +117,7 @@ mod tests {
 
     #[test]
     fn due_one_interval_after_the_last_cycle_and_only_when_changed() {
-        let schedule = Schedule::new(3600, 0);
+        let schedule = Schedule::new(secs(3600), secs(0));
         assert_eq!(schedule.due_at(&state("u", Some(0), None)), None);
         assert_eq!(schedule.due_at(&state("u", Some(0), Some(10))), Some(HOUR));
         assert_eq!(
@@ -126,14 +130,14 @@ mod tests {
             "a change long after the interval is due at once"
         );
         assert_eq!(
-            Schedule::new(0, 0).due_at(&state("u", Some(0), Some(1))),
+            Schedule::new(secs(0), secs(0)).due_at(&state("u", Some(0), Some(1))),
             None
         );
     }
 
     #[test]
     fn earliest_due_first_and_updates_replace() {
-        let mut schedule = Schedule::new(3600, 0);
+        let mut schedule = Schedule::new(secs(3600), secs(0));
         schedule.update(&state("b", Some(0), Some(1)));
         schedule.update(&state("a", Some(HOUR), Some(HOUR + 1)));
         assert_eq!(schedule.next_due(HOUR - 1), None);
@@ -146,7 +150,7 @@ mod tests {
 
     #[test]
     fn due_times_spread_by_a_fixed_per_user_offset_within_the_jitter() {
-        let schedule = Schedule::new(24 * 3600, 3600);
+        let schedule = Schedule::new(secs(24 * 3600), secs(3600));
         let due: Vec<Millis> = (0..50)
             .map(|n| {
                 schedule
@@ -159,7 +163,7 @@ mod tests {
         assert!(distinct.len() >= 45, "spread: {distinct:?}");
         // The same user is always due at the same offset: where a cycle
         // falls depends only on event times and the id.
-        let again = Schedule::new(24 * 3600, 3600);
+        let again = Schedule::new(secs(24 * 3600), secs(3600));
         assert_eq!(
             again.due_at(&state("user-7", Some(0), Some(1))),
             Some(due[7])
@@ -169,7 +173,7 @@ mod tests {
             Some(due[7] + 5 * HOUR)
         );
         // Never more than the interval.
-        let short = Schedule::new(60, 3600);
+        let short = Schedule::new(secs(60), secs(3600));
         let at = short.due_at(&state("user-7", Some(0), Some(1))).unwrap();
         assert!((60_000..120_000).contains(&at), "{at}");
     }

@@ -67,8 +67,7 @@ impl Parking {
     pub fn from_limits(limits: &Limits) -> Self {
         Self {
             max_per_user: limits.max_parked_reads_per_user,
-            max_age_ms: i64::try_from(limits.max_parked_read_age_secs.saturating_mul(1_000))
-                .unwrap_or(i64::MAX),
+            max_age_ms: crate::duration::millis(limits.max_parked_read_age),
         }
     }
 

@@ -228,7 +228,7 @@ fn consolidate_inspect_and_undo_from_the_command_line() {
     std::fs::write(&input, lines.join("\n") + "\n").unwrap();
     let manual_only = [
         ("ENGRAM_CONSOLIDATION_TRIGGER_NEW_MEMORIES", "0"),
-        ("ENGRAM_CONSOLIDATION_SCHEDULE_INTERVAL_SECS", "0"),
+        ("ENGRAM_CONSOLIDATION_SCHEDULE_INTERVAL", "0s"),
     ];
     let input = input.display().to_string();
     let out = dir.path().join("out.jsonl").display().to_string();

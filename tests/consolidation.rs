@@ -882,7 +882,7 @@ fn triggers_threshold_manual_schedule_and_capacity() {
     let (_dir, store) = store();
     let mut settings = CycleSettings::default();
     settings.consolidation.trigger_new_memories = 3;
-    settings.consolidation.schedule_interval_secs = DAY as u64;
+    settings.consolidation.schedule_interval = std::time::Duration::from_secs(DAY as u64);
     let mut events: Vec<Event> = (0..3)
         .map(|i| {
             memory_created(
@@ -974,7 +974,7 @@ fn pattern_text_with(url: &str) -> (String, Vec<String>) {
     let mut settings = CycleSettings::default();
     settings.consolidation.pattern_rewrite_url = url.to_owned();
     settings.consolidation.pattern_rewrite_model = "test-model".into();
-    settings.consolidation.pattern_rewrite_timeout_ms = 500;
+    settings.consolidation.pattern_rewrite_timeout = std::time::Duration::from_millis(500);
     settings.rewriter =
         ChatRewriter::from_config(&settings.consolidation).map(|r| Arc::new(r) as _);
     let output = execute(&store, "u", "r1", 3 * DAY, &settings);

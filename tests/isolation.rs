@@ -88,7 +88,7 @@ fn events(users: &[usize]) -> Vec<Event> {
 fn settings() -> CycleSettings {
     let mut settings = CycleSettings::default();
     settings.consolidation.trigger_new_memories = 4;
-    settings.consolidation.schedule_interval_secs = 0;
+    settings.consolidation.schedule_interval = std::time::Duration::ZERO;
     settings
 }
 

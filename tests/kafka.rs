@@ -103,7 +103,7 @@ fn metric(scrape: &str, series: &str) -> Option<f64> {
 fn the_http_endpoint_serves_probes_metrics_and_consolidation() {
     let (broker, _dir, engram) = engram_creating_topics(&[
         ("ENGRAM_CONSOLIDATION_TRIGGER_NEW_MEMORIES", "1000"),
-        ("ENGRAM_CONSOLIDATION_SCHEDULE_INTERVAL_SECS", "0"),
+        ("ENGRAM_CONSOLIDATION_SCHEDULE_INTERVAL", "0s"),
     ]);
     let base = format!("http://{}", engram.http_address(WAIT));
     let agent = http();
@@ -225,7 +225,7 @@ fn events_in_become_output_events_out(format: WireFormat) {
     let (broker, dir, engram) = engram_creating_topics(&[
         ("ENGRAM_KAFKA_OUTPUT_FORMAT", name),
         ("ENGRAM_CONSOLIDATION_TRIGGER_NEW_MEMORIES", "4"),
-        ("ENGRAM_CONSOLIDATION_SCHEDULE_INTERVAL_SECS", "0"),
+        ("ENGRAM_CONSOLIDATION_SCHEDULE_INTERVAL", "0s"),
     ]);
     let texts = [
         ("rest", "API uses REST"),
@@ -321,7 +321,7 @@ fn poison_messages_go_to_the_dlq_and_the_stream_goes_on() {
         ("ENGRAM_EMBEDDING_ENABLED", "false"),
         // The read of a memory that never comes waits a second (wall
         // clock), then is dead-lettered by the idle partition's sweep.
-        ("ENGRAM_LIMITS_MAX_PARKED_READ_AGE_SECS", "1"),
+        ("ENGRAM_LIMITS_MAX_PARKED_READ_AGE", "1s"),
     ]);
     let good = Event::MemoryCreated(created("bo", "m1", "Bo likes tea", 0));
     let mut avro_junk = vec![0xC3, 0x01];
@@ -675,7 +675,7 @@ fn single_topic_settings(group: &str) -> Vec<(&'static str, String)> {
         ("ENGRAM_KAFKA_OUTPUT_FORMAT", "json".to_owned()),
         ("ENGRAM_EMBEDDING_ENABLED", "false".to_owned()),
         ("ENGRAM_PIPELINE_CLOCK", "stream".to_owned()),
-        ("ENGRAM_KAFKA_COMMIT_INTERVAL_MS", "100".to_owned()),
+        ("ENGRAM_KAFKA_COMMIT_INTERVAL", "100ms".to_owned()),
         ("ENGRAM_KAFKA_FLUSH_MAX_EVENTS", "50".to_owned()),
     ]
 }

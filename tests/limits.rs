@@ -57,7 +57,7 @@ fn a_million_reads_over_100k_memories_stay_under_the_rss_bound() {
         .env("ENGRAM_LOG_LEVEL", "warn")
         .env("ENGRAM_EMBEDDING_ENABLED", "false")
         .env("ENGRAM_CONSOLIDATION_TRIGGER_NEW_MEMORIES", "0")
-        .env("ENGRAM_CONSOLIDATION_SCHEDULE_INTERVAL_SECS", "0")
+        .env("ENGRAM_CONSOLIDATION_SCHEDULE_INTERVAL", "0s")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -367,7 +367,7 @@ fn a_read_that_overtakes_its_memory_counts_once_the_memory_is_created() {
 #[test]
 fn a_parked_read_whose_memory_never_comes_is_dead_lettered_when_it_ages_out() {
     let limits = Limits {
-        max_parked_read_age_secs: 60,
+        max_parked_read_age: std::time::Duration::from_secs(60),
         ..Limits::default()
     };
     let (_dir, store) = store();
@@ -401,7 +401,7 @@ fn a_parked_read_whose_memory_never_comes_is_dead_lettered_when_it_ages_out() {
         letter["reason"]
             .as_str()
             .unwrap()
-            .contains("max_parked_read_age_secs"),
+            .contains("max_parked_read_age"),
         "{letter}"
     );
     assert!(

@@ -64,7 +64,7 @@ pub fn run(config: &Config) -> Result<()> {
             Arc::clone(embedder),
             BatcherConfig {
                 max_batch: config.embedding.max_batch,
-                max_wait: Duration::from_millis(config.embedding.max_wait_ms),
+                max_wait: config.embedding.max_wait,
                 sub_batch: config.embedding.sub_batch(),
                 bucketing: true,
             },

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
 
 use fastembed::{
     InitOptionsUserDefined, Pooling, QuantizationMode, TextEmbedding, TokenizerFiles,
@@ -41,8 +42,9 @@ pub struct EmbeddingConfig {
     pub sub_batch_tokens: usize,
     /// Most texts the micro-batcher gathers before calling the model.
     pub max_batch: usize,
-    /// Longest the micro-batcher waits to fill a batch, in milliseconds.
-    pub max_wait_ms: u64,
+    /// Longest the micro-batcher waits to fill a batch.
+    #[serde(with = "crate::duration")]
+    pub max_wait: Duration,
     /// ONNX Runtime intra-op threads; 0 means one per core.
     pub threads: usize,
 }
@@ -66,7 +68,7 @@ impl Default for EmbeddingConfig {
             sub_batch: 32,
             sub_batch_tokens: 2048,
             max_batch: 256,
-            max_wait_ms: 10,
+            max_wait: Duration::from_millis(10),
             threads: 0,
         }
     }

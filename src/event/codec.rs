@@ -1,6 +1,7 @@
 //! Decoding and encoding events: JSON lines and Avro single-object encoding.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use apache_avro::reader::datum::GenericDatumReader;
 use apache_avro::writer::datum::GenericDatumWriter;
@@ -41,20 +42,22 @@ pub struct Limits {
     pub max_tags: usize,
     /// Longest accepted identifier (user, memory, event ids), in bytes.
     pub max_id_bytes: usize,
-    /// How far ahead of the wall clock an event's time may be, in seconds.
+    /// How far ahead of the wall clock an event's time may be.
     /// Later times are `bad_timestamp`: one event dated 9999 would move
     /// stream time past every memory's life. Replays of the past are behind
     /// the wall clock and unaffected.
-    pub max_future_skew_secs: u64,
+    #[serde(with = "crate::duration")]
+    pub max_future_skew: Duration,
     /// Reads of a memory the user does not have yet wait (parked with the
     /// user's state) for the memory to be created: across separate topics
     /// a read can overtake its memory's creation. At most this many per
     /// user; a read beyond it is `unknown_memory` at once.
     pub max_parked_reads_per_user: usize,
-    /// How long a parked read waits, in seconds of the pipeline's clock
+    /// How long a parked read waits, by the pipeline's clock
     /// (stream time for files, the wall clock with a broker), before it is
     /// dead-lettered as `unknown_memory`. 0 turns parking off.
-    pub max_parked_read_age_secs: u64,
+    #[serde(with = "crate::duration")]
+    pub max_parked_read_age: Duration,
 }
 
 impl Default for Limits {
@@ -64,9 +67,9 @@ impl Default for Limits {
             max_content_bytes: 32 * 1024,
             max_tags: 64,
             max_id_bytes: 256,
-            max_future_skew_secs: 24 * 60 * 60,
+            max_future_skew: Duration::from_secs(24 * 60 * 60),
             max_parked_reads_per_user: 1_000,
-            max_parked_read_age_secs: 60 * 60,
+            max_parked_read_age: Duration::from_secs(60 * 60),
         }
     }
 }
@@ -76,8 +79,7 @@ impl Limits {
     /// `wall_now` (milliseconds since the epoch).
     pub fn check_event_time(&self, event: &Event, wall_now: i64) -> Result<(), DecodeError> {
         let time = event.occurred_at();
-        let skew =
-            i64::try_from(self.max_future_skew_secs.saturating_mul(1_000)).unwrap_or(i64::MAX);
+        let skew = crate::duration::millis(self.max_future_skew);
         if time.timestamp_millis() <= wall_now.saturating_add(skew) {
             return Ok(());
         }
@@ -90,7 +92,7 @@ impl Limits {
         Err(DecodeError::FutureTimestamp {
             field: field.to_owned(),
             value: time.to_rfc3339(),
-            skew_secs: self.max_future_skew_secs,
+            skew: crate::duration::format(self.max_future_skew),
         })
     }
 }

@@ -25,11 +25,11 @@ pub enum DecodeError {
     },
     #[error("field `{field}`: `{value}` is not an RFC 3339 timestamp")]
     BadTimestamp { field: String, value: String },
-    #[error("field `{field}`: {value} is more than {skew_secs} s ahead of the wall clock")]
+    #[error("field `{field}`: {value} is more than {skew} ahead of the wall clock")]
     FutureTimestamp {
         field: String,
         value: String,
-        skew_secs: u64,
+        skew: String,
     },
     #[error("importance {0} is outside 0..=1")]
     ImportanceOutOfRange(f64),

@@ -297,10 +297,13 @@ pub fn consume(shared: Arc<Shared>, shutdown: &AtomicBool) -> Result<(), KafkaEr
         ("enable.auto.commit", "false".to_owned()),
         ("enable.auto.offset.store", "false".to_owned()),
         ("auto.offset.reset", config.auto_offset_reset.clone()),
-        ("session.timeout.ms", config.session_timeout_ms.to_string()),
+        (
+            "session.timeout.ms",
+            config.session_timeout.as_millis().to_string(),
+        ),
         (
             "heartbeat.interval.ms",
-            config.heartbeat_interval_ms.to_string(),
+            config.heartbeat_interval.as_millis().to_string(),
         ),
         // Partition p of every input topic goes to the same member.
         ("partition.assignment.strategy", "range".to_owned()),
@@ -340,7 +343,7 @@ pub fn consume(shared: Arc<Shared>, shutdown: &AtomicBool) -> Result<(), KafkaEr
         .subscribe(&names)
         .map_err(|e| KafkaError::client(format!("cannot subscribe to {names:?}"), e))?;
     tracing::info!(topics = ?names, group = %config.group_id, "consuming");
-    let commit_every = Duration::from_millis(config.commit_interval_ms.max(1));
+    let commit_every = config.commit_interval.max(Duration::from_millis(1));
     let report_every = Duration::from_secs(30);
     let mut last_commit = Instant::now();
     let mut last_report = Instant::now();

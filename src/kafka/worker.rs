@@ -17,7 +17,7 @@
 //! one topic is further behind than another (catch-up, a new group, a slow
 //! producer): it decodes each queue's first records and takes the earliest,
 //! holding back while a queue that is not at its end has nothing fetched,
-//! for up to `kafka.max_idle_ms`. A read that still comes first is parked
+//! for up to `kafka.max_idle`. A read that still comes first is parked
 //! by the pipeline until its memory appears.
 
 use std::collections::{BTreeMap, VecDeque};
@@ -101,7 +101,7 @@ impl WorkerHandle {
             let wake = Arc::clone(&wake);
             queue.set_nonempty_callback(move || wake.notify());
         }
-        let max_idle = Duration::from_millis(shared.config.max_idle_ms);
+        let max_idle = shared.config.max_idle;
         let worker = Worker {
             partition,
             topics,
@@ -241,9 +241,9 @@ impl<C: ConsumerContext> Worker<C> {
     /// full or the flush interval has passed since the first.
     fn collect(&mut self, pipeline: &Pipeline<'_>) -> Collected {
         let config = &self.shared.config;
-        let idle = Duration::from_millis(config.schedule_check_ms.max(10));
+        let idle = config.schedule_check.max(Duration::from_millis(10));
         let limit = config.flush_max_events.max(1);
-        let flush_interval = Duration::from_millis(config.flush_interval_ms);
+        let flush_interval = config.flush_interval;
         let mut batch = Vec::new();
         let waiting_since = Instant::now();
         loop {

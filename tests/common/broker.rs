@@ -452,8 +452,8 @@ impl Engram {
             .arg(state)
             .arg("run")
             .env("ENGRAM_KAFKA_BROKERS", &broker.address)
-            .env("ENGRAM_KAFKA_SESSION_TIMEOUT_MS", "6000")
-            .env("ENGRAM_KAFKA_HEARTBEAT_INTERVAL_MS", "1000")
+            .env("ENGRAM_KAFKA_SESSION_TIMEOUT", "6s")
+            .env("ENGRAM_KAFKA_HEARTBEAT_INTERVAL", "1s")
             .env("ENGRAM_LOG_FORMAT", "json")
             .env("ENGRAM_LOG_LEVEL", "info")
             // Any free port: several instances run side by side.

@@ -227,7 +227,7 @@ pub fn store() -> (tempfile::TempDir, EmbeddedStore) {
 pub fn manual_cycles_only() -> engram::cycle::CycleSettings {
     let mut settings = engram::cycle::CycleSettings::default();
     settings.consolidation.trigger_new_memories = 0;
-    settings.consolidation.schedule_interval_secs = 0;
+    settings.consolidation.schedule_interval = std::time::Duration::ZERO;
     settings.consolidation.token_budget = u64::MAX / 4;
     settings
 }

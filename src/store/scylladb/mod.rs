@@ -146,7 +146,7 @@ impl Inner {
             session,
             statements,
             retries: config.retries,
-            backoff: Duration::from_millis(config.retry_backoff_ms.max(1)),
+            backoff: config.retry_backoff.max(Duration::from_millis(1)),
             max_batch_bytes: config.max_batch_bytes.max(1024),
             clock: AtomicI64::new(0),
         };

@@ -122,9 +122,7 @@ pub(super) async fn session(
     let profile = ExecutionProfile::builder()
         .consistency(consistency)
         .load_balancing_policy(policy.build())
-        .request_timeout(Some(Duration::from_millis(
-            config.request_timeout_ms.max(1),
-        )))
+        .request_timeout(Some(config.request_timeout.max(Duration::from_millis(1))))
         .build()
         .into_handle();
     let mut builder = SessionBuilder::new()
