@@ -113,11 +113,7 @@ fn convert<const BUILD: bool>(
             let text = json
                 .as_str()
                 .ok_or_else(|| wrong("RFC 3339 timestamp string"))?;
-            DateTime::parse_from_rfc3339(text)
-                .ok()
-                .map(|time| time.timestamp_millis())
-                // An offset can push year 0000 or 9999 out of range.
-                .filter(|millis| RFC3339_MILLIS.contains(millis))
+            rfc3339_millis(text)
                 .map(Avro::TimestampMillis)
                 .ok_or_else(|| DecodeError::BadTimestamp {
                     field: path.to_string(),
@@ -206,6 +202,16 @@ fn convert<const BUILD: bool>(
             reason: format!("schema type {other:?} is not used by engram events"),
         }),
     }
+}
+
+/// An RFC 3339 timestamp as milliseconds since the epoch, as events carry
+/// them (`None`: not a timestamp an event may hold).
+pub fn rfc3339_millis(text: &str) -> Option<i64> {
+    DateTime::parse_from_rfc3339(text)
+        .ok()
+        .map(|time| time.timestamp_millis())
+        // An offset can push year 0000 or 9999 out of range.
+        .filter(|millis| RFC3339_MILLIS.contains(millis))
 }
 
 /// Builds the JSON form of an Avro value read with `schema`.
