@@ -214,6 +214,15 @@ pub fn rfc3339_millis(text: &str) -> Option<i64> {
         .filter(|millis| RFC3339_MILLIS.contains(millis))
 }
 
+/// A time in milliseconds since the epoch as events carry it (`None`:
+/// outside what RFC 3339 can write).
+pub fn event_time(millis: i64) -> Option<DateTime<chrono::Utc>> {
+    RFC3339_MILLIS
+        .contains(&millis)
+        .then(|| DateTime::from_timestamp_millis(millis))
+        .flatten()
+}
+
 /// Builds the JSON form of an Avro value read with `schema`.
 pub fn avro_to_json(value: &Avro, path: &str) -> Result<Json, DecodeError> {
     let bad = |what: &str| DecodeError::Undecodable(format!("field `{path}`: {what}"));
@@ -230,10 +239,7 @@ pub fn avro_to_json(value: &Avro, path: &str) -> Result<Json, DecodeError> {
             .ok_or_else(|| bad("double is not finite"))?,
         Avro::String(s) | Avro::Enum(_, s) => Json::String(s.clone()),
         Avro::Bytes(bytes) => Json::String(encode_base64(bytes)),
-        Avro::TimestampMillis(millis) => RFC3339_MILLIS
-            .contains(millis)
-            .then(|| DateTime::from_timestamp_millis(*millis))
-            .flatten()
+        Avro::TimestampMillis(millis) => event_time(*millis)
             .map(|time| Json::String(time.to_rfc3339_opts(SecondsFormat::Millis, true)))
             .ok_or_else(|| DecodeError::BadTimestamp {
                 field: path.to_owned(),

@@ -9,7 +9,7 @@ use chrono::SubsecRound;
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
-use super::avro_json::{avro_to_json, check_json, json_to_avro, rfc3339_millis};
+use super::avro_json::{avro_to_json, check_json, event_time, json_to_avro, rfc3339_millis};
 use super::error::DecodeError;
 use super::schema::{SchemaError, Schemas};
 use super::types::{Event, EventType, MemoryAccessed};
@@ -214,6 +214,11 @@ impl EventCodec {
         let (event_type, value) = self.read_single_object(bytes)?;
         if !event_type.is_input() {
             return Err(DecodeError::NotAnInput(event_type.name().to_owned()));
+        }
+        if event_type == EventType::MemoryAccessed
+            && let Some(read) = avro_access(&value)
+        {
+            return self.validate(Event::MemoryAccessed(read));
         }
         self.typed(event_type, avro_to_json(&value, "")?)
     }
@@ -470,6 +475,40 @@ fn plain_access(bytes: &[u8], default_type: Option<EventType>) -> Option<MemoryA
     })
 }
 
+/// A read's Avro record as its struct, without the JSON form the general
+/// path goes through (`None`: anything unexpected, left to that path).
+fn avro_access(value: &apache_avro::types::Value) -> Option<MemoryAccessed> {
+    use apache_avro::types::Value as Avro;
+    let Avro::Record(fields) = value else {
+        return None;
+    };
+    let field = |name: &str| fields.iter().find(|(n, _)| n == name).map(|(_, v)| v);
+    let text = |name: &str| match field(name)? {
+        Avro::String(s) => Some(s.clone()),
+        _ => None,
+    };
+    let accessed_at = match field("accessed_at")? {
+        Avro::TimestampMillis(millis) => event_time(*millis)?,
+        _ => return None,
+    };
+    let context = match field("context") {
+        None | Some(Avro::Null) => None,
+        Some(Avro::Union(_, inner)) => match inner.as_ref() {
+            Avro::Null => None,
+            Avro::String(s) => Some(s.clone()),
+            _ => return None,
+        },
+        Some(_) => return None,
+    };
+    Some(MemoryAccessed {
+        event_id: text("event_id")?,
+        user_id: text("user_id")?,
+        memory_id: text("memory_id")?,
+        accessed_at,
+        context,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -539,5 +578,69 @@ mod tests {
             }
         }
         assert_eq!(accepted, 17, "eight reads twice, and one without its type");
+    }
+
+    #[test]
+    fn avro_reads_decoded_directly_match_the_general_path() {
+        let codec = EventCodec::new(Limits::default()).unwrap();
+        let read = |context: Option<&str>, millis: i64| {
+            Event::MemoryAccessed(MemoryAccessed {
+                event_id: "e1".into(),
+                user_id: "u\u{e9}".into(),
+                memory_id: "m1".into(),
+                accessed_at: chrono::DateTime::from_timestamp_millis(millis).unwrap(),
+                context: context.map(str::to_owned),
+            })
+        };
+        let general = |bytes: &[u8]| {
+            let (event_type, value) = codec.read_single_object(bytes)?;
+            codec.typed(event_type, avro_to_json(&value, "")?)
+        };
+        for event in [
+            read(None, 1_767_322_245_678),
+            read(Some("chat"), 0),
+            read(Some(""), -1_000),
+        ] {
+            let bytes = codec.encode_avro(&event).unwrap();
+            assert_eq!(codec.decode_avro(&bytes), general(&bytes));
+            assert_eq!(codec.decode_avro(&bytes).unwrap(), event);
+        }
+        // A time RFC 3339 cannot write is refused the general way.
+        let mut far = codec.encode_avro(&read(None, 0)).unwrap();
+        let schema = codec.schema(EventType::MemoryAccessed).unwrap();
+        let record = apache_avro::types::Value::Record(vec![
+            (
+                "event_id".into(),
+                apache_avro::types::Value::String("e1".into()),
+            ),
+            (
+                "user_id".into(),
+                apache_avro::types::Value::String("u1".into()),
+            ),
+            (
+                "memory_id".into(),
+                apache_avro::types::Value::String("m1".into()),
+            ),
+            (
+                "accessed_at".into(),
+                apache_avro::types::Value::TimestampMillis(i64::MAX / 2),
+            ),
+            (
+                "context".into(),
+                apache_avro::types::Value::Union(0, Box::new(apache_avro::types::Value::Null)),
+            ),
+        ]);
+        let datum = GenericDatumWriter::builder(schema)
+            .build()
+            .and_then(|writer| writer.write_value_to_vec(record))
+            .unwrap();
+        far.truncate(HEADER_LEN);
+        far.extend_from_slice(&datum);
+        let refused = codec.decode_avro(&far);
+        assert!(
+            matches!(refused, Err(DecodeError::BadTimestamp { .. })),
+            "{refused:?}"
+        );
+        assert_eq!(refused, general(&far));
     }
 }
