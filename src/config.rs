@@ -164,12 +164,16 @@ pub struct ConsolidationConfig {
     pub pattern_similarity: f64,
     /// Least episodes, on at least as many distinct days, for a pattern.
     pub pattern_min_size: usize,
-    /// Days of episodes a cycle looks at for patterns.
-    pub lookback_days: u64,
+    /// How far back a cycle looks at episodes for patterns.
+    #[serde(with = "duration")]
+    pub lookback: Duration,
     pub archive_threshold: f64,
-    pub max_age_days: u64,
+    /// Archive below `archive_threshold` only when unread this long.
+    #[serde(with = "duration")]
+    pub max_age: Duration,
     pub verbose_min_chars: usize,
-    pub verbose_min_age_days: u64,
+    #[serde(with = "duration")]
+    pub verbose_min_age: Duration,
     pub verbose_min_accesses: u64,
     /// Up to this many memories a cycle compares every pair; above it, an
     /// inverted-file index blocks the comparisons (ARCHITECTURE.md).
@@ -213,11 +217,11 @@ impl Default for ConsolidationConfig {
             change_min_similarity: 0.15,
             pattern_similarity: 0.50,
             pattern_min_size: 3,
-            lookback_days: 90,
+            lookback: Duration::from_secs(90 * 86_400),
             archive_threshold: 0.1,
-            max_age_days: 30,
+            max_age: Duration::from_secs(30 * 86_400),
             verbose_min_chars: 280,
-            verbose_min_age_days: 14,
+            verbose_min_age: Duration::from_secs(14 * 86_400),
             verbose_min_accesses: 5,
             exact_pairs_up_to: 2_000,
             max_memories_per_cycle: 100_000,
@@ -883,7 +887,22 @@ impl Config {
 /// Keys of earlier releases, whose plain numbers were in a unit the key's
 /// name gave (milliseconds: 1, seconds: 1,000), with the key that replaced
 /// each. Files and environment variables that use them keep working.
-const RENAMED: [(&str, &str, u64); 16] = [
+const RENAMED: [(&str, &str, u64); 19] = [
+    (
+        "consolidation.lookback_days",
+        "consolidation.lookback",
+        86_400_000,
+    ),
+    (
+        "consolidation.max_age_days",
+        "consolidation.max_age",
+        86_400_000,
+    ),
+    (
+        "consolidation.verbose_min_age_days",
+        "consolidation.verbose_min_age",
+        86_400_000,
+    ),
     (
         "consolidation.schedule_interval_secs",
         "consolidation.schedule_interval",
@@ -1167,6 +1186,7 @@ mod tests {
         std::fs::write(
             &file,
             "[kafka]\nmax_idle_ms = 2000\n[consolidation]\nschedule_interval_secs = 3600\n\
+             max_age_days = 2\n\
              [salience]\nmin_age_secs = 0.5\n",
         )
         .unwrap();
@@ -1187,6 +1207,7 @@ mod tests {
             Duration::from_secs(3_600)
         );
         assert_eq!(config.salience.min_age, Duration::from_millis(500));
+        assert_eq!(config.consolidation.max_age, Duration::from_secs(2 * 86_400));
         assert_eq!(config.kafka.commit_interval, Duration::from_millis(100));
         assert_eq!(config.limits.max_parked_read_age, Duration::from_secs(60));
         std::fs::write(&file, "[kafka]\nmax_idle_ms = 2000\nmax_idle = \"1s\"\n").unwrap();

@@ -49,11 +49,14 @@ pub struct DetectSettings {
     pub change_min_similarity: f64,
     pub pattern_similarity: f64,
     pub pattern_min_size: usize,
-    pub lookback_days: u64,
+    /// How far back episodes count for patterns, in milliseconds.
+    pub lookback: Millis,
     pub archive_threshold: f64,
-    pub max_age_days: u64,
+    /// Unread this long (milliseconds), a faded memory may be archived.
+    pub max_age: Millis,
     pub verbose_min_chars: usize,
-    pub verbose_min_age_days: u64,
+    /// Age (milliseconds) from which a long memory may be split.
+    pub verbose_min_age: Millis,
     pub verbose_min_accesses: u64,
     pub pair_search: PairSearch,
     pub salience: SalienceParams,

@@ -280,7 +280,7 @@ pub fn detect(
                 .push(instance);
         }
     }
-    let since = now.saturating_sub(settings.lookback_days as i64 * DAY_MS);
+    let since = now.saturating_sub(settings.lookback);
     let episodes: Vec<usize> = prepared
         .items
         .iter()
@@ -377,7 +377,7 @@ mod tests {
 
     fn run(snapshot: &Snapshot, now: Millis) -> Vec<PatternCluster> {
         let mut settings = settings();
-        settings.lookback_days = 30;
+        settings.lookback = 30 * DAY_MS;
         detect(
             snapshot,
             &Prepared::new(snapshot),

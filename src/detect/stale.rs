@@ -1,7 +1,7 @@
 //! Stale: memories that have faded and that something else still carries.
 //!
 //! Faded: salience at "now" (from reads and importance) below the archival
-//! threshold, and no read within `max_age_days`. A faded memory is only a
+//! threshold, and no read within `max_age`. A faded memory is only a
 //! candidate when it is not the only active carrier of its facts: a newer
 //! active memory's text covers it (every content word, nothing in conflict),
 //! or it is an instance of an active pattern (the planner also accepts a
@@ -41,13 +41,14 @@ pub fn detect(
             let m = item.memory;
             let salience = m.salience.salience(now, m.importance, &settings.salience);
             let idle = now - m.salience.last_accessed_at();
-            (salience < settings.archive_threshold && idle >= settings.max_age_days as i64 * DAY_MS)
-                .then(|| StaleMemory {
+            (salience < settings.archive_threshold && idle >= settings.max_age).then(|| {
+                StaleMemory {
                     memory_id: m.id.clone(),
                     salience: round4(salience),
                     idle_days: round4(idle as f64 / DAY_MS as f64),
                     covered_by: Vec::new(),
-                })
+                }
+            })
         })
         .collect();
     let order = |i: usize| {

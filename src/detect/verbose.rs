@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::{DAY_MS, DetectSettings, Prepared};
+use super::{DetectSettings, Prepared};
 use crate::model::{Link, LinkType, Millis};
 use crate::text::sentences;
 
@@ -33,7 +33,7 @@ pub fn detect(
         .filter_map(|item| {
             let m = item.memory;
             let chars = m.content.chars().count();
-            let old = now - m.created_at() >= settings.verbose_min_age_days as i64 * DAY_MS;
+            let old = now - m.created_at() >= settings.verbose_min_age;
             let read = m.salience.access_count() >= settings.verbose_min_accesses;
             if chars < settings.verbose_min_chars || !old || !read || split_before(&m.id) {
                 return None;
@@ -52,6 +52,7 @@ pub fn detect(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::detect::DAY_MS;
     use crate::detect::testing::*;
 
     const LONG: &str = "The staging cluster runs on three nodes in Frankfurt. Deploys to it need a \
