@@ -1207,7 +1207,10 @@ mod tests {
             Duration::from_secs(3_600)
         );
         assert_eq!(config.salience.min_age, Duration::from_millis(500));
-        assert_eq!(config.consolidation.max_age, Duration::from_secs(2 * 86_400));
+        assert_eq!(
+            config.consolidation.max_age,
+            Duration::from_secs(2 * 86_400)
+        );
         assert_eq!(config.kafka.commit_interval, Duration::from_millis(100));
         assert_eq!(config.limits.max_parked_read_age, Duration::from_secs(60));
         std::fs::write(&file, "[kafka]\nmax_idle_ms = 2000\nmax_idle = \"1s\"\n").unwrap();
