@@ -885,7 +885,8 @@ impl Config {
 }
 
 /// Keys of earlier releases, whose plain numbers were in a unit the key's
-/// name gave (milliseconds: 1, seconds: 1,000), with the key that replaced
+/// name gave (in milliseconds: 1 for `_ms`, 1,000 for `_secs`, 86,400,000
+/// for `_days`), with the key that replaced
 /// each. Files and environment variables that use them keep working.
 const RENAMED: [(&str, &str, u64); 19] = [
     (

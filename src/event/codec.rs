@@ -465,7 +465,7 @@ fn plain_access(bytes: &[u8], default_type: Option<EventType>) -> Option<MemoryA
     if !is_access {
         return None;
     }
-    let accessed_at = chrono::DateTime::from_timestamp_millis(rfc3339_millis(&plain.accessed_at)?)?;
+    let accessed_at = event_time(rfc3339_millis(&plain.accessed_at)?)?;
     Some(MemoryAccessed {
         event_id: plain.event_id,
         user_id: plain.user_id,

@@ -376,6 +376,12 @@ fn put_salience(
         ],
     )
     .map_err(backend)?;
+    found_memory(changed, user_id, memory_id)
+}
+
+/// An update of one memory's row that changed no row means the memory is
+/// not there: the batch fails rather than write nothing.
+fn found_memory(changed: usize, user_id: &str, memory_id: &str) -> Result<(), StoreError> {
     if changed == 0 {
         return Err(StoreError::MissingMemory {
             user_id: user_id.to_owned(),
@@ -400,13 +406,7 @@ fn put_status(
         params![user_id, memory_id, status.as_str(), last_run_id],
     )
     .map_err(backend)?;
-    if changed == 0 {
-        return Err(StoreError::MissingMemory {
-            user_id: user_id.to_owned(),
-            memory_id: memory_id.to_owned(),
-        });
-    }
-    Ok(())
+    found_memory(changed, user_id, memory_id)
 }
 
 /// A memory, its salience and every link from or to it.
