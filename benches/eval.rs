@@ -9,9 +9,10 @@
 //!   paraphrase label, and lossy merges: the canonical lacks a number, a name
 //!   or another content word of a memory merged into it.
 //! * LoCoMo (dev): one user per speaker per conversation, each observation an
-//!   episodic memory at its session's date, replayed without and with reads;
-//!   evidence recall@10 before and after, the active set, patterns, and every
-//!   contradiction flagged with both texts (see `eval/locomo.rs`).
+//!   episodic memory at its session's date, replayed without and with reads,
+//!   and once more as semantic memories; evidence recall@10 before and after,
+//!   the active set, patterns, and every contradiction flagged with both
+//!   texts (see `eval/locomo.rs`).
 //!
 //! The data is read from `../shared/data` (or `ENGRAM_EVAL_DATA`), never
 //! copied into the repository. `EVAL_ONLY=sick,mrpc,locomo` picks data sets.
@@ -496,12 +497,21 @@ fn content_words(text: &str) -> Vec<(String, bool)> {
 }
 
 /// Whether `kept` carries `word`: the same word (a name also with or
-/// without a possessive "s": "Alaskas" / "Alaska's"), a negation by any
-/// negation, or, for a word WordNet knows, one of its lemmas or a synonym.
+/// without a possessive "s": "Alaskas" / "Alaska's", or an apostrophe), a
+/// negation by any negation, or, for a word WordNet knows, one of its
+/// lemmas or a synonym.
 fn carries(kept: &[(String, bool)], word: &str, literal: bool, wordnet: &WordNet) -> bool {
     // A negation is carried by any negation: "does not have" says "without".
     const NEGATIONS: [&str; 7] = ["not", "no", "never", "without", "none", "nothing", "nobody"];
     if NEGATIONS.contains(&word) && kept.iter().any(|(k, _)| NEGATIONS.contains(&k.as_str())) {
+        return true;
+    }
+    // The same word typed without its apostrophe: "dont" / "don't", which
+    // splits as "don" "t".
+    if kept
+        .windows(2)
+        .any(|w| format!("{}{}", w[0].0, w[1].0) == word)
+    {
         return true;
     }
     kept.iter().any(|(k, _)| {

@@ -1142,6 +1142,57 @@ fn minimal_pairs_that_contradict_are_flagged_with_their_words_and_never_merged()
             "negation",
             "`no` negates",
         ),
+        // A more general verb denies the specific one: "trot" is a way to
+        // "ride" (WordNet's verb hierarchy).
+        (
+            "There is no boy riding a pony",
+            "The boy is trotting on the pony",
+            "negation",
+            "`no` negates `boy`",
+        ),
+        // A passive aligns with its active form.
+        (
+            "Nobody is fixing the old bicycle",
+            "The old bicycle is being fixed by a mechanic",
+            "negation",
+            "`nobody` negates",
+        ),
+        // One clause of a text is enough to deny the other.
+        (
+            "There is no cat sleeping and the dogs are not barking",
+            "A cat is sleeping",
+            "negation",
+            "`no` negates `cat`",
+        ),
+        // The rule file's antonyms match inflections ("add" / "remove").
+        (
+            "The chef is adding salt to the soup",
+            "The chef is removing salt from the soup",
+            "antonym",
+            "`add` ↔ `remove`",
+        ),
+        // A plural WordNet does not know is still the same word.
+        (
+            "There is no biker jumping the ramp",
+            "Two bikers are jumping the ramp",
+            "negation",
+            "`no` negates `biker`",
+        ),
+        // One side says more about the same thing; the other adds nothing.
+        (
+            "A swimmer is crossing a wide river near the old stone bridge",
+            "The swimmer is crossing a narrow river",
+            "antonym",
+            "`wide` ↔ `narrow`",
+        ),
+        // Two antonyms do not cancel out, unlike two negations of one
+        // predicate.
+        (
+            "A man is taking off a coat and revealing a red shirt",
+            "A man is putting on a coat and concealing a red shirt",
+            "antonym",
+            "`revealing` ↔ `concealing`",
+        ),
     ] {
         println!(
             "cosine {:.4}: {first:?} / {second:?}",
@@ -1199,6 +1250,11 @@ fn a_negation_that_bears_on_no_shared_predicate_is_not_a_contradiction() {
         (
             "Caroline wants to adopt a child",
             "Caroline has not told her parents that she wants to adopt a child yet",
+        ),
+        // "dairy-free" agrees with "can't have dairy": it is not "dairy".
+        (
+            "Maya can't have dairy.",
+            "Maya is excited to try a dairy-free cake recipe.",
         ),
     ] {
         println!(

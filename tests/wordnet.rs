@@ -27,6 +27,12 @@ fn lemmas_cover_regular_and_irregular_inflections() {
         vec!["postgresql"],
         "unknown words stay"
     );
+    // WordNet knows only "Bikers" (a gang): the plural of a word it lacks.
+    assert!(wordnet.lemmas("bikers").contains(&"biker".to_owned()));
+    assert!(
+        !wordnet.lemmas("news").contains(&"new".to_owned()),
+        "a stem WordNet knows is another word"
+    );
 }
 
 #[test]
@@ -88,5 +94,181 @@ fn a_missing_directory_is_a_clear_error() {
     assert!(
         error.contains("make models") && error.contains("wordnet_dir"),
         "{error}"
+    );
+}
+
+#[test]
+fn verbs_have_kinds_too() {
+    let wordnet = wordnet();
+    let word = |w: &str| wordnet.word(w);
+    for (specific, general) in [
+        ("trotting", "riding"),
+        ("slicing", "cutting"),
+        ("dachshund", "dog"),
+    ] {
+        assert!(
+            wordnet.kind_of(&word(specific), &word(general)),
+            "{specific} is a kind of {general}"
+        );
+        assert!(!wordnet.kind_of(&word(general), &word(specific)));
+    }
+    assert!(!wordnet.kind_of(&word("playing"), &word("eating")));
+}
+
+/// The alignment of two texts with WordNet, as the detectors see them.
+fn compare(a: &str, b: &str) -> engram::detect::align::Comparison {
+    use engram::detect::align;
+    let lexicon = settings_with_wordnet().lexicon;
+    align::compare(
+        &align::statement(a, &lexicon),
+        &align::statement(b, &lexicon),
+        &lexicon,
+    )
+}
+
+/// Asserts whether the alignment of `a` and `b` is a contradiction.
+fn assert_verdict(a: &str, b: &str, contradicts: bool) {
+    let found = compare(a, b);
+    assert_eq!(
+        found.contradicts(),
+        contradicts,
+        "{a} / {b}: {}",
+        found.verdict()
+    );
+}
+
+#[test]
+fn a_passive_says_what_its_active_form_says() {
+    let same = compare(
+        "A woman is slicing an eggplant",
+        "An eggplant is being sliced by a woman",
+    );
+    assert_eq!(same.moved, 0, "{}", same.verdict());
+    assert!(same.covers(0) && same.covers(1), "{}", same.verdict());
+    assert_verdict(
+        "One woman is peeling a potato",
+        "The potato isn't being peeled by a woman",
+        true,
+    );
+}
+
+#[test]
+fn an_antonym_in_both_subjects_names_another_referent() {
+    // "no woman" says nothing about a man.
+    assert_verdict(
+        "There is no woman playing a guitar",
+        "A man is playing a guitar",
+        false,
+    );
+}
+
+#[test]
+fn a_pronoun_stands_for_the_argument_it_denies() {
+    assert_verdict(
+        "There is no one painting",
+        "Someone is painting a fence",
+        true,
+    );
+    assert_verdict(
+        "The child is talking to the teacher",
+        "There is no child speaking",
+        true,
+    );
+}
+
+#[test]
+fn clauses_split_where_a_new_subject_takes_its_own_verb() {
+    use engram::detect::align;
+    let lexicon = settings_with_wordnet().lexicon;
+    let count = |text: &str| align::clauses(&align::statement(text, &lexicon)).len();
+    assert_eq!(
+        count("There is no cat sleeping and the dogs are not barking"),
+        2
+    );
+    assert_eq!(count("A man is drinking orange juice and walking"), 1);
+    assert_eq!(count("A big brown and white dog is lying on a jacket"), 1);
+    assert_eq!(
+        count("Gina finds starting and running her own business to be a ride"),
+        1,
+        "an infinitive is no clause of its own"
+    );
+    assert_eq!(
+        count("Gibson said in a statement that he and his film are not anti-Semitic"),
+        1,
+        "\"he and his film\" is one subject: the verb before \"that\" is another clause's"
+    );
+}
+
+#[test]
+fn a_clause_is_compared_with_the_whole_other_text() {
+    use engram::detect::align;
+    let lexicon = settings_with_wordnet().lexicon;
+    let conflict = |a: &str, b: &str| {
+        align::clause_conflict(
+            &align::statement(a, &lexicon),
+            &align::statement(b, &lexicon),
+            &lexicon,
+        )
+        .is_some()
+    };
+    assert!(conflict(
+        "The man is standing on a mountain and the clouds are gray",
+        "The man is not standing on a mountain"
+    ));
+    // Two unrelated clauses of the two texts are not one slot.
+    assert!(!conflict(
+        "Doctors had treated children of eight and he had once treated a boy of four",
+        "Doctors had treated children of 8 and he had once treated a boy of 4"
+    ));
+}
+
+#[test]
+fn spelled_numbers_are_the_values_they_spell() {
+    for (a, b) in [
+        (
+            "Doctors had treated eight-year-old children with anorexia",
+            "Doctors had treated 8-year-old children with anorexia",
+        ),
+        (
+            "Fifty-seven senators have signed the letter",
+            "57 senators have signed the letter",
+        ),
+        (
+            "A city of four million people",
+            "A city of 4 million people",
+        ),
+    ] {
+        assert_verdict(a, b, false);
+    }
+    assert_verdict(
+        "The deploy takes five minutes",
+        "The deploy takes 20 minutes",
+        true,
+    );
+}
+
+#[test]
+fn a_passive_needs_a_tensed_form_of_be() {
+    // "without being stopped" is a phrase inside the active clause: its
+    // agent stays where it is written.
+    assert_verdict(
+        "Inspectors walked into a restricted area at one park without being stopped",
+        "Inspectors walked into a restricted area at one park without being stopped by employees",
+        false,
+    );
+    // A reporting verb ends the passive's subject.
+    assert_verdict(
+        "The marriage was not set up by force, said Vasile Ionescu",
+        "Vasile Ionescu said the marriage was not set up by force",
+        false,
+    );
+}
+
+#[test]
+fn a_negation_typed_without_its_apostrophe_is_one() {
+    assert_verdict(
+        "Details haven't been finalized, said Mike Nash",
+        "Details havent been finalized, said Mike Nash",
+        false,
     );
 }

@@ -3,10 +3,12 @@
 //! date, and one executed consolidation request per user a day after the
 //! conversation's last session (threshold triggers run cycles on the way).
 //!
-//! Two replays: *no reads* (observations only) and *with reads* (every
+//! Three replays: *no reads* (observations only), *with reads* (every
 //! dialogue turn, in order, reads the five memories of the speaker pair
 //! closest to it among those of earlier sessions, as an agent platform's
-//! retrieval would). For each: evidence recall@10 before and after the
+//! retrieval would), and *semantic* (the observations as semantic memories,
+//! no reads: episodes are never compared for contradictions, facts are).
+//! For each: evidence recall@10 before and after the
 //! cycles (the question's embedding ranks the pair's active memories; a hit
 //! is an evidence observation, or a memory that absorbed one by merge, in
 //! the top ten), the active set, patterns and what they cover, and archived
@@ -206,11 +208,16 @@ fn top<'a>(query: &[f32], candidates: impl Iterator<Item = &'a [f32]>, k: usize)
     scored.into_iter().take(k).map(|(_, i)| i).collect()
 }
 
-fn events(conversations: &[Conversation], vectors: &Vectors, with_reads: bool) -> Vec<Value> {
+fn events(
+    conversations: &[Conversation],
+    vectors: &Vectors,
+    kind: &str,
+    with_reads: bool,
+) -> Vec<Value> {
     let mut events = Vec::new();
     for conversation in conversations {
         for o in &conversation.observations {
-            events.push(created(&o.user, &o.id, "episodic", &o.text, o.at));
+            events.push(created(&o.user, &o.id, kind, &o.text, o.at));
         }
         if with_reads {
             for turn in &conversation.turns {
@@ -433,9 +440,20 @@ pub fn locomo(data: &Path, out: &Path) {
          verbatim  archived  archived evidence  flagged (/1k)  merges"
     );
     let mut questions = 0;
-    for (name, with_reads) in [("no-reads", false), ("with-reads", true)] {
+    // Episodes are merged only when identical and never compared for
+    // contradictions; the same observations as semantic memories put the
+    // contradiction detector and the merges to work on conversation facts.
+    for (name, kind, with_reads) in [
+        ("no-reads", "episodic", false),
+        ("with-reads", "episodic", true),
+        ("semantic", "semantic", false),
+    ] {
         let dir = out.join(name);
-        let run = replay(&dir, &events(&conversations, &vectors, with_reads), &[]);
+        let run = replay(
+            &dir,
+            &events(&conversations, &vectors, kind, with_reads),
+            &[],
+        );
         let mut patterns = String::new();
         let f = evaluate(&conversations, &vectors, &run, &mut patterns);
         questions = f.questions;

@@ -14,7 +14,7 @@ pub fn run(config: &Config, texts: &[String]) -> Result<()> {
     let vectors = embedder.embed(&refs, config.embedding.sub_batch)?;
     let tokens: Vec<_> = refs
         .iter()
-        .map(|t| engram::detect::align::tokens(t, &lexicon))
+        .map(|t| engram::detect::align::statement(t, &lexicon))
         .collect();
     for (i, first) in vectors.iter().enumerate() {
         for (j, second) in vectors.iter().enumerate().skip(i + 1) {
@@ -26,6 +26,12 @@ pub fn run(config: &Config, texts: &[String]) -> Result<()> {
             );
             let comparison = engram::detect::align::compare(&tokens[i], &tokens[j], &lexicon);
             println!("        {}", comparison.verdict());
+            if !comparison.contradicts()
+                && let Some(clause) =
+                    engram::detect::align::clause_conflict(&tokens[i], &tokens[j], &lexicon)
+            {
+                println!("        one clause of each: {}", clause.verdict());
+            }
         }
     }
     Ok(())

@@ -38,7 +38,17 @@ const FUNCTION_WORDS: &str = "a an the this that these those there here it its i
 const AUXILIARIES: &str = "is are was were am be been has have had do does did will would can could should may \
      might must shall";
 
+/// Auxiliaries and copulas that carry tense: a clause of its own has one.
+const FINITE_AUXILIARIES: &str = "is are was were am has have had do does did will would can could should \
+     may might must shall";
+
 const COPULAS: &str = "is are was were am be been being";
+
+/// A negated auxiliary: "isn't" ("isn t"), "isnt", "cannot".
+fn negated_auxiliary(t: &Token) -> bool {
+    t.role == Role::Negation
+        && (t.word.ends_with(" t") || t.word.ends_with("nt") || t.word == "cannot")
+}
 
 /// Negations that also stand for the argument they deny ("Nobody is
 /// swimming" / "A man is swimming").
@@ -48,9 +58,76 @@ const NEGATIVE_PRONOUNS: &str = "nobody nothing none no_one noone";
 const QUANTIFIERS: &str = "all every each some many most several always everyone everybody everything someone \
      somebody something";
 
-const NUMBER_WORDS: &str = "zero one two three four five six seven eight nine ten eleven twelve thirteen fifteen \
-     twenty thirty forty fifty hundred thousand million billion dozen once twice first \
-     second third";
+const NUMBER_WORDS: &str = "zero one two three four five six seven eight nine ten eleven twelve thirteen \
+     fourteen fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty \
+     seventy eighty ninety hundred thousand million billion dozen once twice first second \
+     third";
+
+/// The value a cardinal number word spells, so that "eight" and "8" are
+/// one value; multipliers ("million") stay words, as they do after digits.
+fn spelled_number(word: &str) -> Option<u32> {
+    const UNITS: [&str; 20] = [
+        "zero",
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "eleven",
+        "twelve",
+        "thirteen",
+        "fourteen",
+        "fifteen",
+        "sixteen",
+        "seventeen",
+        "eighteen",
+        "nineteen",
+    ];
+    const TENS: [&str; 8] = [
+        "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety",
+    ];
+    if let Some(k) = UNITS.iter().position(|u| *u == word) {
+        return u32::try_from(k).ok();
+    }
+    if let Some(k) = TENS.iter().position(|t| *t == word) {
+        return u32::try_from(k * 10 + 20).ok();
+    }
+    // "twice" and "third" count something else than "two" and "three".
+    (word == "dozen").then_some(12)
+}
+
+/// The numbers of a hunk as values: digits as written, spelled numbers as
+/// digits, "fifty seven" as 57.
+fn number_values(tokens: &[&Token]) -> Vec<String> {
+    let mut values: Vec<String> = Vec::new();
+    let mut after_tens = false;
+    for token in tokens.iter().filter(|t| t.role == Role::Number) {
+        match spelled_number(&token.word) {
+            Some(unit) if after_tens && (1..10).contains(&unit) => {
+                let tens = values
+                    .pop()
+                    .and_then(|v| v.parse::<u32>().ok())
+                    .unwrap_or(0);
+                values.push((tens + unit).to_string());
+                after_tens = false;
+            }
+            Some(value) => {
+                values.push(value.to_string());
+                after_tens = value >= 20 && value % 10 == 0;
+            }
+            None => {
+                values.push(token.word.clone());
+                after_tens = false;
+            }
+        }
+    }
+    values
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
@@ -138,6 +215,22 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
             at += len;
             continue;
         }
+        // "dairy-free" names the absence of dairy: one word of its own, not
+        // the stem it denies.
+        if at + 1 < words.len()
+            && words[at + 1] == "free"
+            && &text[spans[at].1..spans[at + 1].0] == "-"
+        {
+            let word = format!("{}-free", words[at]);
+            out.push(Token {
+                info: Word::plain(&word),
+                word,
+                role: Role::Content,
+                span: (spans[at].0, spans[at + 1].1),
+            });
+            at += 2;
+            continue;
+        }
         let word = &words[at];
         let spelled = original[at];
         let capitalised = spelled.chars().next().is_some_and(char::is_uppercase);
@@ -160,6 +253,9 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
         if lexicon.is_value(word) {
             info.lemmas.push(lexicon.canonical(word).to_owned());
         }
+        if let Some(value) = spelled_number(word) {
+            info.lemmas.push(value.to_string());
+        }
         out.push(Token {
             word: word.clone(),
             role,
@@ -169,6 +265,176 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
         at += 1;
     }
     out
+}
+
+/// A cheap bound before aligning: whether `a` and `b` share enough
+/// content lemmas that their alignment could be a contradiction. A conflict
+/// replaces at most a few words a side; the more specific side may add up
+/// to half its words.
+pub fn may_conflict(a: &[Token], b: &[Token]) -> bool {
+    let unshared = |mine: &[Token], theirs: &[Token]| {
+        let content = mine.iter().filter(|t| t.is_content()).count();
+        let alone = mine
+            .iter()
+            .filter(|t| t.is_content() && !theirs.iter().any(|o| o.shares_lemma(t)))
+            .count();
+        (content, alone)
+    };
+    let ((ca, ua), (cb, ub)) = (unshared(a, b), unshared(b, a));
+    let shared = ca - ua;
+    shared >= 1 && ua.min(ub) <= 3 && ua <= ca / 2 + 3 && ub <= cb / 2 + 3
+}
+
+/// Conjunctions that may join two clauses.
+const CONJUNCTIONS: &str = "and but while whereas";
+
+/// The clauses of a text's tokens: split at a conjunction when both sides
+/// have an auxiliary or copula of their own ("There is no clown singing |
+/// and | people are not dancing"), not where it joins two predicates of
+/// one subject ("drinking orange juice and walking"). One text asserts
+/// each of its clauses, so one clause can contradict another text.
+pub fn clauses(tokens: &[Token]) -> Vec<&[Token]> {
+    let finite = |t: &Token| listed(FINITE_AUXILIARIES, t.word.as_str()) || negated_auxiliary(t);
+    let mut out = Vec::new();
+    let mut start = 0;
+    for k in 0..tokens.len() {
+        if k <= start || !listed(CONJUNCTIONS, tokens[k].word.as_str()) {
+            continue;
+        }
+        // A short subject of its own, then a finite auxiliary: "and `the
+        // sun is` setting", not "and running her business `to be` …".
+        let own_clause = tokens
+            .iter()
+            .enumerate()
+            .skip(k + 2)
+            .take(4)
+            .take_while(|(_, t)| !listed(CONJUNCTIONS, t.word.as_str()))
+            .any(|(_, t)| finite(t));
+        // And a predicate before it, in the same clause: not "a big brown
+        // `and` white dog is …", nor "said that he `and` his film are …".
+        let before = &tokens[start..k];
+        let own_start = before
+            .iter()
+            .rposition(|t| listed(CLAUSE_BREAKS, t.word.as_str()))
+            .map_or(0, |p| p + 1);
+        let predicate_before = before[own_start..]
+            .iter()
+            .any(|t| finite(t) || t.info.inflected_verb);
+        if own_clause && predicate_before {
+            out.push(&tokens[start..k]);
+            start = k + 1;
+        }
+    }
+    if start < tokens.len() {
+        out.push(&tokens[start..]);
+    }
+    out
+}
+
+/// When `a` or `b` joins clauses ("… and there is no man standing in the
+/// background"), the first alignment of one clause with the whole other
+/// text that is a contradiction: a text asserts each of its clauses. Not
+/// clause with clause: two texts' unrelated clauses ("eight-year-old
+/// children" / "a 4-year-old boy") would then pass as one slot.
+pub fn clause_conflict(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Option<Comparison> {
+    let (of_a, of_b) = (clauses(a), clauses(b));
+    let with_b = of_a.iter().filter(|_| of_a.len() > 1).map(|x| (*x, b));
+    let with_a = of_b.iter().filter(|_| of_b.len() > 1).map(|y| (a, *y));
+    with_b
+        .chain(with_a)
+        .filter(|(x, y)| may_conflict(x, y))
+        .map(|(x, y)| compare(x, y, lexicon))
+        .find(Comparison::contradicts)
+}
+
+/// Words that end a clause: a passive's agent does not run past them.
+const CLAUSE_BREAKS: &str = "and or but while which who that whose where when because";
+
+/// [`tokens`] with a passive clause in active order: "The potato isn't
+/// being peeled by a woman" aligns as "a woman isn't being peeled the
+/// potato", so a change of voice neither moves the arguments nor leaves the
+/// agent a detail of its own. Spans still point into the text.
+pub fn statement(text: &str, lexicon: &Lexicon) -> Vec<Token> {
+    let tokens = tokens(text, lexicon);
+    match active_order(&tokens) {
+        Some(order) => {
+            let mut slots: Vec<Option<Token>> = tokens.into_iter().map(Some).collect();
+            order.into_iter().filter_map(|k| slots[k].take()).collect()
+        }
+        None => tokens,
+    }
+}
+
+/// The token order that puts the first passive clause ("[subject] is
+/// (being) [participle] … by [agent]") in active order: agent, auxiliaries,
+/// participle, subject, the rest. `None` when there is no such clause.
+fn active_order(tokens: &[Token]) -> Option<Vec<usize>> {
+    let by = tokens.iter().position(|t| t.word == "by")?;
+    let auxiliary = |t: &Token| {
+        listed(COPULAS, t.word.as_str())
+            || listed(FINITE_AUXILIARIES, t.word.as_str())
+            || (t.role == Role::Negation && t.word == "not")
+            || negated_auxiliary(t)
+    };
+    // A form of "be", negated or not: "has peeled" is active.
+    let be = |t: &Token| {
+        listed(COPULAS, t.word.as_str())
+            || t.word == "not"
+            || (negated_auxiliary(t)
+                && ["is", "are", "was", "were"]
+                    .iter()
+                    .any(|b| t.word.starts_with(b)))
+    };
+    // The participle follows "being" ("is being cut"), or a copula when it
+    // is an inflected verb ("was peeled"); an "-ing" form is active.
+    let participle = (1..by).rev().find(|&v| {
+        let (word, before) = (&tokens[v], &tokens[v - 1]);
+        word.role == Role::Content
+            && !word.word.ends_with("ing")
+            && (before.word == "being" || (be(before) && word.info.inflected_verb))
+    })?;
+    // At most a short complement between participle and agent ("cut into
+    // pieces by"), with no verb of its own.
+    let complement = &tokens[participle + 1..by];
+    if complement.len() > 4 || complement.iter().any(auxiliary) {
+        return None;
+    }
+    let mut first_auxiliary = participle;
+    while first_auxiliary > 0 && auxiliary(&tokens[first_auxiliary - 1]) {
+        first_auxiliary -= 1;
+    }
+    // A passive clause carries tense ("was peeled", "had been approved");
+    // "without being stopped" is a phrase inside another clause.
+    if !tokens[first_auxiliary..participle]
+        .iter()
+        .any(|t| listed(FINITE_AUXILIARIES, t.word.as_str()) || negated_auxiliary(t))
+    {
+        return None;
+    }
+    // The subject starts after a clause break or a verb in the past that
+    // reports it ("said | the marriage was not set up by force").
+    let clause_start = tokens[..first_auxiliary]
+        .iter()
+        .rposition(|t| {
+            listed(CLAUSE_BREAKS, t.word.as_str())
+                || (t.info.inflected_verb && !t.word.ends_with('s') && !t.word.ends_with("ing"))
+        })
+        .map_or(0, |k| k + 1);
+    let agent_end = (by + 1..tokens.len())
+        .find(|&k| listed(CLAUSE_BREAKS, tokens[k].word.as_str()))
+        .unwrap_or(tokens.len());
+    if clause_start == first_auxiliary || agent_end == by + 1 {
+        return None;
+    }
+    Some(
+        (0..clause_start)
+            .chain(by + 1..agent_end)
+            .chain(first_auxiliary..=participle)
+            .chain(clause_start..first_auxiliary)
+            .chain(participle + 1..by)
+            .chain(agent_end..tokens.len())
+            .collect(),
+    )
 }
 
 /// A conflict between the two texts, with the words that make it.
@@ -197,6 +463,9 @@ pub struct Comparison {
     /// Words paired with a more general word on the other side ("man" /
     /// "person"): they agree, but a merge would lose the specific one.
     pub generalisations: usize,
+    /// Content words paired with a synonym on the other side ("talking" /
+    /// "speaking"): the same word for the shared proposition.
+    pub synonymous: usize,
     /// Content words both texts have, in another order. A contradiction
     /// may reorder; a merge may not ("a fish is hunting a turtle" / "a
     /// turtle is hunting fish").
@@ -219,15 +488,17 @@ impl Comparison {
     pub fn contradicts(&self) -> bool {
         // The shared proposition: two aligned content words, or one when
         // nothing else differs ("The car is red" / "… blue").
-        let shared = self.aligned >= 2 || (self.aligned == 1 && self.extra == [0, 0]);
+        let aligned = self.aligned + self.generalisations + self.synonymous;
+        let shared = aligned >= 2 || (aligned == 1 && self.extra == [0, 0]);
         if self.conflicts.is_empty() || !self.substitutions.is_empty() || !shared {
             return false;
         }
         let slots = self
             .conflicts
             .iter()
-            .filter(|c| c.negated_side.is_none())
-            .count();
+            .filter(|c| c.negated_side.is_none() && c.kind != "antonym")
+            .count()
+            + usize::from(self.conflicts.iter().any(|c| c.kind == "antonym"));
         if slots > 1 {
             return false;
         }
@@ -243,6 +514,11 @@ impl Comparison {
                 // A general denial denies every specific case ("There is
                 // no puppy rolling" / "A puppy is repeatedly rolling from
                 // side to side on its back").
+                usize::MAX
+            } else if self.extra[1 - side] == 0 {
+                // The other side states the proposition with nothing of its
+                // own; this one may say more about it ("riding a big wave
+                // across dark green water" / "riding a small wave").
                 usize::MAX
             } else {
                 (self.content[side] / 3).max(1)
@@ -389,10 +665,9 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
     // man | is slicing"); when both sides have one, a hunk before it on
     // both names another referent, not another value.
     let first_auxiliary = |tokens: &[Token]| {
-        tokens.iter().position(|t| {
-            listed(AUXILIARIES, t.word.as_str())
-                || (t.role == Role::Negation && (t.word.ends_with(" t") || t.word == "cannot"))
-        })
+        tokens
+            .iter()
+            .position(|t| listed(AUXILIARIES, t.word.as_str()) || negated_auxiliary(t))
     };
     let subject_ends = [first_auxiliary(a), first_auxiliary(b)];
     for Hunk { x, y, before, end } in &hunks {
@@ -440,6 +715,16 @@ fn words_of(tokens: &[&Token]) -> String {
         .join(" ")
 }
 
+/// The tokens' lemmas, so that the rule file's "add" / "remove" also
+/// finds "adding" / "removed".
+fn lemmas_of(tokens: &[&Token]) -> String {
+    tokens
+        .iter()
+        .flat_map(|t| t.info.lemmas.iter().map(String::as_str))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn content<'t>(side: &[&'t Token]) -> Vec<&'t Token> {
     side.iter().copied().filter(|t| t.is_content()).collect()
 }
@@ -479,6 +764,7 @@ fn classify(
     // a side.
     let antonym = lexicon
         .antonym_across(&words_of(x), &words_of(y))
+        .or_else(|| lexicon.antonym_across(&lemmas_of(x), &lemmas_of(y)))
         .or_else(|| {
             x.iter().find_map(|p| {
                 y.iter()
@@ -487,13 +773,23 @@ fn classify(
             })
         });
     if let Some((p, q)) = antonym {
-        let others = |side: &[&Token], word: &str| {
+        let others = |side: &[&Token], phrase: &str| {
             side.iter()
-                .filter(|t| t.is_content() && !word.split(' ').any(|w| w == t.word))
+                .filter(|t| {
+                    t.is_content()
+                        && !phrase
+                            .split(' ')
+                            .any(|w| w == t.word || t.info.lemmas.iter().any(|l| l == w))
+                })
                 .count()
         };
         let (ox, oy) = (others(&cx, &p), others(&cy, &q));
-        if ox <= 1 && oy <= 1 && !place.subject {
+        // Opening both sides and followed by their predicate ("`no woman`
+        // playing" / "`a man` is playing"), the hunk is a subject too; an
+        // imperative's verb ("`Enable` two-factor …") is not.
+        let opening_subject = place.at_start == [true, true]
+            && next.is_some_and(|t| t.info.inflected_verb || t.word.ends_with("ing"));
+        if ox <= 1 && oy <= 1 && !place.subject && !opening_subject {
             comparison.conflicts.push(Conflict {
                 kind: "antonym",
                 detail: format!("`{p}` ↔ `{q}` (antonyms)"),
@@ -554,9 +850,13 @@ fn classify(
                 },
             };
             comparison.conflicts.push(conflict);
-            // What the pronoun replaced is the denied argument, not a detail.
+            // What a pronoun replaced is the denied argument, aligned with
+            // it ("`Nobody` is typing" / "`Someone` is typing on a keyboard"),
+            // not a detail.
             if !pronoun {
                 comparison.extra[1 - side] += other_content.len();
+            } else if !other_content.is_empty() {
+                comparison.aligned += 1;
             }
             return;
         }
@@ -607,6 +907,10 @@ fn classify(
     for (side, (mine, theirs)) in [(&cx, &cy), (&cy, &cx)].into_iter().enumerate() {
         for t in mine {
             if theirs.iter().any(|o| lexicon.synonyms(t.pair(), o.pair())) {
+                // Counted once, from the first side.
+                if side == 0 {
+                    comparison.synonymous += 1;
+                }
                 continue;
             }
             if theirs.iter().any(|o| lexicon.is_a(&o.info, &t.info)) {
@@ -687,13 +991,7 @@ fn different_value(
     if x.len() > 3 || y.len() > 3 {
         return None;
     }
-    let of_role = |side: &[&Token], role: Role| -> Vec<String> {
-        side.iter()
-            .filter(|t| t.role == role)
-            .map(|t| lexicon.canonical(&t.word).to_owned())
-            .collect()
-    };
-    let numbers = (of_role(x, Role::Number), of_role(y, Role::Number));
+    let numbers = (number_values(x), number_values(y));
     if !numbers.0.is_empty() && !numbers.1.is_empty() && numbers.0 != numbers.1 {
         return Some(Conflict {
             kind: "value",

@@ -95,15 +95,20 @@ pub fn detect(
         {
             continue;
         }
-        if !prepared.may_conflict(i, j, lexicon) {
-            continue;
-        }
-        let comparison = prepared.compare(i, j, lexicon);
         let resolved = supersession::resolve(&items[i], &items[j], lexicon);
-        let signals = signals(&comparison, resolved.is_some());
-        if signals.is_empty() {
-            continue;
-        }
+        let whole = if prepared.may_conflict(i, j, lexicon) {
+            signals(&prepared.compare(i, j, lexicon), resolved.is_some())
+        } else {
+            Vec::new()
+        };
+        let signals = if whole.is_empty() {
+            match prepared.clause_conflict(i, j, lexicon) {
+                Some(clauses) => signals(&clauses, false),
+                None => continue,
+            }
+        } else {
+            whole
+        };
         let stated_change = signals.iter().any(|s| s.kind == "class_value");
         if !nominated(i, j, similarity) && !stated_change {
             continue;

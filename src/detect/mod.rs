@@ -148,27 +148,28 @@ impl<'a> Prepared<'a> {
     }
 
     fn item_tokens(&self, k: usize, lexicon: &Lexicon) -> &[align::Token] {
-        self.tokens[k].get_or_init(|| align::tokens(&self.items[k].memory.content, lexicon))
+        self.tokens[k].get_or_init(|| align::statement(&self.items[k].memory.content, lexicon))
     }
 
     /// A cheap bound before aligning: whether items `i` and `j` share
     /// enough content lemmas that their alignment could be a
-    /// contradiction (few words besides the shared ones and a conflict).
+    /// contradiction ([`align::may_conflict`]).
     pub fn may_conflict(&self, i: usize, j: usize, lexicon: &Lexicon) -> bool {
-        let (a, b) = (self.item_tokens(i, lexicon), self.item_tokens(j, lexicon));
-        let unshared = |mine: &[align::Token], theirs: &[align::Token]| {
-            let content = mine.iter().filter(|t| t.is_content()).count();
-            let alone = mine
-                .iter()
-                .filter(|t| t.is_content() && !theirs.iter().any(|o| o.shares_lemma(t)))
-                .count();
-            (content, alone)
-        };
-        let ((ca, ua), (cb, ub)) = (unshared(a, b), unshared(b, a));
-        let shared = ca - ua;
-        // A conflict replaces at most a few words a side; the more specific
-        // side may add up to half its words.
-        shared >= 1 && ua.min(ub) <= 3 && ua <= ca / 2 + 3 && ub <= cb / 2 + 3
+        align::may_conflict(self.item_tokens(i, lexicon), self.item_tokens(j, lexicon))
+    }
+
+    /// [`align::clause_conflict`] of items `i` and `j`.
+    pub fn clause_conflict(
+        &self,
+        i: usize,
+        j: usize,
+        lexicon: &Lexicon,
+    ) -> Option<align::Comparison> {
+        align::clause_conflict(
+            self.item_tokens(i, lexicon),
+            self.item_tokens(j, lexicon),
+            lexicon,
+        )
     }
 
     /// A cheap test before aligning: whether every content word of item

@@ -31,6 +31,7 @@ pub enum WordNetError {
 /// Parts of speech, in file order.
 const POS: [&str; 4] = ["noun", "verb", "adj", "adv"];
 const NOUN: usize = 0;
+const VERB: usize = 1;
 const ADJECTIVE: usize = 2;
 
 /// How many of a word's most frequent senses count for synonymy and word
@@ -350,16 +351,26 @@ impl WordNet {
     }
 
     /// Every lemma `word` may be an inflection of, in any part of speech
-    /// (the word itself when WordNet has no entry for it).
+    /// (the word itself when WordNet has no entry for it), and its stem
+    /// without a plural "s" when WordNet does not know the stem: "bikers"
+    /// is the plural of a "biker" WordNet lacks (it lists only "Bikers", a
+    /// gang).
     pub fn lemmas(&self, word: &str) -> Vec<String> {
         let mut found: Vec<String> = (0..POS.len())
             .flat_map(|pos| self.base_forms(word, pos))
             .collect();
-        found.sort();
-        found.dedup();
         if found.is_empty() {
             found.push(word.to_owned());
         }
+        if let Some(stem) = word.strip_suffix('s')
+            && stem.len() > 2
+            && !stem.ends_with('s')
+            && !self.knows(stem)
+        {
+            found.push(stem.to_owned());
+        }
+        found.sort();
+        found.dedup();
         found
     }
 
@@ -386,6 +397,7 @@ impl WordNet {
             lemmas: self.lemmas(word),
             senses,
             nouns: self.common_senses(word, NOUN).collect(),
+            verbs: self.common_senses(word, VERB).collect(),
             inflected_verb: self.base_forms(word, 1).iter().any(|base| base != word),
         }
     }
@@ -408,18 +420,33 @@ impl WordNet {
 
     /// Whether a common noun sense of `specific` lies at most four
     /// hypernym steps under one of `general` ("man" is a "person";
-    /// "dachshund" is a "dog").
+    /// "dachshund" is a "dog"), or a common verb sense under one of its
+    /// verb senses ("slice" is a way to "cut").
     pub fn kind_of(&self, specific: &Word, general: &Word) -> bool {
-        if general.nouns.is_empty() || self.synonyms(specific, general) {
+        if self.synonyms(specific, general) {
             return false;
         }
-        let mut frontier = specific.nouns.clone();
+        [
+            (&specific.nouns, &general.nouns),
+            (&specific.verbs, &general.verbs),
+        ]
+        .into_iter()
+        .any(|(specific, general)| self.under(specific, general))
+    }
+
+    /// Whether a synset of `specific` lies at most four hypernym steps
+    /// under one of `general`.
+    fn under(&self, specific: &[u32], general: &[u32]) -> bool {
+        if general.is_empty() {
+            return false;
+        }
+        let mut frontier = specific.to_vec();
         for _ in 0..4 {
             frontier = frontier
                 .iter()
                 .flat_map(|s| self.synsets[*s as usize].hypernyms.iter().copied())
                 .collect();
-            if frontier.iter().any(|s| general.nouns.contains(s)) {
+            if frontier.iter().any(|s| general.contains(s)) {
                 return true;
             }
         }
@@ -471,6 +498,8 @@ pub struct Word {
     senses: Vec<u32>,
     /// Its common noun senses.
     nouns: Vec<u32>,
+    /// Its common verb senses.
+    verbs: Vec<u32>,
     /// An inflected verb form ("riding", "rode").
     pub inflected_verb: bool,
 }
