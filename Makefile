@@ -89,9 +89,11 @@ bench: bench-cycle bench-embed bench-kafka
 bench-cycle:
 	$(CARGO) bench --bench cycle
 
-## Kafka throughput on a local broker: raw consume vs engram on access events
-## vs engram on memory-created events (with embedding) vs the raw model.
+## Kafka throughput on a local broker: raw consume (rdkafka, and Confluent's
+## Python client, installed into the cache) vs engram on access events vs
+## engram on memory-created events (with embedding) vs the raw model.
 bench-kafka: models
+	@sh scripts/bench_client.sh "$(ENGRAM_CACHE)"
 	$(CARGO) bench --bench kafka
 
 ## Decision quality on labelled public data (../shared/data, never copied
