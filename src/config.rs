@@ -380,7 +380,7 @@ impl Default for KafkaConfig {
             flush_max_events: 500,
             flush_interval: Duration::from_millis(200),
             commit_interval: Duration::from_secs(1),
-            max_in_flight_per_partition: 10_000,
+            max_in_flight_per_partition: 50_000,
             max_concurrent_cycles: 1,
             schedule_check: Duration::from_secs(1),
             order_by: OrderBy::EventTime,
