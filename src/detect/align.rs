@@ -105,25 +105,19 @@ fn spelled_number(word: &str) -> Option<u32> {
 /// digits, "fifty seven" as 57.
 fn number_values(tokens: &[&Token]) -> Vec<String> {
     let mut values: Vec<String> = Vec::new();
-    let mut after_tens = false;
+    // The last value, when it was a spelled multiple of ten ("fifty").
+    let mut tens: Option<u32> = None;
     for token in tokens.iter().filter(|t| t.role == Role::Number) {
-        match spelled_number(&token.word) {
-            Some(unit) if after_tens && (1..10).contains(&unit) => {
-                let tens = values
-                    .pop()
-                    .and_then(|v| v.parse::<u32>().ok())
-                    .unwrap_or(0);
+        match (tens.take(), spelled_number(&token.word)) {
+            (Some(tens), Some(unit)) if (1..10).contains(&unit) => {
+                values.pop();
                 values.push((tens + unit).to_string());
-                after_tens = false;
             }
-            Some(value) => {
+            (_, Some(value)) => {
                 values.push(value.to_string());
-                after_tens = value >= 20 && value % 10 == 0;
+                tens = (value >= 20 && value % 10 == 0).then_some(value);
             }
-            None => {
-                values.push(token.word.clone());
-                after_tens = false;
-            }
+            (_, None) => values.push(token.word.clone()),
         }
     }
     values

@@ -95,19 +95,20 @@ pub fn detect(
         {
             continue;
         }
-        let resolved = supersession::resolve(&items[i], &items[j], lexicon);
+        let resolve = || supersession::resolve(&items[i], &items[j], lexicon);
         let whole = if prepared.may_conflict(i, j, lexicon) {
-            signals(&prepared.compare(i, j, lexicon), resolved.is_some())
+            let resolved = resolve();
+            let found = signals(&prepared.compare(i, j, lexicon), resolved.is_some());
+            (!found.is_empty()).then_some((found, resolved))
         } else {
-            Vec::new()
+            None
         };
-        let signals = if whole.is_empty() {
-            match prepared.clause_conflict(i, j, lexicon) {
-                Some(clauses) => signals(&clauses, false),
+        let (signals, resolved) = match whole {
+            Some(whole) => whole,
+            None => match prepared.clause_conflict(i, j, lexicon) {
+                Some(clauses) => (signals(&clauses, false), resolve()),
                 None => continue,
-            }
-        } else {
-            whole
+            },
         };
         let stated_change = signals.iter().any(|s| s.kind == "class_value");
         if !nominated(i, j, similarity) && !stated_change {
