@@ -153,6 +153,14 @@ pub struct ConsolidationConfig {
     #[serde(with = "duration")]
     pub schedule_jitter: Duration,
     pub duplicate_threshold: f64,
+    /// When no member of a duplicate cluster carries every other's words,
+    /// the canonical's text gets the others' extra phrases appended ("…
+    /// (also: told reporters)"); off: such clusters are not merged.
+    pub fuse_merges: bool,
+    /// Most content words of its own each side of a pair merged by fusion
+    /// may have: more is another report of the same event, not the same
+    /// fact (measured with `make eval`, `rules/default.toml`).
+    pub fuse_max_details: usize,
     pub contradiction_min_similarity: f64,
     /// Lower nominating floor for a pair where one text has a negation:
     /// the model scores a denial low against its statement ("There is no
@@ -212,6 +220,8 @@ impl Default for ConsolidationConfig {
             schedule_interval: Duration::from_secs(86_400),
             schedule_jitter: Duration::from_secs(3_600),
             duplicate_threshold: 0.78,
+            fuse_merges: true,
+            fuse_max_details: 3,
             contradiction_min_similarity: 0.60,
             negation_min_similarity: 0.50,
             change_min_similarity: 0.15,

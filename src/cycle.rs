@@ -144,6 +144,8 @@ impl CycleSettings {
         };
         DetectSettings {
             duplicate_threshold,
+            fuse_merges: config.fuse_merges,
+            fuse_max_details: config.fuse_max_details,
             contradiction_min_similarity: config.contradiction_min_similarity,
             negation_min_similarity: config.negation_min_similarity,
             change_min_similarity: config.change_min_similarity,

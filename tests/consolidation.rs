@@ -1314,6 +1314,95 @@ fn merging_a_short_and_a_detailed_twin_keeps_the_detail_active() {
 }
 
 #[test]
+fn twins_with_a_detail_each_merge_into_a_text_that_keeps_both_and_undo_restores_it() {
+    let (first, second) = (
+        "In March, Gina opened her dance studio",
+        "Gina opened her dance studio downtown",
+    );
+    let measured = similarity(first, second);
+    assert!(measured > 0.78, "above the duplicate threshold: {measured}");
+    let (_dir, store, output) = consolidate_pair(first, second);
+    assert_eq!(output.report.counts.duplicates_merged, 1);
+    // The newer is the canonical (equal salience); it keeps its own words
+    // and gets the other's detail, and its vector is of the new text.
+    let canonical = store.memory("u", "second").unwrap().unwrap();
+    assert_eq!(
+        canonical.content,
+        "Gina opened her dance studio downtown (also: In March)"
+    );
+    assert_eq!(canonical.merged_from, vec!["first"]);
+    let vector = canonical.embedding.clone().expect("embedded again");
+    let expected = model().embed(&[canonical.content.as_str()], 1).unwrap();
+    assert!(f64::from(dot(&vector, &expected[0])) > 0.999);
+    assert_eq!(status(&store, "u", "first"), MemoryStatus::Superseded);
+    let merge = output
+        .report
+        .actions
+        .iter()
+        .find(|a| a.action_type.as_str() == "merge")
+        .unwrap();
+    assert!(
+        merge
+            .reasons
+            .iter()
+            .any(|r| r.contains("keeps their details") && r.contains("(also: In March)")),
+        "{:?}",
+        merge.reasons
+    );
+
+    engram::undo::undo(&store, "r1", 2 * DAY).unwrap();
+    let restored = store.memory("u", "second").unwrap().unwrap();
+    assert_eq!(restored.content, second);
+    assert_eq!(status(&store, "u", "first"), MemoryStatus::Active);
+
+    // Without fusion the pair stays apart: neither text carries the other.
+    let (_dir, unfused) = common::store();
+    let store = unfused;
+    ingest(
+        &store,
+        &[
+            memory_created("u", "first", first, 0),
+            memory_created("u", "second", second, 60),
+        ],
+        manual_cycles_only(),
+    );
+    let mut settings = settings_with_wordnet();
+    settings.consolidation.fuse_merges = false;
+    let output = execute(&store, "u", "r1", DAY, &settings);
+    assert_eq!(output.report.counts.duplicates_merged, 0);
+    assert_eq!(
+        store.memory("u", "second").unwrap().unwrap().content,
+        second
+    );
+}
+
+#[test]
+fn twins_whose_details_fill_one_slot_or_trade_roles_are_not_merged() {
+    for (first, second) in [
+        // Two values for the child's hair, next to the same word.
+        (
+            "A blond child is going down a slide and throwing up his arms",
+            "A child with dark hair is going down a slide and throwing up his arms",
+        ),
+        // Who runs behind whom.
+        (
+            "A cheetah is quickly running behind its prey",
+            "A prey is quickly running behind the cheetah",
+        ),
+    ] {
+        let measured = similarity(first, second);
+        assert!(measured > 0.78, "above the duplicate threshold: {measured}");
+        let (_dir, store, output) = consolidate_pair(first, second);
+        assert_eq!(
+            output.report.counts.duplicates_merged, 0,
+            "{first} / {second}"
+        );
+        assert_eq!(status(&store, "u", "first"), MemoryStatus::Active);
+        assert_eq!(status(&store, "u", "second"), MemoryStatus::Active);
+    }
+}
+
+#[test]
 fn a_stated_change_needs_the_same_slot_and_values_written_as_names() {
     // The replaced value fills the slot the old one did: superseded.
     let (_dir, store) = store();

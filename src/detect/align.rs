@@ -521,9 +521,9 @@ impl Comparison {
         })
     }
 
-    /// Merging the two would drop or blur a fact: a conflict, a
-    /// substitution, or details on both sides (neither text covers the
-    /// other).
+    /// Neither text covers the other: a conflict, a substitution, words
+    /// in another order, or details on both sides. Some of these merge
+    /// with a fused text ([`super::Prepared::mergeable`]).
     pub fn keeps_apart(&self) -> bool {
         !self.conflicts.is_empty()
             || !self.substitutions.is_empty()
@@ -560,8 +560,14 @@ impl Comparison {
         }
         let decision = if self.contradicts() {
             "contradiction"
-        } else if self.keeps_apart() {
+        } else if !self.conflicts.is_empty()
+            || !self.substitutions.is_empty()
+            || self.negation_differs
+            || self.generalisations > 0
+        {
             "not a contradiction; never merged"
+        } else if self.keeps_apart() {
+            "neither covers the other; merged only with a fused text (`consolidation.fuse_merges`)"
         } else if self.covers(0) && self.covers(1) {
             "mergeable either way"
         } else if self.covers(0) {

@@ -4,11 +4,14 @@
 //! threshold. Every pair of a cluster is also aligned ([`super::align`]): a
 //! pair that conflicts ("The user prefers dark mode" / "… does not prefer
 //! dark mode" score 0.97), swaps a fact ("lives in Berlin" / "works in
-//! Berlin", 0.91) or where each side has details the other lacks is never
-//! put in one cluster, so a merge loses nothing: some member's text covers
-//! the others', and those members are the canonical's candidates.
+//! Berlin", 0.91), trades roles ("a cheetah … behind its prey" / "a prey …
+//! behind the cheetah") or adds more than a few words of its own is never
+//! put in one cluster ([`Prepared::mergeable`]). So a merge loses nothing:
+//! some member's text covers the others' and those members are the
+//! canonical's candidates, or, when each has a detail of its own, the
+//! canonical's text gets the others' details appended ([`super::fuse`]).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
@@ -25,6 +28,10 @@ pub struct DuplicateCluster {
     pub exact: bool,
     /// Members whose text covers every other member's content words.
     pub covering: Vec<String>,
+    /// When no member covers the others: each member's text with the
+    /// other members' details appended, the text it gets as canonical.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub fused: BTreeMap<String, String>,
 }
 
 pub fn detect(
@@ -44,7 +51,7 @@ pub fn detect(
         conflicting.contains(&(a, b))
             || conflicting.contains(&(b, a))
             || (items[i].memory.content_hash != items[j].memory.content_hash
-                && prepared.compare(i, j, lexicon).keeps_apart())
+                && !prepared.mergeable(i, j, settings, lexicon))
     };
     let edges = close
         .iter()
@@ -68,19 +75,27 @@ pub fn detect(
                 }
             }
             let hash = &items[members[0]].memory.content_hash;
-            let covering = members
-                .iter()
-                .filter(|&&i| {
-                    members.iter().all(|&j| {
-                        i == j
-                            || items[i].memory.content_hash == items[j].memory.content_hash
-                            || prepared.compare(i, j, lexicon).covers(0)
-                    })
-                })
-                .map(|&i| items[i].memory.id.clone())
-                .collect();
+            let mut covering = Vec::new();
+            let mut fused = BTreeMap::new();
+            for &i in &members {
+                let others: Vec<usize> = members
+                    .iter()
+                    .copied()
+                    .filter(|&j| items[j].memory.content_hash != items[i].memory.content_hash)
+                    .collect();
+                match prepared.fused(i, &others, lexicon) {
+                    None => covering.push(items[i].memory.id.clone()),
+                    Some(text) => {
+                        fused.insert(items[i].memory.id.clone(), text);
+                    }
+                }
+            }
+            if !covering.is_empty() {
+                fused.clear();
+            }
             DuplicateCluster {
                 covering,
+                fused,
                 exact: members
                     .iter()
                     .all(|&i| &items[i].memory.content_hash == hash),
@@ -131,6 +146,75 @@ mod tests {
         assert_eq!(found[0].members, vec!["a", "b"]);
         assert!(!found[0].exact);
         assert!((found[0].min_similarity - 0.80).abs() < 1e-3);
+    }
+
+    #[test]
+    fn a_detail_on_each_side_merges_with_a_fused_text_for_each_candidate() {
+        let found = run(vec![
+            memory("a", "In March Gina opened her studio", T0, vector(1.0, 1)),
+            memory(
+                "b",
+                "Gina opened her studio downtown",
+                T0 + 1,
+                vector(0.95, 2),
+            ),
+        ]);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].covering.is_empty());
+        assert_eq!(
+            found[0].fused["a"],
+            "In March Gina opened her studio (also: downtown)"
+        );
+        assert_eq!(
+            found[0].fused["b"],
+            "Gina opened her studio downtown (also: In March)"
+        );
+        let mut off = settings();
+        off.fuse_merges = false;
+        let snapshot = snapshot(vec![
+            memory("a", "In March Gina opened her studio", T0, vector(1.0, 1)),
+            memory(
+                "b",
+                "Gina opened her studio downtown",
+                T0 + 1,
+                vector(0.95, 2),
+            ),
+        ]);
+        let prepared = Prepared::new(&snapshot);
+        let close = prepared.close_pairs(&off, &lexicon());
+        assert!(detect(&prepared, &close, &off, &[], &lexicon()).is_empty());
+    }
+
+    #[test]
+    fn details_next_to_the_same_word_keep_a_pair_apart() {
+        // "in March" and "downtown" both follow "studio": they may be two
+        // values of one attribute, so nothing is fused.
+        let found = run(vec![
+            memory("a", "Gina opened her studio in March", T0, vector(1.0, 1)),
+            memory(
+                "b",
+                "Gina opened her studio downtown",
+                T0 + 1,
+                vector(0.95, 2),
+            ),
+        ]);
+        assert!(found.is_empty(), "{found:?}");
+    }
+
+    #[test]
+    fn a_member_that_carries_every_word_is_the_covering_candidate() {
+        let found = run(vec![
+            memory("a", "Gina opened her studio", T0, vector(1.0, 1)),
+            memory(
+                "b",
+                "Gina opened her studio downtown in March",
+                T0 + 1,
+                vector(0.9, 2),
+            ),
+        ]);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].covering, vec!["b"]);
+        assert!(found[0].fused.is_empty());
     }
 
     #[test]

@@ -10,6 +10,7 @@ pub mod align;
 pub mod cluster;
 pub mod contradictions;
 pub mod duplicates;
+pub mod fuse;
 pub mod lexicon;
 pub mod pairs;
 pub mod patterns;
@@ -44,6 +45,11 @@ pub const DAY_MS: i64 = 24 * 3600 * 1000;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DetectSettings {
     pub duplicate_threshold: f64,
+    /// Details on both sides merge, the canonical's text carrying the
+    /// others' ([`fuse`]).
+    pub fuse_merges: bool,
+    /// Most content words of its own each side of a fused pair may have.
+    pub fuse_max_details: usize,
     pub contradiction_min_similarity: f64,
     pub negation_min_similarity: f64,
     pub change_min_similarity: f64,
@@ -149,6 +155,44 @@ impl<'a> Prepared<'a> {
 
     fn item_tokens(&self, k: usize, lexicon: &Lexicon) -> &[align::Token] {
         self.tokens[k].get_or_init(|| align::statement(&self.items[k].memory.content, lexicon))
+    }
+
+    /// Whether items `i` and `j` may be merged: nothing in conflict, no
+    /// fact swapped for another, no word paired with a more general one,
+    /// the shared words in one order (up to a moved block), and details on
+    /// both sides only when fusing, at most `fuse_max_details` a side and
+    /// not in one slot.
+    pub fn mergeable(
+        &self,
+        i: usize,
+        j: usize,
+        settings: &DetectSettings,
+        lexicon: &Lexicon,
+    ) -> bool {
+        let (a, b) = (self.item_tokens(i, lexicon), self.item_tokens(j, lexicon));
+        let c = align::compare(a, b, lexicon);
+        let both_sides = c.extra[0] > 0 && c.extra[1] > 0;
+        c.conflicts.is_empty()
+            && c.substitutions.is_empty()
+            && !c.negation_differs
+            && c.generalisations == 0
+            && (!both_sides
+                || (settings.fuse_merges
+                    && c.extra.iter().all(|&e| e <= settings.fuse_max_details)
+                    && !fuse::details_in_one_slot(a, b, lexicon)))
+            && (c.moved == 0 || fuse::same_order(a, b))
+    }
+
+    /// Item `base`'s text with the phrases of `others` it lacks appended
+    /// ([`fuse::fuse`]); `None` when it carries them all.
+    pub fn fused(&self, base: usize, others: &[usize], lexicon: &Lexicon) -> Option<String> {
+        fuse::fuse(
+            &self.items[base].memory.content,
+            others
+                .iter()
+                .map(|&k| self.items[k].memory.content.as_str()),
+            lexicon,
+        )
     }
 
     /// A cheap bound before aligning: whether items `i` and `j` share

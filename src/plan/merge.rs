@@ -1,20 +1,27 @@
 //! Merge semantics (docs/design.md §4): the canonical memory is, among the
 //! candidates the detector found to cover every member's content (all
 //! members when it found none), the one with the highest salience (ties:
-//! newest); it absorbs `merged_from`, the union of
+//! newest); when it covers nothing, its text becomes the fused text the
+//! detector wrote for it (its own with the others' details appended), and
+//! its vector is computed again; it absorbs `merged_from`, the union of
 //! tags, the sum of access counts and the median importance; links of the
 //! merged memories move to it (duplicates dropped, highest confidence kept);
 //! the others become `superseded`, linked from it by `consolidates`.
 
+use std::collections::BTreeMap;
+
 use super::{LinkType, MemoryStatus, Working, key};
 use crate::salience::SalienceParams;
+use crate::text::content_hash;
 
 /// Merges `members` (at least two, all active) into the most salient of
-/// `candidates` (members too) and returns the canonical id.
+/// `candidates` (members too), giving it its `fused` text if it has one,
+/// and returns the canonical id.
 pub(super) fn merge(
     w: &mut Working<'_>,
     members: &[String],
     candidates: &[String],
+    fused: &BTreeMap<String, String>,
     similarity: f64,
     params: &SalienceParams,
 ) -> String {
@@ -60,6 +67,12 @@ pub(super) fn merge(
         canonical.tags.sort();
         canonical.tags.dedup();
         canonical.importance = importance;
+        if let Some(text) = fused.get(&canonical_id) {
+            canonical.content.clone_from(text);
+            canonical.content_hash = content_hash(text);
+            // Its vector follows its text; the cycle embeds it again.
+            canonical.embedding = None;
+        }
     }
     move_links(w, &others, &canonical_id);
     for other in &others {

@@ -483,6 +483,19 @@ fn merge_duplicates(w: &mut Working<'_>, detections: &Detections, params: &Salie
         if members.len() < 2 {
             continue;
         }
+        // The canonical keeps every fact: it is one of the members whose
+        // text covers the others' content words, when such members remain.
+        let covering: Vec<String> = members
+            .iter()
+            .filter(|id| cluster.covering.contains(id))
+            .cloned()
+            .collect();
+        // Without a covering member the canonical gets a fused text, which
+        // carries every member's details: with a member taken by another
+        // action it would carry one it does not absorb, so the cluster waits.
+        if covering.is_empty() && members.len() < cluster.members.len() {
+            continue;
+        }
         let Some(rule) = w.decide(
             Detection::Duplicate,
             &members,
@@ -491,19 +504,19 @@ fn merge_duplicates(w: &mut Working<'_>, detections: &Detections, params: &Salie
         ) else {
             continue;
         };
-        // The canonical keeps every fact: it is one of the members whose
-        // text covers the others' content words, when such members remain.
-        let covering: Vec<String> = members
-            .iter()
-            .filter(|id| cluster.covering.contains(id))
-            .cloned()
-            .collect();
         let candidates = if covering.is_empty() {
             &members
         } else {
             &covering
         };
-        let canonical = merge::merge(w, &members, candidates, cluster.min_similarity, params);
+        let canonical = merge::merge(
+            w,
+            &members,
+            candidates,
+            &cluster.fused,
+            cluster.min_similarity,
+            params,
+        );
         w.claimed.extend(members.iter().cloned());
         w.counts.duplicates_merged += members.len() as i64 - 1;
         let reason = if cluster.exact {
@@ -516,7 +529,12 @@ fn merge_duplicates(w: &mut Working<'_>, detections: &Detections, params: &Salie
         };
         let reasons = vec![
             reason,
-            if covering.is_empty() {
+            if let Some(text) = cluster.fused.get(&canonical) {
+                format!(
+                    "canonical {canonical}: highest salience, ties newest; no member carries \
+                     every other's words, so its text now keeps their details: \"{text}\""
+                )
+            } else if covering.is_empty() {
                 format!("canonical {canonical}: highest salience, ties newest")
             } else {
                 format!(

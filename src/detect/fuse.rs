@@ -1,0 +1,245 @@
+//! Sentence fusion for merges: when no member of a duplicate cluster covers
+//! the others (each side has a detail of its own: "… said on Tuesday" /
+//! "… told reporters"), the canonical keeps its own text and appends what
+//! only the others said, as the phrases of their text around those words
+//! ("… said on Tuesday (also: told reporters)."). Nothing is reworded, so
+//! nothing is invented, and every content word of every member stays in
+//! the active view.
+
+use super::Lexicon;
+use super::align::{self, Role, Token};
+
+/// What the canonical's text carries of the others: a word is carried when
+/// the text has the same word or a word of the same lemma, or, for a
+/// common word, a synonym (a name is kept as spelled: "Roma" does not
+/// carry "Gypsies").
+fn carried(word: &Token, text: &[Token], lexicon: &Lexicon) -> bool {
+    let literal = matches!(word.role, Role::Name | Role::Number);
+    !word.is_content()
+        || text.iter().any(|t| {
+            t.is_content()
+                && (t.word == word.word
+                    || t.shares_lemma(word)
+                    || (!literal && t.same_meaning(word, lexicon)))
+        })
+}
+
+/// The phrases of `other` (in its own order and spelling) that carry its
+/// content words `base` lacks. Uncarried words at most one word apart form
+/// one phrase, which also takes the function word right before it ("`in
+/// 1995`", "`the witness`").
+pub fn additions(base: &[Token], other_text: &str, lexicon: &Lexicon) -> Vec<String> {
+    let other = align::tokens(other_text, lexicon);
+    let missing: Vec<usize> = (0..other.len())
+        .filter(|&k| !carried(&other[k], base, lexicon))
+        .collect();
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for k in missing {
+        match runs.last_mut() {
+            Some((_, last)) if k - *last <= 2 => *last = k,
+            _ => runs.push((k, k)),
+        }
+    }
+    runs.into_iter()
+        .map(|(first, last)| {
+            let first = if first > 0 && !other[first - 1].is_content() {
+                first - 1
+            } else {
+                first
+            };
+            other_text[other[first].span.0..other[last].span.1].to_owned()
+        })
+        .collect()
+}
+
+/// `base` with the phrases of `others` that it does not carry appended,
+/// each phrase once; `None` when it already carries them all.
+pub fn fuse<'a>(
+    base: &str,
+    others: impl IntoIterator<Item = &'a str>,
+    lexicon: &Lexicon,
+) -> Option<String> {
+    let mut phrases: Vec<String> = Vec::new();
+    let mut carrier = align::tokens(base, lexicon);
+    for other in others {
+        for phrase in additions(&carrier, other, lexicon) {
+            carrier.extend(align::tokens(&phrase, lexicon));
+            phrases.push(phrase);
+        }
+    }
+    if phrases.is_empty() {
+        return None;
+    }
+    let trimmed = base.trim_end();
+    let (mut body, stop) = match trimmed.strip_suffix('.') {
+        Some(body) => (body, "."),
+        None => (trimmed, ""),
+    };
+    // A text fused before keeps one list: later merges add to it.
+    if let Some((before, earlier)) = body
+        .strip_suffix(')')
+        .and_then(|b| b.rsplit_once(ALSO))
+        .filter(|(_, earlier)| !earlier.contains(['(', ')']))
+    {
+        body = before;
+        phrases.splice(0..0, earlier.split("; ").map(str::to_owned));
+    }
+    Some(format!("{body}{ALSO}{}){stop}", phrases.join("; ")))
+}
+
+/// What opens the list of merged details.
+const ALSO: &str = " (also: ";
+
+/// Whether the content words both texts share come in the same order, up
+/// to one moved block ("Amrozi accused his brother … , whom he called the
+/// witness" / "Referring to him as the witness, Amrozi accused …"). Two
+/// words trading places around a third is another statement ("A cheetah is
+/// running behind its prey" / "A prey is running behind the cheetah"), so a
+/// merge would blur who did what.
+pub fn same_order(a: &[Token], b: &[Token]) -> bool {
+    let b_content: Vec<&Token> = b.iter().filter(|t| t.is_content()).collect();
+    let mut used = vec![false; b_content.len()];
+    let mut positions: Vec<usize> = Vec::new();
+    for t in a.iter().filter(|t| t.is_content()) {
+        if let Some(k) = (0..b_content.len()).find(|&k| !used[k] && b_content[k].shares_lemma(t)) {
+            used[k] = true;
+            positions.push(k);
+        }
+    }
+    // Ranks: the order in `b` of the shared words, as a permutation.
+    let mut sorted = positions.clone();
+    sorted.sort_unstable();
+    let ranks: Vec<usize> = positions
+        .iter()
+        .filter_map(|p| sorted.binary_search(p).ok())
+        .collect();
+    let n = ranks.len();
+    let breaks = ranks.windows(2).filter(|w| w[1] != w[0] + 1).count();
+    if breaks == 0 {
+        return true;
+    }
+    // One block moved: ranks = [0, i) ++ [j, l) ++ [i, j) ++ [l, n).
+    if breaks > 3 {
+        return false;
+    }
+    for i in 0..n {
+        for j in i + 1..n {
+            for l in j + 1..=n {
+                let moved = (0..i).chain(j..l).chain(i..j).chain(l..n);
+                if moved.eq(ranks.iter().copied()) {
+                    return true;
+                }
+            }
+        }
+    }
+    false
+}
+
+/// Whether a detail of each text sits next to the same shared word ("A
+/// `blond` child" / "A child `with dark hair`"): two values of one
+/// attribute, perhaps in conflict, not two facts to keep side by side.
+pub fn details_in_one_slot(a: &[Token], b: &[Token], lexicon: &Lexicon) -> bool {
+    let (of_a, of_b) = (
+        detail_neighbours(a, b, lexicon),
+        detail_neighbours(b, a, lexicon),
+    );
+    of_a.iter().any(|x| of_b.iter().any(|y| x.shares_lemma(y)))
+}
+
+/// The shared content words right before and after each run of `text`'s
+/// details (content words `other` does not carry), function words skipped.
+fn detail_neighbours<'t>(text: &'t [Token], other: &[Token], lexicon: &Lexicon) -> Vec<&'t Token> {
+    let content: Vec<&Token> = text.iter().filter(|t| t.is_content()).collect();
+    let shared: Vec<bool> = content.iter().map(|t| carried(t, other, lexicon)).collect();
+    let mut out = Vec::new();
+    for k in 0..content.len() {
+        if shared[k] {
+            continue;
+        }
+        if k > 0 && shared[k - 1] {
+            out.push(content[k - 1]);
+        }
+        if k + 1 < content.len() && shared[k + 1] {
+            out.push(content[k + 1]);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::detect::testing::lexicon;
+
+    fn order(a: &str, b: &str) -> bool {
+        let lexicon = lexicon();
+        same_order(
+            &align::statement(a, &lexicon),
+            &align::statement(b, &lexicon),
+        )
+    }
+
+    #[test]
+    fn a_moved_clause_keeps_the_order_and_swapped_roles_do_not() {
+        assert!(order(
+            "The company said on Tuesday that profits rose",
+            "Profits rose, the company said on Tuesday"
+        ));
+        assert!(order(
+            "A man and a dog are walking",
+            "A dog and a man are walking"
+        ));
+        assert!(!order(
+            "A cheetah is quickly running behind its prey",
+            "A prey is quickly running behind the cheetah"
+        ));
+        assert!(!order("Tom beat Jerry at chess", "Jerry beat Tom at chess"));
+    }
+
+    #[test]
+    fn the_canonical_keeps_its_words_and_appends_only_what_the_others_add() {
+        let lexicon = lexicon();
+        let fused = fuse(
+            "The company said on Tuesday that profits rose 5 percent.",
+            ["Profits rose 5 percent, the company told reporters."],
+            &lexicon,
+        )
+        .unwrap();
+        assert_eq!(
+            fused,
+            "The company said on Tuesday that profits rose 5 percent (also: told reporters)."
+        );
+        assert_eq!(
+            fuse(
+                "Profits rose 5 percent.",
+                ["profits rose 5 percent"],
+                &lexicon
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn details_of_several_members_are_each_added_once() {
+        let lexicon = lexicon();
+        let fused = fuse(
+            "Gina opened a dance studio",
+            [
+                "Gina opened a dance studio in March",
+                "In March Gina opened a dance studio downtown",
+            ],
+            &lexicon,
+        )
+        .unwrap();
+        assert_eq!(
+            fused,
+            "Gina opened a dance studio (also: in March; downtown)"
+        );
+        // A later merge adds to the same list.
+        let again = fuse(&fused, ["Gina opened a dance studio with Jon"], &lexicon).unwrap();
+        assert_eq!(
+            again,
+            "Gina opened a dance studio (also: in March; downtown; with Jon)"
+        );
+    }
+}
