@@ -202,6 +202,25 @@ mod tests {
     }
 
     #[test]
+    fn negated_texts_with_a_detail_each_are_not_fused() {
+        let found = run(vec![
+            memory(
+                "a",
+                "In March Gina never opened her studio",
+                T0,
+                vector(1.0, 1),
+            ),
+            memory(
+                "b",
+                "Gina never opened her studio downtown",
+                T0 + 1,
+                vector(0.95, 2),
+            ),
+        ]);
+        assert!(found.is_empty(), "{found:?}");
+    }
+
+    #[test]
     fn a_member_that_carries_every_word_is_the_covering_candidate() {
         let found = run(vec![
             memory("a", "Gina opened her studio", T0, vector(1.0, 1)),

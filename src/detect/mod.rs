@@ -160,8 +160,10 @@ impl<'a> Prepared<'a> {
     /// Whether items `i` and `j` may be merged: nothing in conflict, no
     /// fact swapped for another, no word paired with a more general one,
     /// the shared words in one order (up to a moved block), and details on
-    /// both sides only when fusing, at most `fuse_max_details` a side and
-    /// not in one slot.
+    /// both sides only when fusing, at most `fuse_max_details` a side, not
+    /// in one slot and without a negation (a detail changes what it denies:
+    /// "never organised a camp for the diocese of Bendigo" / "never
+    /// attended a camp organised by that diocese").
     pub fn mergeable(
         &self,
         i: usize,
@@ -179,7 +181,10 @@ impl<'a> Prepared<'a> {
             && (!both_sides
                 || (settings.fuse_merges
                     && c.extra.iter().all(|&e| e <= settings.fuse_max_details)
-                    && !fuse::details_in_one_slot(a, b, lexicon)))
+                    && !fuse::details_in_one_slot(a, b, lexicon)
+                    && ![a, b]
+                        .iter()
+                        .any(|side| side.iter().any(|t| t.role == align::Role::Negation))))
             && (c.moved == 0 || fuse::same_order(a, b))
     }
 
