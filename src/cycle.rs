@@ -288,6 +288,7 @@ impl CycleReport {
                     rule_id: a.rule_id.clone(),
                     score: a.score,
                     reasons: a.reasons.clone(),
+                    canonical_content: a.canonical_content.clone(),
                 })
                 .collect(),
             warnings: self.warnings.clone(),

@@ -1349,6 +1349,20 @@ fn twins_with_a_detail_each_merge_into_a_text_that_keeps_both_and_undo_restores_
         "{:?}",
         merge.reasons
     );
+    // Platforms mirroring memories read the new text from the event.
+    let completed = events_of(&output, EventType::ConsolidationCompleted);
+    let Some(Event::ConsolidationCompleted(completed)) = completed.first() else {
+        panic!("a completion event");
+    };
+    let merged = completed
+        .actions
+        .iter()
+        .find(|a| a.action_type == "merge")
+        .unwrap();
+    assert_eq!(
+        merged.canonical_content.as_deref(),
+        Some(canonical.content.as_str())
+    );
 
     engram::undo::undo(&store, "r1", 2 * DAY).unwrap();
     let restored = store.memory("u", "second").unwrap().unwrap();

@@ -282,6 +282,9 @@ pub struct RunAction {
     pub rule_id: String,
     pub score: f64,
     pub reasons: Vec<String>,
+    /// A merge that fused the members' details: the canonical's new text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub canonical_content: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

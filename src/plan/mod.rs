@@ -53,6 +53,10 @@ pub struct PlannedAction {
     pub new_memory_ids: Vec<String>,
     pub score: f64,
     pub reasons: Vec<String>,
+    /// The canonical's new text, when a merge fused the members' details
+    /// into it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub canonical_content: Option<String>,
 }
 
 /// A detection no rule acted on.
@@ -297,6 +301,7 @@ impl Working<'_> {
             target_ids: targets,
             canonical_id: None,
             new_memory_ids: Vec::new(),
+            canonical_content: None,
             score: round4(score),
             reasons,
         });
@@ -543,8 +548,10 @@ fn merge_duplicates(w: &mut Working<'_>, detections: &Detections, params: &Salie
                 )
             },
         ];
-        w.record(&rule, members, cluster.min_similarity, reasons)
-            .canonical_id = Some(canonical);
+        let fused = cluster.fused.get(&canonical).cloned();
+        let action = w.record(&rule, members, cluster.min_similarity, reasons);
+        action.canonical_id = Some(canonical);
+        action.canonical_content = fused;
     }
 }
 

@@ -122,6 +122,7 @@ pub fn sample_events() -> Vec<Event> {
                     rule_id: "merge-near-duplicates".into(),
                     score: 0.97,
                     reasons: vec!["cosine 0.97 >= 0.95".into()],
+                    canonical_content: Some("m1's text (also: m2's detail)".into()),
                 },
                 RunAction {
                     action_id: "run-1/1".into(),
@@ -132,6 +133,7 @@ pub fn sample_events() -> Vec<Event> {
                     rule_id: "r".into(),
                     score: 0.0,
                     reasons: vec![],
+                    canonical_content: None,
                 },
             ],
             warnings: vec!["a warning".into()],
