@@ -740,4 +740,16 @@ mod tests {
         assert!(aggressive.duplicate_threshold < gentle.duplicate_threshold);
         assert!(aggressive.archive_threshold > gentle.archive_threshold);
     }
+
+    #[test]
+    fn a_run_report_stored_before_fusion_still_reads() {
+        let settings = CycleSettings::default().detect_settings(Tier::Gentle);
+        let mut stored = serde_json::to_value(&settings).unwrap();
+        let fields = stored.as_object_mut().unwrap();
+        fields.remove("fuse_merges");
+        fields.remove("fuse_max_details");
+        let read: DetectSettings = serde_json::from_value(stored).unwrap();
+        assert!(!read.fuse_merges, "those runs did not fuse");
+        assert_eq!(read.duplicate_threshold, settings.duplicate_threshold);
+    }
 }

@@ -46,9 +46,11 @@ pub const DAY_MS: i64 = 24 * 3600 * 1000;
 pub struct DetectSettings {
     pub duplicate_threshold: f64,
     /// Details on both sides merge, the canonical's text carrying the
-    /// others' ([`fuse`]).
+    /// others' ([`fuse`]). Run reports stored before fusion read as off.
+    #[serde(default)]
     pub fuse_merges: bool,
     /// Most content words of its own each side of a fused pair may have.
+    #[serde(default)]
     pub fuse_max_details: usize,
     pub contradiction_min_similarity: f64,
     pub negation_min_similarity: f64,
