@@ -6,13 +6,17 @@
 //! twice changes nothing the second time. Either way the undo is described
 //! by a `consolidation.undone` event for the caller to publish (the same
 //! event, same id, the second time, so a publish that failed can be
-//! repeated).
+//! repeated). A text put back (a fused merge's canonical, a joined
+//! pattern) gets its vector again when an embedder is given
+//! ([`undo_with`]); without one it stays without a vector, so later cycles
+//! compare it by exact text only.
 
 use std::collections::BTreeSet;
 
 use thiserror::Error;
 
 use crate::cycle::{CycleError, CycleReport};
+use crate::embed::{Embedder, SubBatch, embed_bucketed};
 use crate::event::ConsolidationUndone;
 use crate::model::Millis;
 use crate::store::{Store, StoreError, Write, WriteBatch};
@@ -47,6 +51,8 @@ pub struct UndoSummary {
     pub removed_links: usize,
     /// The run had been undone before; nothing was changed.
     pub already_undone: bool,
+    /// Texts put back that have no vector (no embedder, or it failed).
+    pub without_vector: usize,
     /// The event that tells consumers (`None` only in a default value).
     pub event: Option<ConsolidationUndone>,
 }
@@ -73,6 +79,16 @@ fn undone_event(report: &CycleReport, undone_at: Millis) -> ConsolidationUndone 
 }
 
 pub fn undo(store: &dyn Store, run_id: &str, now: Millis) -> Result<UndoSummary, UndoError> {
+    undo_with(store, run_id, now, None)
+}
+
+/// [`undo`], embedding every text it puts back with `embedder`.
+pub fn undo_with(
+    store: &dyn Store,
+    run_id: &str,
+    now: Millis,
+    embedder: Option<(&dyn Embedder, SubBatch)>,
+) -> Result<UndoSummary, UndoError> {
     let stored = store
         .find_run_report(run_id)?
         .ok_or_else(|| UndoError::UnknownRun(run_id.to_owned()))?;
@@ -92,15 +108,20 @@ pub fn undo(store: &dyn Store, run_id: &str, now: Millis) -> Result<UndoSummary,
     let user = &report.user_id;
     refuse_after_later_runs(store, &report, stored.started_at)?;
     let mut batch = WriteBatch::default();
+    let mut restored = Vec::new();
     for change in &report.memory_changes {
         if let Some(stored) = store.memory(user, &change.memory_id)? {
             let mut memory = stored.clone();
             if change.before.restore_unchanged(&change.after, &mut memory) == 0 {
                 continue;
             }
-            batch.push(Write::memory_update(&stored, &memory));
-            summary.restored_memories += 1;
+            restored.push((stored, memory));
         }
+    }
+    summary.without_vector = embed_restored(&mut restored, embedder);
+    for (stored, memory) in &restored {
+        batch.push(Write::memory_update(stored, memory));
+        summary.restored_memories += 1;
     }
     for id in &report.created_ids {
         batch.push(Write::DeleteMemory {
@@ -132,6 +153,33 @@ pub fn undo(store: &dyn Store, run_id: &str, now: Millis) -> Result<UndoSummary,
     store.commit(&batch)?;
     summary.event = Some(undone_event(&report, now));
     Ok(summary)
+}
+
+/// Gives the restored memories whose text came back without a vector one;
+/// returns how many are left without.
+fn embed_restored(
+    restored: &mut [(crate::model::Memory, crate::model::Memory)],
+    embedder: Option<(&dyn Embedder, SubBatch)>,
+) -> usize {
+    let missing: Vec<usize> = (0..restored.len())
+        .filter(|&k| restored[k].1.embedding.is_none() && restored[k].0.embedding.is_some())
+        .collect();
+    let Some((embedder, shape)) = embedder.filter(|_| !missing.is_empty()) else {
+        return missing.len();
+    };
+    let texts: Vec<&str> = missing
+        .iter()
+        .map(|&k| restored[k].1.content.as_str())
+        .collect();
+    match embed_bucketed(embedder, &texts, shape) {
+        Ok(vectors) => {
+            for (&k, vector) in missing.iter().zip(vectors) {
+                restored[k].1.embedding = Some(vector);
+            }
+            0
+        }
+        Err(_) => missing.len(),
+    }
 }
 
 /// Errs when an executed, not undone run that started after this one

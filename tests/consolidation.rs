@@ -1364,9 +1364,24 @@ fn twins_with_a_detail_each_merge_into_a_text_that_keeps_both_and_undo_restores_
         Some(canonical.content.as_str())
     );
 
-    engram::undo::undo(&store, "r1", 2 * DAY).unwrap();
+    // Undo puts the text back and, given the model, its vector too.
+    let model = model();
+    let summary = engram::undo::undo_with(
+        &store,
+        "r1",
+        2 * DAY,
+        Some((
+            model.as_ref() as &dyn Embedder,
+            EmbeddingConfig::default().sub_batch(),
+        )),
+    )
+    .unwrap();
+    assert_eq!(summary.without_vector, 0);
     let restored = store.memory("u", "second").unwrap().unwrap();
     assert_eq!(restored.content, second);
+    let vector = restored.embedding.expect("embedded again");
+    let expected = model.embed(&[second], 1).unwrap();
+    assert!(f64::from(dot(&vector, &expected[0])) > 0.999);
     assert_eq!(status(&store, "u", "first"), MemoryStatus::Active);
 
     // Without fusion the pair stays apart: neither text carries the other.

@@ -7,6 +7,7 @@ use std::time::Duration;
 use anyhow::{Result, anyhow};
 
 use engram::config::Config;
+use engram::embed::{Embedder, LocalEmbedder};
 use engram::event::{Event, EventCodec};
 
 use crate::app::embedded::open_output;
@@ -15,10 +16,19 @@ use crate::app::{command_producer, open_store, refuse_while_a_service_runs, runt
 pub fn run(config: &Config, run_id: &str, output: Option<&str>) -> Result<()> {
     refuse_while_a_service_runs(config, "`engram undo`")?;
     let store = open_store(config)?;
-    let summary = engram::undo::undo(
+    // Texts put back (fused merges, joined patterns) get their vectors
+    // again, so later cycles compare them by similarity.
+    let embedder = if config.embedding.enabled {
+        Some(LocalEmbedder::load(&config.embedding)?)
+    } else {
+        None
+    };
+    let shape = config.embedding.sub_batch();
+    let summary = engram::undo::undo_with(
         store.as_ref(),
         run_id,
         chrono::Utc::now().timestamp_millis(),
+        embedder.as_ref().map(|e| (e as &dyn Embedder, shape)),
     )?;
     if summary.already_undone {
         println!("run {run_id} was already undone; nothing changed");
@@ -31,6 +41,13 @@ pub fn run(config: &Config, run_id: &str, output: Option<&str>) -> Result<()> {
             summary.restored_links,
             summary.removed_links
         );
+        if summary.without_vector > 0 {
+            println!(
+                "{} restored texts have no vector (embedding off or failed): later cycles \
+                 compare them by exact text only",
+                summary.without_vector
+            );
+        }
     }
     match summary.event {
         Some(event) => publish(config, run_id, Event::ConsolidationUndone(event), output),

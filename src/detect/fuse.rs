@@ -122,17 +122,19 @@ pub fn same_order(a: &[Token], b: &[Token]) -> bool {
     if breaks > 3 {
         return false;
     }
-    for i in 0..n {
-        for j in i + 1..n {
-            for l in j + 1..=n {
-                let moved = (0..i).chain(j..l).chain(i..j).chain(l..n);
-                if moved.eq(ranks.iter().copied()) {
-                    return true;
-                }
-            }
-        }
-    }
-    false
+    // The moved block starts where the order first breaks.
+    let Some(i) = (0..n).find(|&k| ranks[k] != k) else {
+        return true;
+    };
+    (i + 1..n).any(|j| {
+        (j + 1..=n).any(|l| {
+            (0..i)
+                .chain(j..l)
+                .chain(i..j)
+                .chain(l..n)
+                .eq(ranks.iter().copied())
+        })
+    })
 }
 
 /// Whether a detail of each text sits next to the same shared word ("A
