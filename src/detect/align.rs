@@ -44,6 +44,15 @@ const FINITE_AUXILIARIES: &str = "is are was were am has have had do does did wi
 
 const COPULAS: &str = "is are was were am be been being";
 
+/// Whether the token is an auxiliary, a copula or a conjunction: a word
+/// that joins a phrase to the sentence rather than opening it.
+pub fn joins(t: &Token) -> bool {
+    listed(AUXILIARIES, &t.word)
+        || listed(COPULAS, &t.word)
+        || listed(CONJUNCTIONS, &t.word)
+        || t.word == "or"
+}
+
 /// A negated auxiliary: "isn't" ("isn t"), "isnt", "cannot".
 fn negated_auxiliary(t: &Token) -> bool {
     t.role == Role::Negation

@@ -27,7 +27,10 @@ fn carried(word: &Token, text: &[Token], lexicon: &Lexicon) -> bool {
 /// The phrases of `other` (in its own order and spelling) that carry its
 /// content words `base` lacks. Uncarried words at most one word apart form
 /// one phrase, which also takes the function word right before it ("`in
-/// 1995`", "`the witness`").
+/// 1995`", "`the witness`"; not an auxiliary or a conjunction: "is
+/// `comfortably`"). A phrase opened by a determiner also takes the shared
+/// word right after it, the noun it modifies ("`A black dog`", "`a power
+/// drill`").
 pub fn additions(base: &[Token], other_text: &str, lexicon: &Lexicon) -> Vec<String> {
     let other = align::tokens(other_text, lexicon);
     let missing: Vec<usize> = (0..other.len())
@@ -42,10 +45,20 @@ pub fn additions(base: &[Token], other_text: &str, lexicon: &Lexicon) -> Vec<Str
     }
     runs.into_iter()
         .map(|(first, last)| {
-            let first = if first > 0 && !other[first - 1].is_content() {
+            let first = if first > 0
+                && !other[first - 1].is_content()
+                && !align::joins(&other[first - 1])
+            {
                 first - 1
             } else {
                 first
+            };
+            let noun_phrase = !other[first].is_content()
+                && DETERMINERS.split(' ').any(|d| d == other[first].word);
+            let last = if noun_phrase && other.get(last + 1).is_some_and(Token::is_content) {
+                last + 1
+            } else {
+                last
             };
             other_text[other[first].span.0..other[last].span.1].to_owned()
         })
@@ -86,6 +99,9 @@ pub fn fuse<'a>(
     }
     Some(format!("{body}{ALSO}{}){stop}", phrases.join("; ")))
 }
+
+/// Words that open a noun phrase.
+const DETERMINERS: &str = "a an the this that these those his her its their my our your";
 
 /// What opens the list of merged details.
 const ALSO: &str = " (also: ";
@@ -218,6 +234,30 @@ mod tests {
                 &lexicon
             ),
             None
+        );
+    }
+
+    #[test]
+    fn a_phrase_reads_as_a_phrase() {
+        let lexicon = lexicon();
+        // A modifier takes its noun; an auxiliary is not a phrase's opening.
+        assert_eq!(
+            fuse(
+                "A dog is running through the snow",
+                ["A black dog is running through the snow"],
+                &lexicon
+            )
+            .unwrap(),
+            "A dog is running through the snow (also: A black dog)"
+        );
+        assert_eq!(
+            fuse(
+                "A boy is playing a piano",
+                ["A boy is comfortably playing a piano"],
+                &lexicon
+            )
+            .unwrap(),
+            "A boy is playing a piano (also: comfortably)"
         );
     }
 
