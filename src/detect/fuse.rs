@@ -237,6 +237,39 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        /// Whatever the words, the fused text carries every content word of
+        /// every member, and the base's text comes first, unchanged.
+        #[test]
+        fn fusion_loses_no_word(
+            base in proptest::collection::vec(0usize..WORDS.len(), 1..12),
+            others in proptest::collection::vec(
+                proptest::collection::vec(0usize..WORDS.len(), 1..12), 1..4),
+        ) {
+            let lexicon = lexicon();
+            let text = |ids: &[usize]| ids.iter().map(|&k| WORDS[k]).collect::<Vec<_>>().join(" ");
+            let base = text(&base);
+            let others: Vec<String> = others.iter().map(|o| text(o)).collect();
+            let fused = fuse(&base, others.iter().map(String::as_str), &lexicon)
+                .unwrap_or_else(|| base.clone());
+            proptest::prop_assert!(fused.starts_with(base.trim_end_matches('.')));
+            let kept = align::tokens(&fused, &lexicon);
+            for other in &others {
+                for word in align::tokens(other, &lexicon) {
+                    proptest::prop_assert!(
+                        carried(&word, &kept, &lexicon),
+                        "{:?} lost: {:?} + {:?} -> {:?}", word.word, base, others, fused
+                    );
+                }
+            }
+        }
+    }
+
+    const WORDS: [&str; 16] = [
+        "Gina", "opened", "a", "the", "studio", "in", "March", "downtown", "with", "Jon", "is",
+        "not", "dance", "42", "and", "friends",
+    ];
+
     #[test]
     fn a_phrase_reads_as_a_phrase() {
         let lexicon = lexicon();
