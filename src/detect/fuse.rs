@@ -1,10 +1,11 @@
 //! Sentence fusion for merges: when no member of a duplicate cluster covers
-//! the others (each side has a detail of its own: "… said on Tuesday" /
-//! "… told reporters"), the canonical keeps its own text and appends what
-//! only the others said, as the phrases of their text around those words
-//! ("… said on Tuesday (also: told reporters)."). Nothing is reworded, so
-//! nothing is invented, and every content word of every member stays in
-//! the active view.
+//! the others (each side has a detail of its own: "In March, Gina opened
+//! her dance studio" / "Gina opened her dance studio downtown"), the
+//! canonical keeps its own text and appends what only the others said, as
+//! the phrases of their text around those words ("Gina opened her dance
+//! studio downtown (also: In March)"). Nothing is reworded, so nothing is
+//! invented, and every content word of every member stays in the active
+//! view. Which pairs may fuse is [`super::Prepared::mergeable`]'s call.
 
 use super::Lexicon;
 use super::align::{self, Role, Token};
