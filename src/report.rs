@@ -67,6 +67,7 @@ th{background:#f0f2f6}
 .cluster{display:flex;gap:10px;margin:10px 0;flex-wrap:wrap}
 .card{flex:1 1 220px;border:1px solid #dde2ea;border-radius:6px;padding:8px 10px;font-size:13px}
 .card.canonical{border-color:#2f7d4f;background:#f1faf4}
+.fused{flex:1 1 100%;color:#2f7d4f;font-size:12px}
 .meta{color:#667085;font-size:12px}
 .signal{display:inline-block;background:#fff1e6;color:#9a4a00;border-radius:4px;padding:1px 6px;margin:2px;font-size:12px}
 .empty{color:#667085;font-style:italic}
@@ -280,6 +281,9 @@ fn clusters_section(html: &mut String, run: &CycleReport, by_id: &HashMap<&str, 
         );
         if let Some(id) = canonical {
             card(html, id, by_id, true);
+            if action.canonical_content.is_some() {
+                fused_note(html, run, id);
+            }
         }
         for id in action
             .target_ids
@@ -291,6 +295,21 @@ fn clusters_section(html: &mut String, run: &CycleReport, by_id: &HashMap<&str, 
         html.push_str("</div>");
     }
     html.push_str("</section>");
+}
+
+/// A merge that fused the members' details rewrote the kept memory's text:
+/// say so, with the text as it was before (what `engram undo` restores).
+fn fused_note(html: &mut String, run: &CycleReport, canonical: &str) {
+    let before = run
+        .memory_changes
+        .iter()
+        .find(|c| c.memory_id == canonical)
+        .and_then(|c| c.before.content.as_deref());
+    html.push_str("<div class=\"fused\">text fused by this merge");
+    if let Some(before) = before {
+        let _ = write!(html, "; text before the merge: {}", escape(before));
+    }
+    html.push_str("</div>");
 }
 
 fn patterns_section(html: &mut String, run: &CycleReport) {

@@ -1363,6 +1363,23 @@ fn twins_with_a_detail_each_merge_into_a_text_that_keeps_both_and_undo_restores_
         merged.canonical_content.as_deref(),
         Some(canonical.content.as_str())
     );
+    // The report page says the kept text was rewritten, and shows it as it was.
+    let memories = store.memories("u").unwrap();
+    let links = store.links("u").unwrap();
+    let html = engram::report::render_html(&engram::report::ReportPage {
+        user_id: "u",
+        memories: &memories,
+        links: &links,
+        run: Some(&output.report),
+        focus: None,
+        now: DAY,
+        salience: &engram::salience::SalienceParams::default(),
+    });
+    assert!(
+        html.contains("class=\"fused\"")
+            && html.contains(&format!("text before the merge: {second}")),
+        "the fused canonical and its earlier text on the report page"
+    );
 
     // Undo puts the text back and, given the model, its vector too.
     let model = model();
