@@ -191,6 +191,25 @@ fn lowercase(words: &[&str]) -> Vec<String> {
     words.iter().map(|w| w.to_lowercase()).collect()
 }
 
+/// Whether the word after `before` opens a sentence or a quotation: it
+/// follows an opening quotation mark, a colon, or a full stop after a
+/// lowercase word ("failed. The"; not the abbreviations "U.S. Airways",
+/// "Mr. Smith").
+fn opens_sentence(before: &str) -> bool {
+    let before = before.trim_end();
+    if before.ends_with(['"', '\u{201c}', ':']) {
+        return true;
+    }
+    let Some(sentence) = before.strip_suffix(['.', '!', '?']) else {
+        return false;
+    };
+    let last_word = sentence.rsplit(char::is_whitespace).next().unwrap_or("");
+    last_word.chars().count() > 1
+        && last_word
+            .chars()
+            .all(|c| c.is_lowercase() || c.is_ascii_digit() || c == '\'')
+}
+
 /// A text as tokens, ready to align.
 pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
     let spans: Vec<(usize, usize)> = crate::text::word_spans(text).collect();
@@ -238,10 +257,13 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
         let spelled = original[at];
         let capitalised = spelled.chars().next().is_some_and(char::is_uppercase);
         let inner_capital = spelled.chars().skip(1).any(char::is_uppercase);
+        // A sentence or a quotation capitalises its first word whatever it
+        // is: "said, "The …"" opens on the article, not on a name.
+        let opens_sentence = at == 0 || opens_sentence(&text[..spans[at].0]);
         let role =
             if word.chars().all(|c| c.is_ascii_digit()) || listed(NUMBER_WORDS, word.as_str()) {
                 Role::Number
-            } else if listed(FUNCTION_WORDS, word.as_str()) && !(capitalised && at > 0) {
+            } else if listed(FUNCTION_WORDS, word.as_str()) && (!capitalised || opens_sentence) {
                 Role::Function
             } else if lexicon.is_value(word)
                 && (capitalised || inner_capital || !lexicon.is_common_word(word))
@@ -1061,6 +1083,21 @@ mod tests {
         assert!(found.conflicts.is_empty() && found.substitutions.is_empty());
         assert_eq!(found.extra, [0, 0]);
         assert!(found.covers(0) && found.covers(1));
+    }
+
+    #[test]
+    fn a_quotation_or_sentence_opens_on_function_words_not_names() {
+        // "The" opening a quotation or a sentence is the article, not a
+        // name; mid-sentence, a capitalised word is still read as a name.
+        let lexicon = lexicon();
+        let role = |text: &str, at: usize| tokens(text, &lexicon)[at].role;
+        assert_eq!(role("He said, \"The talks failed.\"", 2), Role::Function);
+        assert_eq!(role("Talks began. The talks failed", 2), Role::Function);
+        assert_eq!(role("He said: It failed", 2), Role::Function);
+        assert_eq!(role("Rain fell on Reading", 3), Role::Name);
+        // The full stop of an abbreviation ends no sentence.
+        assert_eq!(role("They flew U.S. Airways", 3), Role::Name);
+        assert_eq!(role("They met The Who", 2), Role::Name);
     }
 
     #[test]

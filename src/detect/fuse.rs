@@ -26,29 +26,50 @@ fn carried(word: &Token, text: &[Token], lexicon: &Lexicon) -> bool {
 }
 
 /// The phrases of `other` (in its own order and spelling) that carry its
-/// content words `base` lacks. Uncarried words at most one word apart form
-/// one phrase, which also takes the function word right before it ("`in
+/// content words `base` lacks. Uncarried words at most one word apart, with
+/// no punctuation between them, form one phrase, which also takes the function word right before it ("`in
 /// 1995`", "`the witness`"; not an auxiliary or a conjunction: "is
 /// `comfortably`"). A phrase opened by a determiner also takes the shared
 /// word right after it, the noun it modifies ("`A black dog`", "`a power
-/// drill`").
+/// drill`"), and a name is kept whole ("`Tom Parker`").
 pub fn additions(base: &[Token], other_text: &str, lexicon: &Lexicon) -> Vec<String> {
     let other = align::tokens(other_text, lexicon);
     let missing: Vec<usize> = (0..other.len())
         .filter(|&k| !carried(&other[k], base, lexicon))
         .collect();
+    // Whether tokens `a` and `b` of `other` read as one phrase: nothing
+    // between them ends a clause or opens a quotation.
+    let joined = |a: usize, b: usize| {
+        let gap = &other_text[other[a].span.1..other[b].span.0];
+        !gap.contains(PHRASE_BREAKS) && !gap.contains("--") && !gap.contains(" - ")
+    };
     let mut runs: Vec<(usize, usize)> = Vec::new();
     for k in missing {
         match runs.last_mut() {
-            Some((_, last)) if k - *last <= 2 => *last = k,
+            Some((_, last)) if k - *last <= 2 && joined(*last, k) => *last = k,
             _ => runs.push((k, k)),
         }
     }
     runs.into_iter()
-        .map(|(first, last)| {
+        .map(|(first, mut last)| {
+            // A person's name is kept whole: a given name takes the family
+            // name after it ("Tom Parker", not "Tom"). A name after a
+            // preposition is a place or a date ("In March Gina opened …"
+            // adds "In March").
+            let after_preposition =
+                first > 0 && !other[first - 1].is_content() && joined(first - 1, first);
+            while !after_preposition
+                && last + 1 < other.len()
+                && other[last].role == Role::Name
+                && other[last + 1].role == Role::Name
+                && joined(last, last + 1)
+            {
+                last += 1;
+            }
             let first = if first > 0
                 && !other[first - 1].is_content()
                 && !align::joins(&other[first - 1])
+                && joined(first - 1, first)
             {
                 first - 1
             } else {
@@ -56,7 +77,10 @@ pub fn additions(base: &[Token], other_text: &str, lexicon: &Lexicon) -> Vec<Str
             };
             let noun_phrase = !other[first].is_content()
                 && DETERMINERS.split(' ').any(|d| d == other[first].word);
-            let last = if noun_phrase && other.get(last + 1).is_some_and(Token::is_content) {
+            let last = if noun_phrase
+                && other.get(last + 1).is_some_and(Token::is_content)
+                && joined(last, last + 1)
+            {
                 last + 1
             } else {
                 last
@@ -77,8 +101,10 @@ pub fn fuse<'a>(
     let mut carrier = align::tokens(base, lexicon);
     for other in others {
         for phrase in additions(&carrier, other, lexicon) {
-            carrier.extend(align::tokens(&phrase, lexicon));
-            phrases.push(phrase);
+            if !phrases.contains(&phrase) {
+                carrier.extend(align::tokens(&phrase, lexicon));
+                phrases.push(phrase);
+            }
         }
     }
     if phrases.is_empty() {
@@ -103,6 +129,14 @@ pub fn fuse<'a>(
 
 /// Words that open a noun phrase.
 const DETERMINERS: &str = "a an the this that these those his her its their my our your";
+
+/// Punctuation that ends a phrase: a clause boundary, a quotation, a
+/// parenthesis or a dash (also spelled "--" or " - "). A full stop is not
+/// one, since it also ends "Mr." or "U.S." inside a name; an apostrophe
+/// or a hyphen stays inside a phrase.
+const PHRASE_BREAKS: [char; 9] = [
+    ',', ';', ':', '(', ')', '"', '\u{201c}', '\u{201d}', '\u{2014}',
+];
 
 /// What opens the list of merged details.
 const ALSO: &str = " (also: ";
@@ -292,6 +326,65 @@ mod tests {
             )
             .unwrap(),
             "A boy is playing a piano (also: comfortably)"
+        );
+    }
+
+    #[test]
+    fn a_phrase_stops_at_punctuation() {
+        let lexicon = lexicon();
+        // A comma ends a phrase: the word after it belongs to the next
+        // clause, not to the noun phrase a determiner opened.
+        assert_eq!(
+            fuse(
+                "Maria finds volunteering rewarding",
+                ["Maria, volunteering at a homeless shelter, finds it rewarding"],
+                &lexicon
+            )
+            .unwrap(),
+            "Maria finds volunteering rewarding (also: a homeless shelter)"
+        );
+        assert_eq!(
+            fuse(
+                "The film lasted a week",
+                ["The film, a satire on Hollywood, lasted a week"],
+                &lexicon
+            )
+            .unwrap(),
+            "The film lasted a week (also: a satire on Hollywood)"
+        );
+        // Details on both sides of a comma are two phrases.
+        assert_eq!(
+            fuse(
+                "Profits rose",
+                ["Profits rose sharply, analysts said"],
+                &lexicon
+            )
+            .unwrap(),
+            "Profits rose (also: sharply; analysts said)"
+        );
+    }
+
+    #[test]
+    fn a_name_stays_whole_and_a_repeated_phrase_is_added_once() {
+        let lexicon = lexicon();
+        assert_eq!(
+            fuse(
+                "Parker said the lawyers would respond",
+                ["His spokesman, Tom Parker, said the lawyers would respond"],
+                &lexicon
+            )
+            .unwrap(),
+            "Parker said the lawyers would respond (also: His spokesman; Tom Parker)"
+        );
+        assert_eq!(
+            fuse(
+                "Acme and Globex led shares",
+                ["Acme Inc and Globex Inc led shares"],
+                &lexicon
+            )
+            .unwrap(),
+            "Acme and Globex led shares (also: Inc)",
+            "a name does not reach back to the name before it"
         );
     }
 
