@@ -451,9 +451,22 @@ fn lossy_merges<'a>(
                     .collect();
             let mut lost = BTreeSet::new();
             for other in absorbed {
-                for (word, literal) in content_words(other["content"].as_str().unwrap_or_default())
-                {
-                    if !carries(&kept, &word, literal, wordnet) {
+                let text = other["content"].as_str().unwrap_or_default();
+                // Two words the canonical writes as one ("per cent" /
+                // "percent") are carried by it.
+                let words: Vec<String> = engram::text::words(text)
+                    .iter()
+                    .map(|w| w.to_lowercase())
+                    .collect();
+                let compounded: BTreeSet<&str> = words
+                    .windows(2)
+                    .filter(|w| kept.iter().any(|(k, _)| *k == format!("{}{}", w[0], w[1])))
+                    .flat_map(|w| [w[0].as_str(), w[1].as_str()])
+                    .collect();
+                for (word, literal) in content_words(text) {
+                    if !compounded.contains(word.as_str())
+                        && !carries(&kept, &word, literal, wordnet)
+                    {
                         lost.insert(word);
                     }
                 }

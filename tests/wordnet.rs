@@ -163,6 +163,39 @@ fn an_antonym_in_both_subjects_names_another_referent() {
 }
 
 #[test]
+fn opposed_people_as_arguments_are_two_people() {
+    // Meeting a man and meeting a woman are two facts; being a winner and
+    // being a loser are one in conflict. Opposed adjectives and verbs still
+    // conflict as arguments' properties and predicates.
+    assert_verdict(
+        "A boy is spanking a man with a plastic sword",
+        "A boy is spanking a woman with a plastic sword",
+        false,
+    );
+    assert_verdict(
+        "Nate met a man at the gym",
+        "Nate met a woman at the gym",
+        false,
+    );
+    assert_verdict("Jon is the winner", "Jon is the loser", true);
+    assert_verdict(
+        "The man is standing on a sidewalk",
+        "The man is sitting on a sidewalk",
+        true,
+    );
+    assert_verdict(
+        "The dog is in shallow water",
+        "The dog is in deep water",
+        true,
+    );
+    assert_verdict(
+        "A cyclist is biking in a forest at day",
+        "A cyclist is biking in a forest at night",
+        true,
+    );
+}
+
+#[test]
 fn a_pronoun_stands_for_the_argument_it_denies() {
     assert_verdict(
         "There is no one painting",

@@ -17,6 +17,7 @@
 
 use super::Lexicon;
 use super::wordnet::Word;
+use std::borrow::Cow;
 
 /// Whether `word` is in `list` (words separated by spaces, `_` inside a
 /// phrase).
@@ -43,6 +44,8 @@ const FINITE_AUXILIARIES: &str = "is are was were am has have had do does did wi
      may might must shall";
 
 const COPULAS: &str = "is are was were am be been being";
+
+const ARTICLES: &str = "a an the";
 
 /// Whether the token is an auxiliary, a copula or a conjunction: a word
 /// that joins a phrase to the sentence rather than opening it.
@@ -619,9 +622,53 @@ impl Comparison {
     }
 }
 
+/// `side` with each two adjacent words that `other` writes as one word
+/// joined into that word: an open and a closed compound ("per cent" /
+/// "percent", "web site" / "website", "multi-year" / "multiyear") are one
+/// word, not a different fact on each side.
+pub fn join_compounds<'t>(side: &'t [Token], other: &[Token]) -> Cow<'t, [Token]> {
+    let closed = |x: &Token, y: &Token| {
+        let words = [x, y];
+        if words.iter().any(|t| !t.is_content() || t.role == Role::Number)
+            // Only a space or a hyphen between them.
+            || y.span.0 > x.span.1 + 1
+        {
+            return None;
+        }
+        other.iter().find(|t| {
+            t.is_content()
+                && t.word.len() == x.word.len() + y.word.len()
+                && t.word.starts_with(&x.word)
+                && t.word.ends_with(&y.word)
+        })
+    };
+    let joins_at = |k: usize| side.get(k + 1).and_then(|next| closed(&side[k], next));
+    // Most pairs have no compound: nothing is copied for them.
+    let Some(first) = (0..side.len()).find(|&k| joins_at(k).is_some()) else {
+        return Cow::Borrowed(side);
+    };
+    let mut joined: Vec<Token> = side[..first].to_vec();
+    let mut k = first;
+    while k < side.len() {
+        if let Some(word) = joins_at(k) {
+            joined.push(Token {
+                span: (side[k].span.0, side[k + 1].span.1),
+                ..word.clone()
+            });
+            k += 2;
+        } else {
+            joined.push(side[k].clone());
+            k += 1;
+        }
+    }
+    Cow::Owned(joined)
+}
+
 /// Aligns `a` with `b` (weighted longest common subsequence: content words
 /// count double, so they anchor the alignment) and classifies every hunk.
 pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
+    let (a, b) = (join_compounds(a, b), join_compounds(b, a));
+    let (a, b) = (a.as_ref(), b.as_ref());
     let matches = |x: &Token, y: &Token| {
         x.word == y.word
             || (x.role != Role::Negation
@@ -716,6 +763,11 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
             after_copula: before
                 .checked_sub(1)
                 .is_some_and(|k| listed(COPULAS, aligned_words[k].word.as_str())),
+            predicate_noun: aligned_words[..*before]
+                .iter()
+                .rev()
+                .find(|t| !listed(ARTICLES, t.word.as_str()))
+                .is_some_and(|t| listed(COPULAS, t.word.as_str())),
             at_start,
         };
         classify(&x, &y, next, place, lexicon, &mut comparison);
@@ -777,6 +829,8 @@ struct Place {
     subject: bool,
     /// Right after an aligned copula ("is `red`").
     after_copula: bool,
+    /// After an aligned copula and at most an article ("is the `winner`").
+    predicate_noun: bool,
     /// Starts each side's sentence (a determiner: "`No` dog is …").
     at_start: [bool; 2],
 }
@@ -797,9 +851,17 @@ fn classify(
         .antonym_across(&words_of(x), &words_of(y))
         .or_else(|| lexicon.antonym_across(&lemmas_of(x), &lemmas_of(y)))
         .or_else(|| {
+            // People opposed as arguments are two people ("spanking a
+            // man" / "… a woman"); after a copula, two values of one ("is
+            // the winner" / "… the loser"). Other opposed nouns fill one
+            // slot ("at day" / "at night").
             x.iter().find_map(|p| {
                 y.iter()
-                    .find(|q| lexicon.wordnet_antonyms(&p.info, &q.info))
+                    .find(|q| {
+                        lexicon.wordnet_antonyms(&p.info, &q.info)
+                            && (place.predicate_noun
+                                || !lexicon.wordnet_opposed_people(&p.info, &q.info))
+                    })
                     .map(|q| (p.word.clone(), q.word.clone()))
             })
         });
@@ -1098,6 +1160,23 @@ mod tests {
         // The full stop of an abbreviation ends no sentence.
         assert_eq!(role("They flew U.S. Airways", 3), Role::Name);
         assert_eq!(role("They met The Who", 2), Role::Name);
+    }
+
+    #[test]
+    fn an_open_and_a_closed_compound_are_one_word() {
+        for (open, closed) in [
+            ("Profits rose 5 per cent", "Profits rose 5 percent"),
+            (
+                "She signed a multi-year contract",
+                "She signed a multiyear contract",
+            ),
+            ("The web site is down", "The website is down"),
+        ] {
+            for found in [comparison(open, closed), comparison(closed, open)] {
+                assert!(found.substitutions.is_empty(), "{open} / {closed}");
+                assert_eq!(found.extra, [0, 0], "{open} / {closed}");
+            }
+        }
     }
 
     #[test]

@@ -34,6 +34,12 @@ fn carried(word: &Token, text: &[Token], lexicon: &Lexicon) -> bool {
 /// drill`"), and a name is kept whole ("`Tom Parker`").
 pub fn additions(base: &[Token], other_text: &str, lexicon: &Lexicon) -> Vec<String> {
     let other = align::tokens(other_text, lexicon);
+    // "per cent" carries "percent" and the other way round.
+    let (base, other) = (
+        align::join_compounds(base, &other),
+        align::join_compounds(&other, base),
+    );
+    let (base, other) = (base.as_ref(), other.as_ref());
     let missing: Vec<usize> = (0..other.len())
         .filter(|&k| !carried(&other[k], base, lexicon))
         .collect();
@@ -385,6 +391,27 @@ mod tests {
             .unwrap(),
             "Acme and Globex led shares (also: Inc)",
             "a name does not reach back to the name before it"
+        );
+    }
+
+    #[test]
+    fn a_compound_spelled_open_or_closed_is_carried() {
+        let lexicon = lexicon();
+        assert_eq!(
+            fuse(
+                "Profits rose 5 percent",
+                ["Profits rose 5 per cent"],
+                &lexicon
+            ),
+            None
+        );
+        assert_eq!(
+            fuse(
+                "Profits rose 5 per cent",
+                ["Profits rose 5 percent"],
+                &lexicon
+            ),
+            None
         );
     }
 

@@ -142,6 +142,13 @@ impl Lexicon {
         self.wordnet.as_ref().is_some_and(|w| w.opposite(a, b))
     }
 
+    /// Whether `a` and `b` are WordNet antonyms only as nouns for people.
+    pub fn wordnet_opposed_people(&self, a: &Word, b: &Word) -> bool {
+        self.wordnet
+            .as_ref()
+            .is_some_and(|w| w.opposed_people(a, b))
+    }
+
     /// The WordNet class two different nouns share, if any.
     pub fn wordnet_class(&self, a: &Word, b: &Word) -> Option<String> {
         self.wordnet.as_ref()?.class_of_pair(a, b)

@@ -33,6 +33,8 @@ const POS: [&str; 4] = ["noun", "verb", "adj", "adv"];
 const NOUN: usize = 0;
 const VERB: usize = 1;
 const ADJECTIVE: usize = 2;
+/// The lexicographer file of nouns for people (`noun.person`).
+const NOUN_PERSON: &str = "18";
 
 /// How many of a word's most frequent senses count for synonymy and word
 /// classes: rare senses make nearly any two words synonyms ("run" and
@@ -58,6 +60,9 @@ pub struct WordNet {
     synsets: Vec<Synset>,
     /// Word → the words WordNet marks as its antonyms.
     antonyms: HashMap<String, HashSet<String>>,
+    /// Antonym pairs opposed only as nouns for people ("man" / "woman",
+    /// "buyer" / "seller"), both ways.
+    person_antonyms: HashSet<(String, String)>,
     /// Per part of speech: inflected form → base forms.
     exceptions: [HashMap<String, Vec<String>>; 4],
     /// Short digest of the files read, for the run's config hash.
@@ -101,6 +106,7 @@ impl WordNet {
         // they are resolved once every synset's words are known.
         let mut words: Vec<Vec<String>> = Vec::new();
         let mut pending: Vec<(u32, usize, (usize, u32), usize)> = Vec::new();
+        let mut people: HashSet<u32> = HashSet::new();
         let mut pending_hypernyms: Vec<(u32, (usize, u32))> = Vec::new();
         let mut pending_similar: Vec<(u32, (usize, u32))> = Vec::new();
         for (pos, name) in POS.iter().enumerate() {
@@ -146,6 +152,9 @@ impl WordNet {
                 let (offset, names, pointers) = parse().ok_or_else(|| malformed(n + 1))?;
                 let id = wordnet.synsets.len() as u32;
                 ids.insert((pos, offset), id);
+                if pos == NOUN && fields.get(1) == Some(&NOUN_PERSON) {
+                    people.insert(id);
+                }
                 wordnet.synsets.push(Synset {
                     name: names.first().cloned().unwrap_or_default(),
                     hypernyms: Vec::new(),
@@ -178,6 +187,8 @@ impl WordNet {
         // The words opposed to each synset's own words, for indirect
         // antonyms below.
         let mut opposites: HashMap<u32, Vec<String>> = HashMap::new();
+        let mut as_people: HashSet<(String, String)> = HashSet::new();
+        let mut otherwise: HashSet<(String, String)> = HashSet::new();
         for (id, source, target, target_word) in pending {
             let Some(&other) = ids.get(&target) else {
                 continue;
@@ -186,8 +197,16 @@ impl WordNet {
             if let (Some(a), Some(b)) = (name(id, source), name(other, target_word)) {
                 wordnet.add_antonyms(a, b);
                 opposites.entry(id).or_default().push(b.clone());
+                let kind = if people.contains(&id) {
+                    &mut as_people
+                } else {
+                    &mut otherwise
+                };
+                kind.insert((a.clone(), b.clone()));
+                kind.insert((b.clone(), a.clone()));
             }
         }
+        wordnet.person_antonyms = as_people.difference(&otherwise).cloned().collect();
         for (pos, name) in POS.iter().enumerate() {
             let file = format!("index.{name}");
             let text = read(dir, &file, &mut hasher)?;
@@ -416,6 +435,22 @@ impl WordNet {
                 .get(x)
                 .is_some_and(|opposites| b.lemmas.iter().any(|y| opposites.contains(y)))
         })
+    }
+
+    /// Whether `a` and `b` are antonyms only as nouns for people ("man" /
+    /// "woman"; not "up" / "down", nor "day" / "night"): as arguments they
+    /// name two people, not two values of one slot.
+    pub fn opposed_people(&self, a: &Word, b: &Word) -> bool {
+        let pairs: Vec<(&String, &String)> = a
+            .lemmas
+            .iter()
+            .flat_map(|x| b.lemmas.iter().map(move |y| (x, y)))
+            .filter(|(x, y)| self.antonyms.get(*x).is_some_and(|o| o.contains(*y)))
+            .collect();
+        !pairs.is_empty()
+            && pairs
+                .iter()
+                .all(|(x, y)| self.person_antonyms.contains(&((*x).clone(), (*y).clone())))
     }
 
     /// Whether a common noun sense of `specific` lies at most four
