@@ -27,11 +27,12 @@ fn carried(word: &Token, text: &[Token], lexicon: &Lexicon) -> bool {
 
 /// The phrases of `other` (in its own order and spelling) that carry its
 /// content words `base` lacks. Uncarried words at most one word apart, with
-/// no punctuation between them, form one phrase, which also takes the function word right before it ("`in
-/// 1995`", "`the witness`"; not an auxiliary or a conjunction: "is
-/// `comfortably`"). A phrase opened by a determiner also takes the shared
-/// word right after it, the noun it modifies ("`A black dog`", "`a power
-/// drill`"), and a name is kept whole ("`Tom Parker`").
+/// no punctuation between them, form one phrase, which also takes the
+/// function word right before it ("`in 1995`", "`the witness`"; not an
+/// auxiliary or a conjunction: "is `comfortably`"). A phrase opened by a
+/// determiner also takes the shared word right after it, the noun it
+/// modifies ("`A black dog`", "`a power drill`"), and a name is kept whole
+/// ("`Tom Parker`").
 pub fn additions(base: &[Token], other_text: &str, lexicon: &Lexicon) -> Vec<String> {
     let other = align::tokens(other_text, lexicon);
     // "per cent" carries "percent" and the other way round.
@@ -60,11 +61,11 @@ pub fn additions(base: &[Token], other_text: &str, lexicon: &Lexicon) -> Vec<Str
         .map(|(first, mut last)| {
             // A person's name is kept whole: a given name takes the family
             // name after it ("Tom Parker", not "Tom"). A name after a
-            // preposition is a place or a date ("In March Gina opened …"
+            // function word is a place or a date ("In March Gina opened …"
             // adds "In March").
-            let after_preposition =
+            let after_function_word =
                 first > 0 && !other[first - 1].is_content() && joined(first - 1, first);
-            while !after_preposition
+            while !after_function_word
                 && last + 1 < other.len()
                 && other[last].role == Role::Name
                 && other[last + 1].role == Role::Name
