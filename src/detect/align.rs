@@ -262,11 +262,12 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
         let inner_capital = spelled.chars().skip(1).any(char::is_uppercase);
         // A sentence or a quotation capitalises its first word whatever it
         // is: "said, "The …"" opens on the article, not on a name.
-        let opens_sentence = at == 0 || opens_sentence(&text[..spans[at].0]);
         let role =
             if word.chars().all(|c| c.is_ascii_digit()) || listed(NUMBER_WORDS, word.as_str()) {
                 Role::Number
-            } else if listed(FUNCTION_WORDS, word.as_str()) && (!capitalised || opens_sentence) {
+            } else if listed(FUNCTION_WORDS, word.as_str())
+                && (!capitalised || at == 0 || opens_sentence(&text[..spans[at].0]))
+            {
                 Role::Function
             } else if lexicon.is_value(word)
                 && (capitalised || inner_capital || !lexicon.is_common_word(word))

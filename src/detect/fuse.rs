@@ -73,11 +73,7 @@ pub fn additions(base: &[Token], other_text: &str, lexicon: &Lexicon) -> Vec<Str
             {
                 last += 1;
             }
-            let first = if first > 0
-                && !other[first - 1].is_content()
-                && !align::joins(&other[first - 1])
-                && joined(first - 1, first)
-            {
+            let first = if after_function_word && !align::joins(&other[first - 1]) {
                 first - 1
             } else {
                 first
