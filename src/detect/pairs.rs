@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::Prepared;
-use crate::embed::dot;
+use crate::embed::{dot, dot4};
 
 /// How pairs are searched for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -82,7 +82,8 @@ pub fn similar_pairs(
     floor: &Floor<'_>,
     search: PairSearch,
 ) -> Vec<Pair> {
-    let mut found = Vec::new();
+    // Candidate pairs with the dot product the search computed, if it did.
+    let mut found: Vec<(usize, usize, Option<f32>)> = Vec::new();
     let mut by_text: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for &i in members {
         by_text
@@ -93,7 +94,7 @@ pub fn similar_pairs(
     for group in by_text.values() {
         for (n, &i) in group.iter().enumerate() {
             for &j in &group[n + 1..] {
-                found.push((i, j));
+                found.push((i, j, None));
             }
         }
     }
@@ -111,20 +112,29 @@ pub fn similar_pairs(
     if with_vectors.len() <= search.exact_pairs_up_to.max(1) {
         for (n, &(i, a)) in with_vectors.iter().enumerate() {
             for &(j, b) in &with_vectors[n + 1..] {
-                if f64::from(dot(a, b)) >= floor.of(i, j) {
-                    found.push((i, j));
+                let similarity = dot(a, b);
+                if f64::from(similarity) >= floor.of(i, j) {
+                    found.push((i, j, Some(similarity)));
                 }
             }
         }
     } else {
         found.extend(blocked_pairs(&with_vectors, floor, search.pair_probes));
     }
-    found.sort_unstable();
-    found.dedup();
+    found.sort_unstable_by_key(|&(first, second, _)| (first, second));
+    found.dedup_by_key(|&mut (first, second, _)| (first, second));
     found
         .into_iter()
-        .filter_map(|(first, second)| {
-            let similarity = prepared.similarity(first, second)?;
+        .filter_map(|(first, second, computed)| {
+            // The search's dot product is the similarity (the same products
+            // in the same order), unless the texts are equal: fetching the
+            // vectors again would cost a cache miss per pair.
+            let similarity = match computed {
+                Some(dot) if prepared.items[first].text != prepared.items[second].text => {
+                    f64::from(dot)
+                }
+                _ => prepared.similarity(first, second)?,
+            };
             (similarity >= floor.of(first, second)).then_some(Pair {
                 first,
                 second,
@@ -139,7 +149,7 @@ fn blocked_pairs(
     rows: &[(usize, &[f32])],
     floor: &Floor<'_>,
     probes: usize,
-) -> Vec<(usize, usize)> {
+) -> Vec<(usize, usize, Option<f32>)> {
     let n = rows.len();
     let probes = probes.clamp(1, 64);
     // Balances assigning rows to centroids (n · lists) against scanning the
@@ -147,8 +157,8 @@ fn blocked_pairs(
     let lists = (((probes * n) as f64).sqrt().round() as usize).clamp(1, n);
     let dimension = rows[0].1.len();
     let centroids = train_centroids(rows, lists, dimension);
-    let nearest: Vec<Vec<usize>> =
-        parallel_map(rows, |(_, v)| top_centroids(v, &centroids, probes));
+    let vectors: Vec<&[f32]> = rows.iter().map(|&(_, v)| v).collect();
+    let nearest = nearest_centroids(&vectors, &centroids, probes);
     // Rows laid out list by list, so a probe scans contiguous memory.
     let mut members: Vec<Vec<usize>> = vec![Vec::new(); centroids.len()];
     for (row, near) in nearest.iter().enumerate() {
@@ -185,13 +195,29 @@ fn blocked_pairs(
     let per_list = parallel_map(&list_ids, |&list| {
         let mut out = Vec::new();
         let block = &matrix[offsets[list] * dimension..offsets[list + 1] * dimension];
-        for &row in &probers[list] {
-            let (i, v) = rows[row];
+        let mut keep = |i: usize, j: usize, similarity: f32| {
+            if j != i && f64::from(similarity) >= floor.of(i, j) {
+                out.push((i.min(j), i.max(j), Some(similarity)));
+            }
+        };
+        // Four probers pass the list together: each row is loaded once for
+        // four dot products whose additions overlap.
+        let mut groups = probers[list].chunks_exact(4);
+        for group in groups.by_ref() {
+            let probing = [group[0], group[1], group[2], group[3]].map(|row| rows[row]);
+            let vectors = probing.map(|(_, v)| v);
             for (at, other) in block.chunks_exact(dimension).enumerate() {
                 let j = order[offsets[list] + at];
-                if j != i && f64::from(dot(v, other)) >= floor.of(i, j) {
-                    out.push((i.min(j), i.max(j)));
+                let similarities = dot4(other, vectors);
+                for (&(i, _), similarity) in probing.iter().zip(similarities) {
+                    keep(i, j, similarity);
                 }
+            }
+        }
+        for &row in groups.remainder() {
+            let (i, v) = rows[row];
+            for (at, other) in block.chunks_exact(dimension).enumerate() {
+                keep(i, order[offsets[list] + at], dot(v, other));
             }
         }
         out
@@ -209,9 +235,9 @@ fn train_centroids(rows: &[(usize, &[f32])], lists: usize, dimension: usize) -> 
     let mut centroids: Vec<Vec<f32>> = spaced(lists).into_iter().map(<[f32]>::to_vec).collect();
     let sample = spaced(lists * SAMPLE_PER_CENTROID);
     for _ in 0..KMEANS_ROUNDS {
-        let assigned = parallel_map(&sample, |v| top_centroids(v, &centroids, 1)[0]);
+        let assigned = nearest_centroids(&sample, &centroids, 1);
         let mut sums = vec![vec![0f32; dimension]; centroids.len()];
-        for (v, &c) in sample.iter().zip(&assigned) {
+        for (v, &c) in sample.iter().zip(assigned.iter().map(|near| &near[0])) {
             for (s, x) in sums[c].iter_mut().zip(v.iter()) {
                 *s += x;
             }
@@ -227,20 +253,60 @@ fn train_centroids(rows: &[(usize, &[f32])], lists: usize, dimension: usize) -> 
     centroids
 }
 
-/// Indices of the `k` centroids most similar to `v`, best first (ties by
-/// index).
-fn top_centroids(v: &[f32], centroids: &[Vec<f32>], k: usize) -> Vec<usize> {
-    let mut best: Vec<(f32, usize)> = Vec::with_capacity(k + 1);
-    for (c, centroid) in centroids.iter().enumerate() {
-        let score = dot(v, centroid);
-        if best.len() == k && best.last().is_some_and(|&(worst, _)| score <= worst) {
-            continue;
+/// For each vector, the indices of the `k` centroids most similar to it,
+/// best first (ties by index). Four vectors pass the centroids together, so
+/// each centroid is fetched once for four dot products whose additions
+/// overlap.
+fn nearest_centroids(vectors: &[&[f32]], centroids: &[Vec<f32>], k: usize) -> Vec<Vec<usize>> {
+    let groups: Vec<&[&[f32]]> = vectors.chunks(4).collect();
+    let per_group = parallel_map(&groups, |group| {
+        let mut best: Vec<Nearest> = group.iter().map(|_| Nearest::new(k)).collect();
+        if let [a, b, c, d] = **group {
+            for (index, centroid) in centroids.iter().enumerate() {
+                for (best, score) in best.iter_mut().zip(dot4(centroid, [a, b, c, d])) {
+                    best.consider(index, score);
+                }
+            }
+        } else {
+            for (best, v) in best.iter_mut().zip(group.iter()) {
+                for (index, centroid) in centroids.iter().enumerate() {
+                    best.consider(index, dot(v, centroid));
+                }
+            }
         }
-        let at = best.partition_point(|&(s, _)| s >= score);
-        best.insert(at, (score, c));
-        best.truncate(k);
+        best.into_iter().map(Nearest::indices).collect::<Vec<_>>()
+    });
+    per_group.into_iter().flatten().collect()
+}
+
+/// The `k` best-scoring centroids seen so far, best first; of equal scores
+/// the one seen first ranks first.
+struct Nearest {
+    k: usize,
+    best: Vec<(f32, usize)>,
+}
+
+impl Nearest {
+    fn new(k: usize) -> Self {
+        Nearest {
+            k,
+            best: Vec::with_capacity(k + 1),
+        }
     }
-    best.into_iter().map(|(_, c)| c).collect()
+
+    fn consider(&mut self, index: usize, score: f32) {
+        let full = self.best.len() == self.k;
+        if full && self.best.last().is_some_and(|&(worst, _)| score <= worst) {
+            return;
+        }
+        let at = self.best.partition_point(|&(s, _)| s >= score);
+        self.best.insert(at, (score, index));
+        self.best.truncate(self.k);
+    }
+
+    fn indices(self) -> Vec<usize> {
+        self.best.into_iter().map(|(_, index)| index).collect()
+    }
 }
 
 /// `f` over `items` on every core, results in input order.

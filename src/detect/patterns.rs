@@ -14,7 +14,7 @@
 //! elided ("…"), then how often and over which dates. It is deterministic;
 //! the optional rewrite endpoint may reword it.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
@@ -207,11 +207,21 @@ fn recurrence(
 /// pairs for the small groups recurrences make, where agglomerating a
 /// large component at a low floor is cubic in its size.
 fn cliques(n: usize, mut pairs: Vec<(usize, usize, f64)>) -> Vec<Vec<usize>> {
-    let close: HashSet<(usize, usize)> = pairs
-        .iter()
-        .map(|&(a, b, _)| (a.min(b), a.max(b)))
-        .collect();
-    pairs.sort_by(|x, y| y.2.total_cmp(&x.2).then((x.0, x.1).cmp(&(y.0, y.1))));
+    // Sorted neighbour lists: a pair's test is a binary search, cheaper than
+    // hashing millions of pairs when episodes recur a lot.
+    let mut neighbours: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for &(a, b, _) in &pairs {
+        if a < n && b < n {
+            neighbours[a].push(b);
+            neighbours[b].push(a);
+        }
+    }
+    for list in &mut neighbours {
+        list.sort_unstable();
+    }
+    let close = |x: usize, y: usize| neighbours[x].binary_search(&y).is_ok();
+    // The order is total (ties by the pair), so an unstable sort is exact.
+    pairs.sort_unstable_by(|x, y| y.2.total_cmp(&x.2).then((x.0, x.1).cmp(&(y.0, y.1))));
     let mut group: Vec<usize> = (0..n).collect();
     let mut members: Vec<Vec<usize>> = (0..n).map(|i| vec![i]).collect();
     for (a, b, _) in pairs {
@@ -222,11 +232,9 @@ fn cliques(n: usize, mut pairs: Vec<(usize, usize, f64)>) -> Vec<Vec<usize>> {
         if ga == gb {
             continue;
         }
-        let joined = members[ga].iter().all(|&x| {
-            members[gb]
-                .iter()
-                .all(|&y| close.contains(&(x.min(y), x.max(y))))
-        });
+        let joined = members[ga]
+            .iter()
+            .all(|&x| members[gb].iter().all(|&y| close(x, y)));
         if !joined {
             continue;
         }

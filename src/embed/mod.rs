@@ -172,18 +172,106 @@ fn dot_lanes(a: &[f32], b: &[f32]) -> f32 {
     let mut lanes = [0f32; LANES];
     let chunks_a = a.chunks_exact(LANES);
     let chunks_b = b.chunks_exact(LANES);
-    let tail: f32 = chunks_a
-        .remainder()
-        .iter()
-        .zip(chunks_b.remainder())
-        .map(|(x, y)| x * y)
-        .sum();
+    let tail = tail_product(chunks_a.remainder(), chunks_b.remainder());
     for (x, y) in chunks_a.zip(chunks_b) {
         for lane in 0..LANES {
             lanes[lane] += x[lane] * y[lane];
         }
     }
     lanes.iter().sum::<f32>() + tail
+}
+
+/// `dot(a, b)` for four `b`s at once, each result bit-identical to `dot`'s.
+/// One sum is a chain of dependent additions that leaves the CPU waiting on
+/// their latency; four independent chains fill that wait, and `a` is loaded
+/// once for all four. Vectors of another length than `a` go one by one.
+pub fn dot4(a: &[f32], b: [&[f32]; 4]) -> [f32; 4] {
+    if b.iter().any(|v| v.len() != a.len()) {
+        return b.map(|v| dot(a, v));
+    }
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2, checked just above.
+        return unsafe { dot4_avx2(a, b) };
+    }
+    dot4_lanes(a, b)
+}
+
+/// `dot4_lanes` written with the AVX2 operations it stands for: the
+/// compiler spills the portable version's sixty-four lanes to the stack.
+/// Lanes 0–7 and 8–15 of each sum are one register each; every register
+/// gets the same products added in the same order as `dot_lanes`' lanes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn dot4_avx2(a: &[f32], b: [&[f32]; 4]) -> [f32; 4] {
+    use std::arch::x86_64::{
+        __m256, _mm256_add_ps, _mm256_loadu_ps, _mm256_mul_ps, _mm256_setzero_ps, _mm256_storeu_ps,
+    };
+    const HALF: usize = LANES / 2;
+    let whole = a.len() / LANES * LANES;
+    let mut low: [__m256; 4] = [_mm256_setzero_ps(); 4];
+    let mut high: [__m256; 4] = [_mm256_setzero_ps(); 4];
+    let mut at = 0;
+    while at < whole {
+        // SAFETY: `at + LANES <= whole <= a.len()`, and every `b[k]` has
+        // `a`'s length (checked by `dot4`), so all loads are in bounds.
+        unsafe {
+            let x_low = _mm256_loadu_ps(a.as_ptr().add(at));
+            let x_high = _mm256_loadu_ps(a.as_ptr().add(at + HALF));
+            for k in 0..4 {
+                let y = b[k].as_ptr().add(at);
+                low[k] = _mm256_add_ps(low[k], _mm256_mul_ps(x_low, _mm256_loadu_ps(y)));
+                high[k] =
+                    _mm256_add_ps(high[k], _mm256_mul_ps(x_high, _mm256_loadu_ps(y.add(HALF))));
+            }
+        }
+        at += LANES;
+    }
+    let mut sums = [0f32; 4];
+    for (k, sum) in sums.iter_mut().enumerate() {
+        let mut lanes = [0f32; LANES];
+        let (first, second) = lanes.split_at_mut(HALF);
+        // SAFETY: each half is HALF (eight) floats long.
+        unsafe {
+            _mm256_storeu_ps(first.as_mut_ptr(), low[k]);
+            _mm256_storeu_ps(second.as_mut_ptr(), high[k]);
+        }
+        *sum = lanes.iter().sum::<f32>() + tail_product(&a[whole..], &b[k][whole..]);
+    }
+    sums
+}
+
+/// The products past the last whole chunk, summed as `dot_lanes` sums them.
+#[inline(always)]
+fn tail_product(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// `dot_lanes` for four vectors of `a`'s length: per vector the same
+/// products, added in the same order.
+#[inline(always)]
+fn dot4_lanes(a: &[f32], b: [&[f32]; 4]) -> [f32; 4] {
+    let mut lanes = [[0f32; LANES]; 4];
+    let whole = a.len() / LANES * LANES;
+    let chunks = a[..whole]
+        .chunks_exact(LANES)
+        .zip(b[0][..whole].chunks_exact(LANES))
+        .zip(b[1][..whole].chunks_exact(LANES))
+        .zip(b[2][..whole].chunks_exact(LANES))
+        .zip(b[3][..whole].chunks_exact(LANES));
+    for ((((x, y0), y1), y2), y3) in chunks {
+        for lane in 0..LANES {
+            lanes[0][lane] += x[lane] * y0[lane];
+            lanes[1][lane] += x[lane] * y1[lane];
+            lanes[2][lane] += x[lane] * y2[lane];
+            lanes[3][lane] += x[lane] * y3[lane];
+        }
+    }
+    let mut sums = [0f32; 4];
+    for (k, (sum, lanes)) in sums.iter_mut().zip(&lanes).enumerate() {
+        *sum = lanes.iter().sum::<f32>() + tail_product(&a[whole..], &b[k][whole..]);
+    }
+    sums
 }
 
 #[cfg(test)]
@@ -196,6 +284,37 @@ mod tests {
         let b: Vec<f32> = (0..389).map(|i| (i as f32 * 0.11).cos()).collect();
         let naive: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
         assert!((dot(&a, &b) - naive).abs() < 1e-4);
+    }
+
+    #[test]
+    fn dot4_is_four_dots_bit_for_bit() {
+        for len in [0, 7, 16, 384, 389] {
+            let v = |seed: f32| -> Vec<f32> { (0..len).map(|i| (i as f32 * seed).sin()).collect() };
+            let a = v(0.37);
+            let b = [v(0.11), v(0.53), v(1.7), v(0.029)];
+            let four = dot4(&a, [&b[0], &b[1], &b[2], &b[3]]);
+            assert_eq!(four, dot4_lanes(&a, [&b[0], &b[1], &b[2], &b[3]]));
+            for (k, other) in b.iter().enumerate() {
+                assert_eq!(
+                    four[k].to_bits(),
+                    dot(&a, other).to_bits(),
+                    "len {len}, {k}"
+                );
+                assert_eq!(
+                    four[k].to_bits(),
+                    dot(other, &a).to_bits(),
+                    "len {len}, {k}"
+                );
+                assert_eq!(
+                    four[k].to_bits(),
+                    dot_lanes(&a, other).to_bits(),
+                    "len {len}, {k}"
+                );
+            }
+        }
+        let short = [1.0f32, 2.0];
+        let a = [1.0f32, 1.0, 1.0];
+        assert_eq!(dot4(&a, [&short, &a, &a, &a])[0], dot(&a, &short));
     }
 
     #[test]

@@ -8,9 +8,9 @@
 //! merged memories move to it (duplicates dropped, highest confidence kept);
 //! the others become `superseded`, linked from it by `consolidates`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
-use super::{LinkType, MemoryStatus, Working, key};
+use super::{LinkKey, LinkType, MemoryStatus, Working};
 use crate::salience::SalienceParams;
 use crate::text::content_hash;
 
@@ -93,15 +93,17 @@ pub(super) fn merge(
 
 /// Re-points every link touching a merged memory at the canonical one.
 fn move_links(w: &mut Working<'_>, others: &[String], canonical: &str) {
-    let moving: Vec<_> = w
-        .links
-        .values()
-        .filter(|l| others.contains(&l.from_id) || others.contains(&l.to_id))
+    // In key order, as a scan of every link would meet them.
+    let moving: BTreeSet<LinkKey> = others
+        .iter()
+        .filter_map(|id| w.links_at.get(id))
+        .flatten()
         .cloned()
         .collect();
-    for link in moving {
-        w.links.remove(&key(&link));
-        let mut moved = link;
+    for key in moving {
+        let Some(mut moved) = w.take_link(&key) else {
+            continue;
+        };
         for end in [&mut moved.from_id, &mut moved.to_id] {
             if others.contains(end) {
                 *end = canonical.to_owned();
@@ -124,5 +126,86 @@ pub(super) fn median(values: &mut [f64]) -> f64 {
         values[mid]
     } else {
         (values[mid - 1] + values[mid]) / 2.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{PlanRequest, RuleSet, plan};
+    use crate::detect::testing::*;
+    use crate::model::{Link, LinkType, Tier};
+
+    fn link(from: &str, to: &str, link_type: LinkType) -> Link {
+        Link {
+            user_id: "u".into(),
+            from_id: from.into(),
+            to_id: to.into(),
+            link_type,
+            confidence: 0.6,
+            reason: "earlier run".into(),
+            created_at: T0,
+            run_id: None,
+        }
+    }
+
+    #[test]
+    fn links_at_merged_memories_move_to_the_canonical_and_the_rest_stay() {
+        let text = "The weekly standup meeting is at 10am";
+        let mut snapshot = snapshot(vec![
+            memory("old", text, T0, vector(1.0, 1)),
+            memory("twin", text, T0 + 1, vector(1.0, 1)),
+            memory("new", text, T0 + 2, vector(1.0, 1)),
+            memory("a", "Lunch is served at noon", T0 + 3, vector(0.0, 2)),
+            memory("b", "The office closes at six", T0 + 4, vector(0.0, 3)),
+        ]);
+        snapshot.links = vec![
+            link("a", "old", LinkType::Related),
+            link("twin", "b", LinkType::Related),
+            link("a", "b", LinkType::Related),
+        ];
+        let (settings, rules, lexicon) = (settings(), RuleSet::default_rules(), lexicon());
+        let plan = plan(
+            &snapshot,
+            &PlanRequest {
+                run_id: "r",
+                now: T0 + 5,
+                tier: Tier::Gentle,
+                settings: &settings,
+                rules: &rules,
+                lexicon: &lexicon,
+            },
+        );
+        let merge = plan
+            .actions
+            .iter()
+            .find(|a| a.canonical_id.is_some())
+            .expect("the three twins merge");
+        assert_eq!(merge.canonical_id.as_deref(), Some("new"));
+        let mut after: Vec<(String, String, LinkType)> = plan
+            .link_changes
+            .iter()
+            .filter_map(|c| c.after.as_ref())
+            .map(|l| (l.from_id.clone(), l.to_id.clone(), l.link_type))
+            .collect();
+        after.sort();
+        let pair = |from: &str, to: &str, t| (from.to_owned(), to.to_owned(), t);
+        assert_eq!(
+            after,
+            vec![
+                pair("a", "new", LinkType::Related),
+                pair("new", "b", LinkType::Related),
+                pair("new", "old", LinkType::Consolidates),
+                pair("new", "twin", LinkType::Consolidates),
+            ]
+        );
+        let removed: Vec<(&str, &str)> = plan
+            .link_changes
+            .iter()
+            .filter(|c| c.after.is_none())
+            .filter_map(|c| c.before.as_ref())
+            .map(|l| (l.from_id.as_str(), l.to_id.as_str()))
+            .collect();
+        assert_eq!(removed.len(), 2, "{removed:?}");
+        assert!(removed.contains(&("a", "old")) && removed.contains(&("twin", "b")));
     }
 }

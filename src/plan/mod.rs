@@ -14,7 +14,7 @@ mod merge;
 pub mod rules;
 mod tier;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::{Deserialize, Serialize};
 
@@ -221,12 +221,22 @@ fn key(link: &Link) -> LinkKey {
     (link.from_id.clone(), link.to_id.clone(), link.link_type)
 }
 
+/// Records a link's key at both its ends.
+fn index_link(links_at: &mut HashMap<String, BTreeSet<LinkKey>>, key: &LinkKey) {
+    for end in [&key.0, &key.1] {
+        links_at.entry(end.clone()).or_default().insert(key.clone());
+    }
+}
+
 /// The snapshot as the plan changes it.
 struct Working<'a> {
     request: &'a PlanRequest<'a>,
     user_id: String,
     memories: BTreeMap<String, Memory>,
     links: BTreeMap<LinkKey, Link>,
+    /// The keys of the links at each memory (either end), so a merge finds
+    /// the links it re-points without scanning every link.
+    links_at: HashMap<String, BTreeSet<LinkKey>>,
     claimed: BTreeSet<String>,
     actions: Vec<PlannedAction>,
     skipped: Vec<Skipped>,
@@ -335,9 +345,21 @@ impl Working<'_> {
         match self.links.get(&key(&link)) {
             Some(existing) if existing.confidence >= link.confidence => {}
             _ => {
+                index_link(&mut self.links_at, &key(&link));
                 self.links.insert(key(&link), link);
             }
         }
+    }
+
+    /// Removes and returns the link with this key.
+    fn take_link(&mut self, key: &LinkKey) -> Option<Link> {
+        let link = self.links.remove(key)?;
+        for end in [&link.from_id, &link.to_id] {
+            if let Some(keys) = self.links_at.get_mut(end) {
+                keys.remove(key);
+            }
+        }
+        Some(link)
     }
 
     fn linked(&self, a: &str, b: &str, link_type: LinkType) -> bool {
@@ -391,6 +413,7 @@ pub fn plan(snapshot: &Snapshot, request: &PlanRequest<'_>) -> Plan {
             .filter(|l| l.user_id == snapshot.user_id)
             .map(|l| (key(l), l.clone()))
             .collect(),
+        links_at: HashMap::new(),
         claimed: BTreeSet::new(),
         actions: Vec::new(),
         skipped: Vec::new(),
@@ -405,6 +428,9 @@ pub fn plan(snapshot: &Snapshot, request: &PlanRequest<'_>) -> Plan {
             ..RunCounts::default()
         },
     };
+    for key in w.links.keys() {
+        index_link(&mut w.links_at, key);
+    }
     let flagged = supersede(&mut w, &detections);
     merge_duplicates(&mut w, &detections, &request.settings.salience);
     promote(&mut w, &detections);
