@@ -342,11 +342,12 @@ impl Working<'_> {
     }
 
     fn put_link(&mut self, link: Link) {
-        match self.links.get(&key(&link)) {
+        let key = key(&link);
+        match self.links.get(&key) {
             Some(existing) if existing.confidence >= link.confidence => {}
             _ => {
-                index_link(&mut self.links_at, &key(&link));
-                self.links.insert(key(&link), link);
+                index_link(&mut self.links_at, &key);
+                self.links.insert(key, link);
             }
         }
     }
