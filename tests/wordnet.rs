@@ -56,6 +56,44 @@ fn antonyms_direct_and_through_similar_adjectives() {
 }
 
 #[test]
+fn the_words_of_a_synset_share_its_antonym_in_every_part_of_speech() {
+    let wordnet = wordnet();
+    // WordNet marks the opposition on one word of each synset: "miss" /
+    // "hit" (of "hit, strike"), "deny" / "allow" (of "allow, grant"),
+    // "outdoors" / "indoors" (of "outside, outdoors"). Its synonyms in a
+    // common sense share it, for verbs and adverbs as for adjectives.
+    for (a, b) in [
+        ("striking", "missing"),
+        ("denying", "granting"),
+        ("outside", "indoors"),
+    ] {
+        assert!(
+            wordnet.antonyms(a, b) && wordnet.antonyms(b, a),
+            "{a} / {b}"
+        );
+    }
+    // And a sentence that swaps them contradicts its twin.
+    assert_verdict(
+        "A toy train is striking a toy car",
+        "A toy train is missing a toy car",
+        true,
+    );
+    // A word that is in the synset only in a rare sense shares nothing:
+    // "go to bed" / "get up", but "retire" means going to bed only in its
+    // eleventh sense.
+    assert!(wordnet.antonyms("go to bed", "get up"));
+    assert!(!wordnet.antonyms("retire", "get up"));
+    // Nouns for people stay two people as arguments: "hubby" is in the
+    // synset of "husband", whose antonym is "wife".
+    assert!(wordnet.antonyms("hubby", "wife"));
+    assert_verdict(
+        "A dog is biting her hubby",
+        "A dog is biting her wife",
+        false,
+    );
+}
+
+#[test]
 fn a_rare_sense_makes_no_indirect_antonym() {
     let wordnet = wordnet();
     // "white" is similar to "pure" only in its third sense ("in shining

@@ -105,6 +105,7 @@ impl WordNet {
         // Antonym pointers name a word of another synset by position, so
         // they are resolved once every synset's words are known.
         let mut words: Vec<Vec<String>> = Vec::new();
+        let mut part_of_speech: Vec<usize> = Vec::new();
         let mut pending: Vec<(u32, usize, (usize, u32), usize)> = Vec::new();
         let mut people: HashSet<u32> = HashSet::new();
         let mut pending_hypernyms: Vec<(u32, (usize, u32))> = Vec::new();
@@ -160,6 +161,7 @@ impl WordNet {
                     hypernyms: Vec::new(),
                 });
                 words.push(names);
+                part_of_speech.push(pos);
                 for (symbol, target, target_pos, source_target) in pointers {
                     match symbol {
                         "@" | "@i" => pending_hypernyms.push((id, (target_pos, target))),
@@ -206,7 +208,6 @@ impl WordNet {
                 kind.insert((b.clone(), a.clone()));
             }
         }
-        wordnet.person_antonyms = as_people.difference(&otherwise).cloned().collect();
         for (pos, name) in POS.iter().enumerate() {
             let file = format!("index.{name}");
             let text = read(dir, &file, &mut hasher)?;
@@ -237,23 +238,36 @@ impl WordNet {
             }
         }
         // Indirect antonyms, each only in a sense of the word that is
-        // common, as rare senses oppose nearly anything: the other words of
-        // an adjective head share its opposition ("near, close": "close" /
-        // "far"), and an adjective similar to a head is opposed to the
+        // common, as rare senses oppose nearly anything: WordNet marks an
+        // opposition on one word of a synset, and the synset's other words
+        // share it in any part of speech ("near, close": "close" / "far";
+        // "hit, strike": "strike" / "miss"; "outside, outdoors": "outside" /
+        // "indoors"), and an adjective similar to a head is opposed to the
         // head's antonym when that is the adjective's most frequent sense
         // ("huge" / "small"; "white" is similar to "pure" only in its third
         // sense, "in shining white armor").
         let mut indirect = Vec::new();
         for (&head, opposed) in &opposites {
+            let pos = part_of_speech[head as usize];
             for word in &words[head as usize] {
-                let common = wordnet.senses[ADJECTIVE]
+                let common = wordnet.senses[pos]
                     .get(word)
                     .is_some_and(|senses| senses.iter().take(COMMON_SENSES).any(|s| *s == head));
                 if common {
-                    indirect.extend(opposed.iter().map(|o| (word.clone(), o.clone())));
+                    let kind = if people.contains(&head) {
+                        &mut as_people
+                    } else {
+                        &mut otherwise
+                    };
+                    for o in opposed {
+                        kind.insert((word.clone(), o.clone()));
+                        kind.insert((o.clone(), word.clone()));
+                        indirect.push((word.clone(), o.clone()));
+                    }
                 }
             }
         }
+        wordnet.person_antonyms = as_people.difference(&otherwise).cloned().collect();
         for (satellite, head) in pending_similar {
             let Some(&head) = ids.get(&head) else {
                 continue;
