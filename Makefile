@@ -52,6 +52,7 @@ fmt:
 
 lint:
 	$(CARGO) clippy --all-targets --all-features -- -D warnings
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps --all-features
 
 ## Advisories, licenses, bans and sources of every dependency against
 ## deny.toml, offline: the RustSec database comes from a snapshot (a git

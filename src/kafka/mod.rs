@@ -1,7 +1,8 @@
 //! Service mode: engram as a member of a Kafka consumer group (docs/design.md §1,
-//! §6). [`consume`] polls and commits, a [`worker`] per partition runs the
+//! §6). `consume` polls and commits, a `worker` per partition runs the
 //! same [`Pipeline`](crate::pipeline::Pipeline) as embedded mode, and
-//! [`produce`] delivers the output events.
+//! `produce` delivers the output events (private modules: their items are
+//! documented with `cargo doc --document-private-items`).
 //!
 //! Delivery is at-least-once with idempotent state: an input offset is
 //! committed only after the events before it are applied in the store and
