@@ -772,3 +772,66 @@ fn stdin_needs_a_source_id_so_that_a_second_day_piped_in_is_not_skipped_as_the_f
         "{error}"
     );
 }
+
+#[test]
+fn similarity_explains_a_file_of_pairs_one_line_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let pairs = dir.path().join("pairs.tsv");
+    std::fs::write(
+        &pairs,
+        "# label\tfirst\tsecond\n\
+         sand\tThe dog is running through the wet sand\tThe dog is running through the dry sand\n\
+         A man is driving a car\tThere is no man driving a car\n\
+         \n\
+         same\tLives in Berlin\tLives in Berlin\n",
+    )
+    .unwrap();
+    let out = ok(&engram(
+        &["similarity", "--pairs", &pairs.display().to_string()],
+        &[],
+    ));
+    let lines: Vec<Vec<&str>> = out.lines().map(|l| l.split('\t').collect()).collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    // id (its own, or the line number), cosine, verdict, clause verdict.
+    let ids: Vec<&str> = lines.iter().map(|l| l[0]).collect();
+    assert_eq!(ids, ["sand", "3", "same"]);
+    for line in &lines {
+        assert_eq!(line.len(), 4, "{line:?}");
+        let cosine: f64 = line[1].parse().unwrap();
+        assert!((0.0..=1.0001).contains(&cosine), "{line:?}");
+    }
+    assert!(lines[0][2].starts_with("contradiction"), "{out}");
+    assert!(lines[0][2].contains("`wet` ↔ `dry` (antonyms)"), "{out}");
+    assert!(lines[1][2].contains("`no` negates `man`"), "{out}");
+    assert!(lines[2][2].starts_with("mergeable either way"), "{out}");
+
+    // The same from stdin.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_engram"))
+        .args(["similarity", "--pairs", "-"])
+        .env("ENGRAM_LOG_LEVEL", "warn")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(std::fs::read(&pairs).unwrap().as_slice())
+        .unwrap();
+    let piped = child.wait_with_output().unwrap();
+    assert!(piped.status.success());
+    assert_eq!(String::from_utf8(piped.stdout).unwrap(), out);
+
+    // A line that is not a pair is an error naming it; nothing is guessed.
+    std::fs::write(&pairs, "a\tb\njust one text\n").unwrap();
+    let bad = engram(
+        &["similarity", "--pairs", &pairs.display().to_string()],
+        &[],
+    );
+    assert!(!bad.status.success());
+    let error = String::from_utf8_lossy(&bad.stderr);
+    assert!(error.contains("line 2"), "{error}");
+    assert!(bad.stdout.is_empty());
+}

@@ -50,8 +50,14 @@ pub enum Command {
     /// says: a contradiction and why, or whether a merge would lose a fact.
     Similarity {
         /// Two or more texts.
-        #[arg(required = true, num_args = 2..)]
+        #[arg(required_unless_present = "pairs", num_args = 2..)]
         texts: Vec<String>,
+        /// A file of pairs instead, one per line: `first<TAB>second` or
+        /// `id<TAB>first<TAB>second` (`-` reads stdin). Prints one
+        /// tab-separated line per pair: id, cosine, verdict, and a clause's
+        /// verdict when only one clause contradicts.
+        #[arg(long, value_name = "FILE", conflicts_with = "texts")]
+        pairs: Option<PathBuf>,
     },
     /// Run a consolidation cycle for one user now: a dry run unless
     /// --execute. Prints a summary; --report writes the full JSON report.
@@ -192,7 +198,10 @@ pub fn main() -> Result<()> {
         Command::Doctor => doctor::run(&config),
         Command::Migrate => migrate::run(&config),
         Command::Report(args) => report::run(&config, &args),
-        Command::Similarity { texts } => similarity::run(&config, &texts),
+        Command::Similarity { texts, pairs } => match pairs {
+            Some(pairs) => similarity::run_pairs(&config, &pairs),
+            None => similarity::run(&config, &texts),
+        },
         Command::Consolidate(args) => consolidate::run(&config, &args),
         Command::Inspect {
             user,

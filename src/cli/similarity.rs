@@ -1,38 +1,103 @@
 //! `engram similarity`: how the model scores pairs of texts, and what their alignment says.
 
-use anyhow::Result;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
 
 use engram::config::Config;
-use engram::embed::{Embedder, LocalEmbedder};
+use engram::detect::Lexicon;
+use engram::detect::align::{Token, clause_conflict, compare, statement};
+use engram::embed::{LocalEmbedder, dot, embed_bucketed};
 
 use crate::app::cycle_settings;
 
+/// Every pair of `texts`, each as its cosine and its alignment's verdict.
 pub fn run(config: &Config, texts: &[String]) -> Result<()> {
     let embedder = LocalEmbedder::load(&config.embedding)?;
     let lexicon = cycle_settings(config)?.lexicon;
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-    let vectors = embedder.embed(&refs, config.embedding.sub_batch)?;
-    let tokens: Vec<_> = refs
-        .iter()
-        .map(|t| engram::detect::align::statement(t, &lexicon))
-        .collect();
+    let vectors = embed_bucketed(&embedder, &refs, config.embedding.sub_batch())?;
+    let tokens: Vec<_> = refs.iter().map(|t| statement(t, &lexicon)).collect();
     for (i, first) in vectors.iter().enumerate() {
         for (j, second) in vectors.iter().enumerate().skip(i + 1) {
-            println!(
-                "{:.4}  {:?}  {:?}",
-                engram::embed::dot(first, second),
-                texts[i],
-                texts[j]
-            );
-            let comparison = engram::detect::align::compare(&tokens[i], &tokens[j], &lexicon);
-            println!("        {}", comparison.verdict());
-            if !comparison.contradicts()
-                && let Some(clause) =
-                    engram::detect::align::clause_conflict(&tokens[i], &tokens[j], &lexicon)
-            {
-                println!("        one clause of each: {}", clause.verdict());
+            println!("{:.4}  {:?}  {:?}", dot(first, second), texts[i], texts[j]);
+            let (whole, clause) = verdicts(&tokens[i], &tokens[j], &lexicon);
+            println!("        {whole}");
+            if let Some(clause) = clause {
+                println!("        one clause of each: {clause}");
             }
         }
     }
     Ok(())
+}
+
+/// A file of labelled pairs (`first<TAB>second` or `id<TAB>first<TAB>second`
+/// per line; `-` reads stdin), one tab-separated line out per pair: id,
+/// cosine, the alignment's verdict, and a clause's verdict when one clause
+/// of a text contradicts the other and the whole does not. This is how a
+/// platform checks thresholds and rules on its own memories.
+pub fn run_pairs(config: &Config, source: &Path) -> Result<()> {
+    let reader: Box<dyn BufRead> = if source == Path::new("-") {
+        Box::new(BufReader::new(std::io::stdin()))
+    } else {
+        let file = std::fs::File::open(source)
+            .with_context(|| format!("cannot open {}", source.display()))?;
+        Box::new(BufReader::new(file))
+    };
+    let pairs = read_pairs(reader, source)?;
+    let embedder = LocalEmbedder::load(&config.embedding)?;
+    let lexicon = cycle_settings(config)?.lexicon;
+    let texts: Vec<&str> = pairs
+        .iter()
+        .flat_map(|(_, a, b)| [a.as_str(), b.as_str()])
+        .collect();
+    let vectors = embed_bucketed(&embedder, &texts, config.embedding.sub_batch())?;
+    for ((id, a, b), vectors) in pairs.iter().zip(vectors.chunks(2)) {
+        let (whole, clause) = verdicts(&statement(a, &lexicon), &statement(b, &lexicon), &lexicon);
+        println!(
+            "{id}\t{:.4}\t{whole}\t{}",
+            dot(&vectors[0], &vectors[1]),
+            clause.unwrap_or_default()
+        );
+    }
+    Ok(())
+}
+
+/// The lines of a pairs file as (id, first, second); a line without its
+/// own id is numbered. Blank lines and `#` comments are skipped.
+fn read_pairs(reader: impl BufRead, source: &Path) -> Result<Vec<(String, String, String)>> {
+    let mut pairs = Vec::new();
+    for (n, line) in reader.lines().enumerate() {
+        let line = line.with_context(|| format!("cannot read {}", source.display()))?;
+        let line = line.trim_end_matches('\r');
+        if line.trim().is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let fields: Vec<&str> = line.split('\t').collect();
+        let (id, a, b) = match fields.as_slice() {
+            [a, b] => ((n + 1).to_string(), *a, *b),
+            [id, a, b] => ((*id).to_owned(), *a, *b),
+            _ => bail!(
+                "{} line {}: expected `first<TAB>second` or `id<TAB>first<TAB>second`, found {} \
+                 tab-separated fields",
+                source.display(),
+                n + 1,
+                fields.len()
+            ),
+        };
+        pairs.push((id, a.to_owned(), b.to_owned()));
+    }
+    Ok(pairs)
+}
+
+/// The whole texts' verdict, and a clause's when it contradicts and the
+/// whole does not.
+fn verdicts(a: &[Token], b: &[Token], lexicon: &Lexicon) -> (String, Option<String>) {
+    let whole = compare(a, b, lexicon);
+    let clause = (!whole.contradicts())
+        .then(|| clause_conflict(a, b, lexicon))
+        .flatten()
+        .map(|c| c.verdict());
+    (whole.verdict(), clause)
 }
