@@ -5,13 +5,36 @@ mod common;
 use std::path::Path;
 use std::process::{Command, Output};
 
-fn engram(args: &[&str], env: &[(&str, &str)]) -> Output {
+fn command(args: &[&str], env: &[(&str, &str)]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_engram"));
     command.args(args).env("ENGRAM_LOG_LEVEL", "warn");
     for (key, value) in env {
         command.env(key, value);
     }
-    command.output().unwrap()
+    command
+}
+
+fn engram(args: &[&str], env: &[(&str, &str)]) -> Output {
+    command(args, env).output().unwrap()
+}
+
+/// `engram` with `input` piped to its stdin, which is then closed. A child
+/// that exits before reading (a refused run) breaks the pipe; that is
+/// fine, any other write error is not.
+fn engram_with_stdin(args: &[&str], env: &[(&str, &str)], input: &[u8]) -> Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = command(args, env)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let written = child.stdin.take().unwrap().write_all(input);
+    if let Err(error) = written {
+        assert_eq!(error.kind(), std::io::ErrorKind::BrokenPipe, "{error}");
+    }
+    child.wait_with_output().unwrap()
 }
 
 fn ok(output: &Output) -> String {
@@ -87,12 +110,18 @@ fn run_twice_on_the_sample_leaves_identical_state() {
 
 #[test]
 fn stdin_to_stdout_with_a_separate_dead_letter_file() {
-    use std::io::Write;
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("s").display().to_string();
     let dlq = dir.path().join("dlq.jsonl").display().to_string();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_engram"))
-        .args([
+    let input = concat!(
+        r#"{"type":"memory.created","event_id":"e1","user_id":"u","memory_id":"m","kind":"episodic","content":"hi","created_at":"2026-01-01T00:00:00Z"}"#,
+        "\n",
+        "garbage\n",
+        r#"{"type":"consolidation.requested","event_id":"r","user_id":"u","requested_at":"2026-01-01T01:00:00Z"}"#,
+        "\n"
+    );
+    let output = engram_with_stdin(
+        &[
             "run",
             "--input",
             "-",
@@ -104,27 +133,10 @@ fn stdin_to_stdout_with_a_separate_dead_letter_file() {
             &dlq,
             "--state",
             &state,
-        ])
-        .env("ENGRAM_LOG_LEVEL", "warn")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let input = concat!(
-        r#"{"type":"memory.created","event_id":"e1","user_id":"u","memory_id":"m","kind":"episodic","content":"hi","created_at":"2026-01-01T00:00:00Z"}"#,
-        "\n",
-        "garbage\n",
-        r#"{"type":"consolidation.requested","event_id":"r","user_id":"u","requested_at":"2026-01-01T01:00:00Z"}"#,
-        "\n"
+        ],
+        &[],
+        input.as_bytes(),
     );
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
     let stdout = ok(&output);
     assert_eq!(stdout.lines().count(), 2, "{stdout}");
     assert!(stdout.contains("consolidation.triggered"));
@@ -724,8 +736,6 @@ fn a_run_killed_after_a_journal_seal_and_run_again_lands_the_journaled_commit_wh
 
 #[test]
 fn stdin_needs_a_source_id_so_that_a_second_day_piped_in_is_not_skipped_as_the_first() {
-    use std::io::Write;
-    use std::process::Stdio;
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("state").display().to_string();
     let day = |n: u32, source: Option<&str>| {
@@ -734,21 +744,14 @@ fn stdin_needs_a_source_id_so_that_a_second_day_piped_in_is_not_skipped_as_the_f
         if let Some(source) = source {
             args.extend(["--source-id", source]);
         }
-        let mut child = Command::new(env!("CARGO_BIN_EXE_engram"))
-            .args(&args)
-            .env("ENGRAM_LOG_LEVEL", "warn")
-            .env("ENGRAM_EMBEDDING_ENABLED", "false")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
         let line = format!(
             r#"{{"type":"memory.created","event_id":"e{n}","user_id":"u","memory_id":"m{n}","kind":"episodic","content":"day {n}","created_at":"2026-01-0{n}T00:00:00Z"}}"#
         );
-        // The child may exit before reading (refused): a broken pipe is fine.
-        let _ = child.stdin.take().unwrap().write_all(line.as_bytes());
-        child.wait_with_output().unwrap()
+        engram_with_stdin(
+            &args,
+            &[("ENGRAM_EMBEDDING_ENABLED", "false")],
+            line.as_bytes(),
+        )
     };
     let refused = day(1, None);
     assert!(!refused.status.success());
@@ -806,23 +809,12 @@ fn similarity_explains_a_file_of_pairs_one_line_each() {
     assert!(lines[2][2].starts_with("mergeable either way"), "{out}");
 
     // The same from stdin.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_engram"))
-        .args(["similarity", "--pairs", "-"])
-        .env("ENGRAM_LOG_LEVEL", "warn")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(std::fs::read(&pairs).unwrap().as_slice())
-        .unwrap();
-    let piped = child.wait_with_output().unwrap();
-    assert!(piped.status.success());
-    assert_eq!(String::from_utf8(piped.stdout).unwrap(), out);
+    let piped = engram_with_stdin(
+        &["similarity", "--pairs", "-"],
+        &[],
+        &std::fs::read(&pairs).unwrap(),
+    );
+    assert_eq!(ok(&piped), out);
 
     // A line that is not a pair is an error naming it; nothing is guessed.
     std::fs::write(&pairs, "a\tb\njust one text\n").unwrap();
