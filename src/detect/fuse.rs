@@ -63,23 +63,37 @@ pub fn additions(base: &[Token], other_text: &str, lexicon: &Lexicon) -> Vec<Str
             // name after it ("Tom Parker", not "Tom"). A name after a
             // function word is a place or a date ("In March Gina opened …"
             // adds "In March").
+            // A title belongs to the name after it ("But Mr. Peterson"
+            // adds "Mr. Peterson", not "Mr").
             let after_function_word =
                 first > 0 && !other[first - 1].is_content() && joined(first - 1, first);
-            while !after_function_word
-                && last + 1 < other.len()
-                && other[last].role == Role::Name
+            let mut titled = false;
+            while last + 1 < other.len()
                 && other[last + 1].role == Role::Name
                 && joined(last, last + 1)
             {
+                if listed_in(TITLES, &other[last].word) {
+                    titled = true;
+                } else if other[last].role != Role::Name || (after_function_word && !titled) {
+                    break;
+                }
                 last += 1;
             }
-            let first = if after_function_word && !align::joins(&other[first - 1]) {
+            let mut first = if after_function_word && !align::joins(&other[first - 1]) {
                 first - 1
             } else {
                 first
             };
-            let noun_phrase = !other[first].is_content()
-                && DETERMINERS.split(' ').any(|d| d == other[first].word);
+            // A possessive's clitic is read with its owner: "Atkinson's
+            // current", not "s current".
+            if first > 0
+                && other[first].word == "s"
+                && other_text[..other[first].span.0].ends_with(['\'', '\u{2019}'])
+            {
+                first -= 1;
+            }
+            let noun_phrase =
+                !other[first].is_content() && listed_in(DETERMINERS, &other[first].word);
             let last = if noun_phrase
                 && other.get(last + 1).is_some_and(Token::is_content)
                 && joined(last, last + 1)
@@ -130,15 +144,22 @@ pub fn fuse<'a>(
     Some(format!("{body}{ALSO}{}){stop}", phrases.join("; ")))
 }
 
+/// Titles written before a name.
+const TITLES: &str = "mr mrs ms dr prof sir dame sen rep gov gen col capt lt sgt rev";
+
+fn listed_in(list: &str, word: &str) -> bool {
+    list.split(' ').any(|w| w == word)
+}
+
 /// Words that open a noun phrase.
 const DETERMINERS: &str = "a an the this that these those his her its their my our your";
 
 /// Punctuation that ends a phrase: a clause boundary, a quotation, a
-/// parenthesis or a dash (also spelled "--" or " - "). A full stop is not
+/// parenthesis or bracket, or a dash (also spelled "--" or " - "). A full stop is not
 /// one, since it also ends "Mr." or "U.S." inside a name; an apostrophe
 /// or a hyphen stays inside a phrase.
-const PHRASE_BREAKS: [char; 9] = [
-    ',', ';', ':', '(', ')', '"', '\u{201c}', '\u{201d}', '\u{2014}',
+const PHRASE_BREAKS: [char; 11] = [
+    ',', ';', ':', '(', ')', '[', ']', '"', '\u{201c}', '\u{201d}', '\u{2014}',
 ];
 
 /// What opens the list of merged details.
@@ -388,6 +409,56 @@ mod tests {
             .unwrap(),
             "Acme and Globex led shares (also: Inc)",
             "a name does not reach back to the name before it"
+        );
+    }
+
+    #[test]
+    fn a_title_keeps_its_name_and_a_possessive_its_owner() {
+        let lexicon = lexicon();
+        // "Mr" alone reads as a word of its own; the title belongs to the
+        // name after it, whatever opens the sentence.
+        assert_eq!(
+            fuse(
+                "Rush is the only witness",
+                ["Mr. Rush is the only witness"],
+                &lexicon
+            )
+            .unwrap(),
+            "Rush is the only witness (also: Mr. Rush)"
+        );
+        assert_eq!(
+            fuse(
+                "But Peterson added that nobody objects",
+                ["But Mr. Peterson added that nobody objects"],
+                &lexicon
+            )
+            .unwrap(),
+            "But Peterson added that nobody objects (also: Mr. Peterson)"
+        );
+        // A phrase after a possessive starts at its owner, not at the
+        // clitic ("s current").
+        assert_eq!(
+            fuse(
+                "Atkinson's salary is $361,400",
+                ["Atkinson's current salary is $361,400"],
+                &lexicon
+            )
+            .unwrap(),
+            "Atkinson's salary is $361,400 (also: Atkinson's current)"
+        );
+    }
+
+    #[test]
+    fn a_bracket_ends_a_phrase() {
+        let lexicon = lexicon();
+        assert_eq!(
+            fuse(
+                "Ximian strengthens our ability to work with partners",
+                ["Ximian strengthens our ability to work with [our] customers and partners"],
+                &lexicon
+            )
+            .unwrap(),
+            "Ximian strengthens our ability to work with partners (also: customers)"
         );
     }
 
