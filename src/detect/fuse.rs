@@ -324,9 +324,9 @@ mod tests {
         }
     }
 
-    const WORDS: [&str; 16] = [
+    const WORDS: [&str; 19] = [
         "Gina", "opened", "a", "the", "studio", "in", "March", "downtown", "with", "Jon", "is",
-        "not", "dance", "42", "and", "friends",
+        "not", "dance", "42", "and", "friends", "Mr.", "Atkinson's", "[our]",
     ];
 
     #[test]
