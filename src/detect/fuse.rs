@@ -325,8 +325,25 @@ mod tests {
     }
 
     const WORDS: [&str; 19] = [
-        "Gina", "opened", "a", "the", "studio", "in", "March", "downtown", "with", "Jon", "is",
-        "not", "dance", "42", "and", "friends", "Mr.", "Atkinson's", "[our]",
+        "Gina",
+        "opened",
+        "a",
+        "the",
+        "studio",
+        "in",
+        "March",
+        "downtown",
+        "with",
+        "Jon",
+        "is",
+        "not",
+        "dance",
+        "42",
+        "and",
+        "friends",
+        "Mr.",
+        "Atkinson's",
+        "[our]",
     ];
 
     #[test]

@@ -106,13 +106,17 @@ fn core(members: &[&Memory], medoid: usize, lexicon: &Lexicon) -> Option<String>
             kept[i] = kept.get(i + 1).copied().unwrap_or(false);
         }
     }
-    // A lone letter ("s" of "Nate's") stays only after the word it belongs to.
-    for i in 0..own.len() {
-        if own[i].word.chars().count() == 1 && own[i].role != Role::Number {
-            kept[i] = i > 0 && kept[i - 1];
+    // A clitic ("s" of "Nate's") stays only after the word it belongs to;
+    // a one-letter word of its own ("a", "I") is a function word like any.
+    let text = &members[medoid].content;
+    for i in 1..own.len() {
+        if own[i].word.chars().count() == 1
+            && own[i].role != Role::Number
+            && text[..own[i].span.0].ends_with(['\'', '\u{2019}'])
+        {
+            kept[i] = kept[i - 1];
         }
     }
-    let text = &members[medoid].content;
     let mut runs: Vec<&str> = Vec::new();
     let mut i = 0;
     while i < own.len() {
@@ -445,6 +449,38 @@ mod tests {
         for m in &snapshot.memories {
             assert_ne!(p.content, m.content);
         }
+    }
+
+    #[test]
+    fn a_pattern_text_keeps_no_article_or_punctuation_before_an_elision() {
+        // "a" is a one-letter word like the "s" of "Nate's", but an article
+        // that leads into an elided word says nothing.
+        let snapshot = snapshot(vec![
+            episode(
+                "a",
+                "Jon worked on his business: a dance studio",
+                0,
+                0.95,
+                1,
+            ),
+            episode("b", "Jon worked on his business: a new website", 1, 0.95, 2),
+            episode(
+                "c",
+                "Jon worked on his business: a marketing plan",
+                2,
+                0.95,
+                3,
+            ),
+        ]);
+        let found = run(&snapshot, T0 + 2 * DAY_MS);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0]
+                .content
+                .starts_with("Jon worked on his business … (3 times"),
+            "{}",
+            found[0].content
+        );
     }
 
     #[test]
