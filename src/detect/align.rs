@@ -21,7 +21,7 @@ use std::borrow::Cow;
 
 /// Whether `word` is in `list` (words separated by spaces, `_` inside a
 /// phrase).
-fn listed(list: &str, word: &str) -> bool {
+pub(super) fn listed(list: &str, word: &str) -> bool {
     list.split_whitespace()
         .any(|entry| entry == word || (entry.contains('_') && entry.replace('_', " ") == word))
 }

@@ -60,11 +60,10 @@ pub fn additions(base: &[Token], other_text: &str, lexicon: &Lexicon) -> Vec<Str
     runs.into_iter()
         .map(|(first, mut last)| {
             // A person's name is kept whole: a given name takes the family
-            // name after it ("Tom Parker", not "Tom"). A name after a
-            // function word is a place or a date ("In March Gina opened …"
-            // adds "In March").
-            // A title belongs to the name after it ("But Mr. Peterson"
-            // adds "Mr. Peterson", not "Mr").
+            // name after it ("Tom Parker", not "Tom"), and a title the name
+            // after it, wherever it stands ("But Mr. Peterson" adds "Mr.
+            // Peterson", not "Mr"). Another name after a function word is
+            // a place or a date ("In March Gina opened …" adds "In March").
             let after_function_word =
                 first > 0 && !other[first - 1].is_content() && joined(first - 1, first);
             let mut titled = false;
@@ -72,7 +71,7 @@ pub fn additions(base: &[Token], other_text: &str, lexicon: &Lexicon) -> Vec<Str
                 && other[last + 1].role == Role::Name
                 && joined(last, last + 1)
             {
-                if listed_in(TITLES, &other[last].word) {
+                if align::listed(TITLES, &other[last].word) {
                     titled = true;
                 } else if other[last].role != Role::Name || (after_function_word && !titled) {
                     break;
@@ -93,7 +92,7 @@ pub fn additions(base: &[Token], other_text: &str, lexicon: &Lexicon) -> Vec<Str
                 first -= 1;
             }
             let noun_phrase =
-                !other[first].is_content() && listed_in(DETERMINERS, &other[first].word);
+                !other[first].is_content() && align::listed(DETERMINERS, &other[first].word);
             let last = if noun_phrase
                 && other.get(last + 1).is_some_and(Token::is_content)
                 && joined(last, last + 1)
@@ -147,17 +146,13 @@ pub fn fuse<'a>(
 /// Titles written before a name.
 const TITLES: &str = "mr mrs ms dr prof sir dame sen rep gov gen col capt lt sgt rev";
 
-fn listed_in(list: &str, word: &str) -> bool {
-    list.split(' ').any(|w| w == word)
-}
-
 /// Words that open a noun phrase.
 const DETERMINERS: &str = "a an the this that these those his her its their my our your";
 
 /// Punctuation that ends a phrase: a clause boundary, a quotation, a
-/// parenthesis or bracket, or a dash (also spelled "--" or " - "). A full stop is not
-/// one, since it also ends "Mr." or "U.S." inside a name; an apostrophe
-/// or a hyphen stays inside a phrase.
+/// parenthesis or bracket, or a dash (also spelled "--" or " - "). A full
+/// stop is not one, since it also ends "Mr." or "U.S." inside a name; an
+/// apostrophe or a hyphen stays inside a phrase.
 const PHRASE_BREAKS: [char; 11] = [
     ',', ';', ':', '(', ')', '[', ']', '"', '\u{201c}', '\u{201d}', '\u{2014}',
 ];
