@@ -170,6 +170,12 @@ impl Token {
             .any(|l| other.info.lemmas.contains(l))
     }
 
+    /// Whether the token is written right after an apostrophe in `text`,
+    /// the text it came from: a clitic such as the "s" of "Nate's".
+    pub fn follows_apostrophe(&self, text: &str) -> bool {
+        text[..self.span.0].ends_with(['\'', '\u{2019}'])
+    }
+
     pub fn is_content(&self) -> bool {
         matches!(self.role, Role::Content | Role::Number | Role::Name)
     }

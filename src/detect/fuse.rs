@@ -85,9 +85,7 @@ pub fn additions(base: &[Token], other_text: &str, lexicon: &Lexicon) -> Vec<Str
             };
             // A possessive's clitic is read with its owner: "Atkinson's
             // current", not "s current".
-            if first > 0
-                && other[first].word == "s"
-                && other_text[..other[first].span.0].ends_with(['\'', '\u{2019}'])
+            if first > 0 && other[first].word == "s" && other[first].follows_apostrophe(other_text)
             {
                 first -= 1;
             }

@@ -112,7 +112,7 @@ fn core(members: &[&Memory], medoid: usize, lexicon: &Lexicon) -> Option<String>
     for i in 1..own.len() {
         if own[i].word.chars().count() == 1
             && own[i].role != Role::Number
-            && text[..own[i].span.0].ends_with(['\'', '\u{2019}'])
+            && own[i].follows_apostrophe(text)
         {
             kept[i] = kept[i - 1];
         }
