@@ -1270,6 +1270,45 @@ fn a_negation_that_bears_on_no_shared_predicate_is_not_a_contradiction() {
 }
 
 #[test]
+fn a_negated_opposite_or_other_value_agrees_and_is_not_a_contradiction() {
+    // "Not open" is "closed"; "not red" leaves "blue"; not learning
+    // German leaves learning Italian. Each is flagged without the negation.
+    for (first, second, without_negation) in [
+        (
+            "The store is not open on Sundays",
+            "The store is closed on Sundays",
+            "The store is open on Sundays",
+        ),
+        (
+            "Mark is not happy at his job",
+            "Mark is unhappy at his job",
+            "Mark is happy at his job",
+        ),
+        ("The car is not red", "The car is blue", "The car is red"),
+        (
+            "Liam is not learning German",
+            "Liam is learning Italian",
+            "Liam is learning German",
+        ),
+    ] {
+        let (_dir, store, output) = consolidate_pair(first, second);
+        let found = contradiction_events(&output);
+        assert!(found.is_empty(), "{first:?} / {second:?}: {found:?}");
+        assert_eq!(
+            output.report.counts.duplicates_merged, 0,
+            "{first:?} / {second:?}"
+        );
+        assert_eq!(status(&store, "u", "first"), MemoryStatus::Active);
+        let (_dir, _store, output) = consolidate_pair(without_negation, second);
+        assert_eq!(
+            contradiction_events(&output).len(),
+            1,
+            "{without_negation:?} / {second:?}"
+        );
+    }
+}
+
+#[test]
 fn merging_a_short_and_a_detailed_twin_keeps_the_detail_active() {
     let short = "He had been arrested twice before for trespassing";
     let detailed = "He had been arrested twice before for trespassing and barred from the \

@@ -534,14 +534,17 @@ impl Comparison {
             .filter(|c| c.negated_side.is_none() && c.kind != "antonym")
             .count()
             + usize::from(self.conflicts.iter().any(|c| c.kind == "antonym"));
-        if slots > 1 {
-            return false;
-        }
         let negated: Vec<usize> = self
             .conflicts
             .iter()
             .filter_map(|c| c.negated_side)
             .collect();
+        // A denial beside an opposed value denies another value: "Liam is
+        // not learning German" / "… learning Italian" agree, as "The car is
+        // not red" / "The car is blue" do.
+        if slots > 1 || (slots == 1 && !negated.is_empty()) {
+            return false;
+        }
         (0..2).all(|side| {
             let allowed = if negated.contains(&side) {
                 0
@@ -890,13 +893,26 @@ fn classify(
         let opening_subject = place.at_start == [true, true]
             && next.is_some_and(|t| t.info.inflected_verb || t.word.ends_with("ing"));
         if ox <= 1 && oy <= 1 && !place.subject && !opening_subject {
+            comparison.extra[0] += ox;
+            comparison.extra[1] += oy;
+            // A negated antonym states the same ("is `not open`" / "is
+            // `closed`"): the two sides agree here, though in other words,
+            // so this is neither a conflict nor a merge.
+            let negations_besides = |side: &[&Token], phrase: &str| {
+                side.iter()
+                    .filter(|t| t.role == Role::Negation && !phrase.split(' ').any(|w| w == t.word))
+                    .count()
+            };
+            if negations_besides(x, &p) % 2 != negations_besides(y, &q) % 2 {
+                comparison.synonymous += 1;
+                comparison.negation_differs = true;
+                return;
+            }
             comparison.conflicts.push(Conflict {
                 kind: "antonym",
                 detail: format!("`{p}` ↔ `{q}` (antonyms)"),
                 negated_side: None,
             });
-            comparison.extra[0] += ox;
-            comparison.extra[1] += oy;
             return;
         }
     }
@@ -988,8 +1004,10 @@ fn classify(
     }
     // A value and at most one other word a side ("5 minutes" / "20
     // minutes" aligns the unit; "in Rome once" / "supports Jon and
-    // believes" is not one slot).
+    // believes" is not one slot). A negated value is not the other value
+    // ("is `not red`" / "is `blue`"): another fact, not a conflict.
     if !place.subject
+        && nx == ny
         && cx.len() <= 2
         && cy.len() <= 2
         && let Some(conflict) = different_value(&cx, &cy, place, lexicon)
@@ -1204,6 +1222,36 @@ mod tests {
         let found = comparison("The user lives in Berlin", "The user works in Berlin");
         assert_eq!(found.substitutions, vec![("lives".into(), "works".into())]);
         assert!(!found.contradicts() && found.keeps_apart());
+    }
+
+    #[test]
+    fn a_negated_antonym_says_the_same_as_the_antonym() {
+        let agree = comparison(
+            "The store is not open on Sundays",
+            "The store is closed on Sundays",
+        );
+        assert!(agree.conflicts.is_empty(), "{agree:?}");
+        assert!(!agree.contradicts() && agree.keeps_apart());
+        let doubled = comparison("The door is open", "The door is not closed");
+        assert!(doubled.conflicts.is_empty() && !doubled.contradicts());
+        // "never" is the antonym itself, not a negation beside it.
+        let opposed = comparison("Jo always walks to work", "Jo never walks to work");
+        assert!(opposed.contradicts(), "{opposed:?}");
+        assert!(
+            comparison(
+                "The store is open on Sundays",
+                "The store is closed on Sundays"
+            )
+            .contradicts()
+        );
+    }
+
+    #[test]
+    fn a_denial_beside_another_value_denies_that_value_only() {
+        let other = comparison("The meeting is not at 3 pm", "The meeting is at 5 pm");
+        assert!(!other.contradicts(), "{other:?}");
+        assert!(comparison("The meeting is at 3 pm", "The meeting is at 5 pm").contradicts());
+        assert!(comparison("The meeting is not at 5 pm", "The meeting is at 5 pm").contradicts());
     }
 
     #[test]
