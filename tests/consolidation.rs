@@ -1309,6 +1309,32 @@ fn a_negated_opposite_or_other_value_agrees_and_is_not_a_contradiction() {
 }
 
 #[test]
+fn a_predicate_sharing_its_subject_is_compared_on_its_own_and_never_merged_away() {
+    // Every word of the second is in the first, but the first says the
+    // opposite of it: flagged, and both stay active.
+    for (first, second, opposed) in [
+        (
+            "The shop is closed on Sundays but open on Mondays",
+            "The shop is open on Sundays",
+            "`closed` ↔ `open`",
+        ),
+        (
+            "Oscar hates running but loves cycling",
+            "Oscar loves running",
+            "`hates` ↔ `loves`",
+        ),
+    ] {
+        let (_dir, store, output) = consolidate_pair(first, second);
+        assert_eq!(output.report.counts.duplicates_merged, 0, "{first:?}");
+        let found = contradiction_events(&output);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].explanation.contains(opposed), "{found:?}");
+        assert_eq!(status(&store, "u", "first"), MemoryStatus::Active);
+        assert_eq!(status(&store, "u", "second"), MemoryStatus::Active);
+    }
+}
+
+#[test]
 fn merging_a_short_and_a_detailed_twin_keeps_the_detail_active() {
     let short = "He had been arrested twice before for trespassing";
     let detailed = "He had been arrested twice before for trespassing and barred from the \

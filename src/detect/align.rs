@@ -328,10 +328,20 @@ const CONJUNCTIONS: &str = "and but while whereas";
 /// and | people are not dancing"), not where it joins two predicates of
 /// one subject ("drinking orange juice and walking"). One text asserts
 /// each of its clauses, so one clause can contradict another text.
-pub fn clauses(tokens: &[Token]) -> Vec<&[Token]> {
+pub fn clauses(tokens: &[Token]) -> Vec<Cow<'_, [Token]>> {
+    fn with_subject<'t>(shared: Option<&[Token]>, clause: &'t [Token]) -> Cow<'t, [Token]> {
+        match shared {
+            None => Cow::Borrowed(clause),
+            Some(prefix) => Cow::Owned(prefix.iter().chain(clause).cloned().collect()),
+        }
+    }
     let finite = |t: &Token| listed(FINITE_AUXILIARIES, t.word.as_str()) || negated_auxiliary(t);
     let mut out = Vec::new();
     let mut start = 0;
+    // The subject (and tense) a predicate of its own shares with the
+    // clause before it: "Oscar hates running | but loves cycling" asserts
+    // "Oscar loves cycling".
+    let mut shared: Option<Vec<Token>> = None;
     for k in 0..tokens.len() {
         if k <= start || !listed(CONJUNCTIONS, tokens[k].word.as_str()) {
             continue;
@@ -352,16 +362,79 @@ pub fn clauses(tokens: &[Token]) -> Vec<&[Token]> {
             .iter()
             .rposition(|t| listed(CLAUSE_BREAKS, t.word.as_str()))
             .map_or(0, |p| p + 1);
-        let predicate_before = before[own_start..]
+        let predicate_at = before[own_start..]
             .iter()
-            .any(|t| finite(t) || t.info.inflected_verb);
-        if own_clause && predicate_before {
-            out.push(&tokens[start..k]);
+            .position(|t| finite(t) || t.info.inflected_verb)
+            .map(|p| start + own_start + p);
+        let Some(predicate_at) = predicate_at else {
+            continue;
+        };
+        if own_clause {
+            out.push(with_subject(shared.as_deref(), &tokens[start..k]));
+            shared = None;
             start = k + 1;
+            continue;
         }
+        // A predicate of its own after the conjunction, sharing the
+        // subject: a verb ("but `loves` cycling"), an auxiliary ("and `is
+        // not` putting"), or after a copula a word with a complement ("is
+        // closed on Sundays but `open on Mondays`"); not a second object
+        // ("wearing a jacket `and a hat`") or a second adjective ("brown
+        // `and white`").
+        let Some(first) = tokens.get(k + 1) else {
+            continue;
+        };
+        let conjunct_content = tokens[k + 1..]
+            .iter()
+            .take_while(|t| !listed(CONJUNCTIONS, t.word.as_str()))
+            .filter(|t| t.is_content())
+            .count();
+        let tense_end = (predicate_at..k)
+            .find(|&p| {
+                !listed(FINITE_AUXILIARIES, tokens[p].word.as_str())
+                    && !listed(COPULAS, tokens[p].word.as_str())
+            })
+            .unwrap_or(k);
+        let copular = tokens[predicate_at..tense_end]
+            .iter()
+            .any(|t| listed(COPULAS, t.word.as_str()));
+        let own_tense = finite(first);
+        // A negation before it may scope over both predicates ("There is
+        // no man standing … and holding poles" denies the pair, not each).
+        let negated_before = tokens[start + own_start..k]
+            .iter()
+            .any(|t| t.role == Role::Negation);
+        let predicate = own_tense
+            || (!negated_before
+                && ((first.info.inflected_verb && first.is_content())
+                    || (copular
+                        && first.is_content()
+                        && first.role != Role::Number
+                        && conjunct_content >= 2)));
+        if !predicate {
+            continue;
+        }
+        out.push(with_subject(shared.as_deref(), &tokens[start..k]));
+        let subject = &tokens[start + own_start..predicate_at];
+        let tense = if own_tense {
+            &[][..]
+        } else {
+            &tokens[predicate_at..tense_end]
+        };
+        shared = Some(
+            shared
+                .as_deref()
+                .filter(|_| own_start == 0)
+                .map_or_else(Vec::new, |s| s.to_vec())
+                .into_iter()
+                .chain(subject.iter().cloned())
+                .chain(tense.iter().cloned())
+                .collect(),
+        );
+        start = k + 1;
     }
     if start < tokens.len() {
-        out.push(&tokens[start..]);
+        out.push(with_subject(shared.as_deref(), &tokens[start..]));
     }
     out
 }
@@ -373,8 +446,22 @@ pub fn clauses(tokens: &[Token]) -> Vec<&[Token]> {
 /// children" / "a 4-year-old boy") would then pass as one slot.
 pub fn clause_conflict(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Option<Comparison> {
     let (of_a, of_b) = (clauses(a), clauses(b));
-    let with_b = of_a.iter().filter(|_| of_a.len() > 1).map(|x| (*x, b));
-    let with_a = of_b.iter().filter(|_| of_b.len() > 1).map(|y| (a, *y));
+    // Predicates sharing a subject ("sitting by a cart and dropping a
+    // sign") are compared only with a text of one clause: against another
+    // such text, one predicate would face both of the other's and pass
+    // the second as a detail ("standing by a cart and holding a sign").
+    let shares_subject = |of: &[Cow<'_, [Token]>]| of.iter().any(|c| matches!(c, Cow::Owned(_)));
+    let split = |of: &[Cow<'_, [Token]>], other: &[Cow<'_, [Token]>]| {
+        of.len() > 1 && (!shares_subject(of) || other.len() == 1)
+    };
+    let with_b = of_a
+        .iter()
+        .filter(|_| split(&of_a, &of_b))
+        .map(|x| (x.as_ref(), b));
+    let with_a = of_b
+        .iter()
+        .filter(|_| split(&of_b, &of_a))
+        .map(|y| (a, y.as_ref()));
     with_b
         .chain(with_a)
         .filter(|(x, y)| may_conflict(x, y))
@@ -760,9 +847,6 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
     let subject_ends = [first_auxiliary(a), first_auxiliary(b)];
     for Hunk { x, y, before, end } in &hunks {
         let at_start = [end[0] == x.len(), end[1] == y.len()];
-        let before_moving = content(x).len() + content(y).len();
-        let (x, y) = (moved_out(x, b), moved_out(y, a));
-        comparison.moved += before_moving - content(&x).len() - content(&y).len();
         let next = aligned_words[*before..]
             .iter()
             .chain(aligned_words[..*before].iter().rev())
@@ -780,6 +864,9 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                 .is_some_and(|t| listed(COPULAS, t.word.as_str())),
             at_start,
         };
+        let before_moving = content(x).len() + content(y).len();
+        let (x, y) = (moved_out(x, b), moved_out(y, a));
+        comparison.moved += before_moving - content(&x).len() - content(&y).len();
         classify(&x, &y, next, place, lexicon, &mut comparison);
     }
     comparison
@@ -845,19 +932,15 @@ struct Place {
     at_start: [bool; 2],
 }
 
-fn classify(
+/// The opposed words of a hunk, if any: the rule file's antonyms, on the
+/// words or their lemmas, or WordNet's.
+fn antonym_in(
     x: &[&Token],
     y: &[&Token],
-    next: Option<&Token>,
     place: Place,
     lexicon: &Lexicon,
-    comparison: &mut Comparison,
-) {
-    let (cx, cy) = (content(x), content(y));
-    // Antonyms first ("always" / "never" is an antonym, not a negation),
-    // when they are what the hunk is about: at most one other content word
-    // a side.
-    let antonym = lexicon
+) -> Option<(String, String)> {
+    lexicon
         .antonym_across(&words_of(x), &words_of(y))
         .or_else(|| lexicon.antonym_across(&lemmas_of(x), &lemmas_of(y)))
         .or_else(|| {
@@ -874,7 +957,22 @@ fn classify(
                     })
                     .map(|q| (p.word.clone(), q.word.clone()))
             })
-        });
+        })
+}
+
+fn classify(
+    x: &[&Token],
+    y: &[&Token],
+    next: Option<&Token>,
+    place: Place,
+    lexicon: &Lexicon,
+    comparison: &mut Comparison,
+) {
+    let (cx, cy) = (content(x), content(y));
+    // Antonyms first ("always" / "never" is an antonym, not a negation),
+    // when they are what the hunk is about: at most one other content word
+    // a side.
+    let antonym = antonym_in(x, y, place, lexicon);
     if let Some((p, q)) = antonym {
         let others = |side: &[&Token], phrase: &str| {
             side.iter()
@@ -1252,6 +1350,53 @@ mod tests {
         assert!(!other.contradicts(), "{other:?}");
         assert!(comparison("The meeting is at 3 pm", "The meeting is at 5 pm").contradicts());
         assert!(comparison("The meeting is not at 5 pm", "The meeting is at 5 pm").contradicts());
+    }
+
+    #[test]
+    fn predicates_sharing_a_subject_are_each_asserted() {
+        let lexicon = lexicon();
+        let split = |text: &str| -> Vec<String> {
+            clauses(&tokens(text, &lexicon))
+                .iter()
+                .map(|c| {
+                    c.iter()
+                        .map(|t| t.word.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+                .collect()
+        };
+        // (A verb after the conjunction, "but loves cycling", needs
+        // WordNet's verb forms: tests/consolidation.rs.)
+        assert_eq!(
+            split("Jo is not at home and is cooking"),
+            ["jo is not at home", "jo is cooking"]
+        );
+        assert_eq!(
+            split("The shop is closed on Sundays but open on Mondays"),
+            [
+                "the shop is closed on sundays",
+                "the shop is open on mondays"
+            ]
+        );
+        // A second object, a second adjective, and a denial of the pair
+        // are one predicate.
+        for one in [
+            "The man is wearing a jacket and a hat",
+            "The dog is brown and white",
+            "There is no man standing near the water and holding fishing poles",
+        ] {
+            assert_eq!(split(one).len(), 1, "{one}");
+        }
+        let found = clause_conflict(
+            &tokens(
+                "The shop is closed on Sundays but open on Mondays",
+                &lexicon,
+            ),
+            &tokens("The shop is open on Sundays", &lexicon),
+            &lexicon,
+        );
+        assert!(found.is_some_and(|c| c.explanation().contains("`closed` ↔ `open`")));
     }
 
     #[test]
