@@ -1256,6 +1256,11 @@ fn a_negation_that_bears_on_no_shared_predicate_is_not_a_contradiction() {
             "Maya can't have dairy.",
             "Maya is excited to try a dairy-free cake recipe.",
         ),
+        // Both deny giving up.
+        (
+            "Gina supports Jon through setbacks and encourages him not to give up.",
+            "Gina encourages Jon to keep pushing for his dreams and not give up.",
+        ),
     ] {
         println!(
             "cosine {:.4}: {first:?} / {second:?}",
@@ -1332,6 +1337,19 @@ fn a_predicate_sharing_its_subject_is_compared_on_its_own_and_never_merged_away(
         assert_eq!(status(&store, "u", "first"), MemoryStatus::Active);
         assert_eq!(status(&store, "u", "second"), MemoryStatus::Active);
     }
+}
+
+#[test]
+fn a_dated_denial_supersedes_the_fact_it_denies() {
+    // "anymore" dates the denial: the state changed, and the old fact
+    // goes out of the active view with that reason.
+    let (_dir, store, output) =
+        consolidate_pair("Kevin has a car", "Kevin does not have a car anymore");
+    let found = contradiction_events(&output);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].resolution, ContradictionResolution::Superseded);
+    assert_eq!(status(&store, "u", "first"), MemoryStatus::Superseded);
+    assert_eq!(status(&store, "u", "second"), MemoryStatus::Active);
 }
 
 #[test]

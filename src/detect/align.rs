@@ -595,6 +595,9 @@ pub struct Comparison {
     /// A negation on one side that bears on no aligned predicate: not a
     /// contradiction, but the texts do not say the same.
     pub negation_differs: bool,
+    /// Content words per side, among the details, that only date the
+    /// statement: a change marker that is not a verb ("anymore", "now").
+    pub dating: [usize; 2],
     /// `(class, first value, second value)`: one hunk names different
     /// values of one lexicon class, so they fill the same slot.
     pub class_changes: Vec<(String, String, String)>,
@@ -634,7 +637,9 @@ impl Comparison {
         }
         (0..2).all(|side| {
             let allowed = if negated.contains(&side) {
-                0
+                // A denial may date itself: "Kevin doesn't have a car
+                // anymore" denies "Kevin has a car" from now on.
+                self.dating[side]
             } else if !negated.is_empty() {
                 // A general denial denies every specific case ("There is
                 // no puppy rolling" / "A puppy is repeatedly rolling from
@@ -761,6 +766,18 @@ pub fn join_compounds<'t>(side: &'t [Token], other: &[Token]) -> Cow<'t, [Token]
     Cow::Owned(joined)
 }
 
+/// How much an aligned token weighs: content words and negations count
+/// double, so they anchor the alignment ("encourages him `not` to give up"
+/// / "… to keep pushing and `not` give up" pairs the two negations, not
+/// the two "to"s).
+fn anchor_weight(t: &Token) -> u32 {
+    if t.is_content() || t.role == Role::Negation {
+        2
+    } else {
+        1
+    }
+}
+
 /// Aligns `a` with `b` (weighted longest common subsequence: content words
 /// count double, so they anchor the alignment) and classifies every hunk.
 pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
@@ -779,7 +796,7 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
         for j in (0..m).rev() {
             let skip = table[at(i + 1, j)].max(table[at(i, j + 1)]);
             table[at(i, j)] = if matches(&a[i], &b[j]) {
-                let weight = if a[i].is_content() { 2 } else { 1 };
+                let weight = anchor_weight(&a[i]);
                 skip.max(table[at(i + 1, j + 1)] + weight)
             } else {
                 skip
@@ -802,7 +819,7 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
     let mut hunks: Vec<Hunk<'_>> = Vec::new();
     while i < n || j < m {
         let aligned = i < n && j < m && matches(&a[i], &b[j]) && {
-            let weight = if a[i].is_content() { 2 } else { 1 };
+            let weight = anchor_weight(&a[i]);
             table[at(i, j)] == table[at(i + 1, j + 1)] + weight
         };
         if aligned {
@@ -866,6 +883,14 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
         };
         let before_moving = content(x).len() + content(y).len();
         let (x, y) = (moved_out(x, b), moved_out(y, a));
+        for (side, hunk) in [&x, &y].into_iter().enumerate() {
+            comparison.dating[side] += hunk
+                .iter()
+                .filter(|t| {
+                    t.is_content() && !t.info.inflected_verb && lexicon.is_change_word(&t.word)
+                })
+                .count();
+        }
         comparison.moved += before_moving - content(&x).len() - content(&y).len();
         classify(&x, &y, next, place, lexicon, &mut comparison);
     }
@@ -1397,6 +1422,31 @@ mod tests {
             &lexicon,
         );
         assert!(found.is_some_and(|c| c.explanation().contains("`closed` ↔ `open`")));
+    }
+
+    #[test]
+    fn a_denial_may_date_itself_but_add_nothing_else() {
+        let dated = comparison("Kevin does not have a car anymore", "Kevin has a car");
+        assert!(dated.contradicts(), "{dated:?}");
+        assert_eq!(dated.dating, [1, 0]);
+        let detailed = comparison("Kevin does not have a red car", "Kevin has a car");
+        assert!(!detailed.contradicts(), "{detailed:?}");
+    }
+
+    #[test]
+    fn negations_anchor_the_alignment_like_content_words() {
+        // Both texts deny giving up; the "to"s must not pair off instead.
+        let both = comparison(
+            "Gina encourages him not to give up",
+            "Gina encourages Jon to keep pushing for his dreams and not give up",
+        );
+        assert!(both.conflicts.is_empty(), "{both:?}");
+        assert!(!both.contradicts());
+        let one = comparison(
+            "He is considered a witness",
+            "He is not considered a witness",
+        );
+        assert!(one.contradicts(), "{one:?}");
     }
 
     #[test]

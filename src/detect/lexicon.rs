@@ -185,6 +185,13 @@ impl Lexicon {
             .map(|marker| marker.join(" "))
     }
 
+    /// Whether `word` alone is a change marker ("anymore", "now").
+    pub fn is_change_word(&self, word: &str) -> bool {
+        self.change_markers
+            .iter()
+            .any(|marker| marker.len() == 1 && marker[0] == word)
+    }
+
     /// `(class, value)` of every class value named in `words`.
     pub fn values_in(&self, words: &[String]) -> Vec<(String, String)> {
         let mut found: Vec<(String, String)> = words
