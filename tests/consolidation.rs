@@ -1353,6 +1353,33 @@ fn a_dated_denial_supersedes_the_fact_it_denies() {
 }
 
 #[test]
+fn a_text_that_reframes_the_other_does_not_absorb_it() {
+    // Every word of the plain fact is in the framed one, but a wish, a
+    // plan, a possibility, a past habit or a stopped one is not the fact: both stay active.
+    for (framed, plain) in [
+        ("Carl wants to quit his job", "Carl quit his job"),
+        ("Lisa used to live in Madrid", "Lisa lives in Madrid"),
+        (
+            "Eve plans to visit Tokyo in May",
+            "Eve visited Tokyo in May",
+        ),
+        ("Kai might get a new job", "Kai got a new job"),
+        ("Jill stopped eating meat last year", "Jill eats meat"),
+    ] {
+        let (_dir, store, output) = consolidate_pair(framed, plain);
+        assert_eq!(
+            output.report.counts.duplicates_merged, 0,
+            "{framed:?} / {plain:?}"
+        );
+        assert_eq!(
+            status(&store, "u", "second"),
+            MemoryStatus::Active,
+            "{plain:?}"
+        );
+    }
+}
+
+#[test]
 fn merging_a_short_and_a_detailed_twin_keeps_the_detail_active() {
     let short = "He had been arrested twice before for trespassing";
     let detailed = "He had been arrested twice before for trespassing and barred from the \

@@ -595,6 +595,10 @@ pub struct Comparison {
     /// A negation on one side that bears on no aligned predicate: not a
     /// contradiction, but the texts do not say the same.
     pub negation_differs: bool,
+    /// Per side: its own words reframe the shared ones, so it cannot stand
+    /// for the other text however many of its words it carries ("Carl
+    /// `wants to` quit his job", "Kai `might` get a new job").
+    pub reframes: [bool; 2],
     /// Content words per side, among the details, that only date the
     /// statement: a change marker that is not a verb ("anymore", "now").
     pub dating: [usize; 2],
@@ -662,6 +666,7 @@ impl Comparison {
     /// with a fused text ([`super::Prepared::mergeable`]).
     pub fn keeps_apart(&self) -> bool {
         !self.conflicts.is_empty()
+            || self.reframes.contains(&true)
             || !self.substitutions.is_empty()
             || self.negation_differs
             || self.moved > 0
@@ -672,6 +677,7 @@ impl Comparison {
     /// Whether side `side`'s text carries every content word of the other.
     pub fn covers(&self, side: usize) -> bool {
         self.conflicts.is_empty()
+            && !self.reframes.contains(&true)
             && self.substitutions.is_empty()
             && !self.negation_differs
             && self.moved == 0
@@ -688,6 +694,11 @@ impl Comparison {
         for (x, y) in &self.substitutions {
             parts.push(format!("different facts: `{x}` ↔ `{y}`"));
         }
+        for (side, which) in [(0, "first"), (1, "second")] {
+            if self.reframes[side] {
+                parts.push(format!("the {which} reframes the shared words"));
+            }
+        }
         if self.extra != [0, 0] {
             parts.push(format!(
                 "details only in the first: {}, only in the second: {}",
@@ -698,6 +709,7 @@ impl Comparison {
             "contradiction"
         } else if !self.conflicts.is_empty()
             || !self.substitutions.is_empty()
+            || self.reframes.contains(&true)
             || self.negation_differs
             || self.generalisations > 0
         {
@@ -804,6 +816,7 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
         }
     }
     let mut comparison = Comparison {
+        reframes: [reframes(a, b), reframes(b, a)],
         content: [
             a.iter().filter(|t| t.is_content()).count(),
             b.iter().filter(|t| t.is_content()).count(),
@@ -895,6 +908,47 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
         classify(&x, &y, next, place, lexicon, &mut comparison);
     }
     comparison
+}
+
+/// Modal auxiliaries: what they govern is possible, wanted or owed, not
+/// stated.
+const MODALS: &str = "might may could would must should ought";
+
+/// Whether words of `text` that `other` lacks change what the shared words
+/// say, rather than add to it: a modal ("Kai `might` get a new job"), a
+/// verb of its own governing a shared one ("Carl `wants to` quit", "Lisa
+/// `used to` live", "Jill `stopped` eating").
+fn reframes(text: &[Token], other: &[Token]) -> bool {
+    let shared =
+        |t: &Token| t.is_content() && other.iter().any(|o| o.is_content() && o.shares_lemma(t));
+    let own = |t: &Token| t.is_content() && !shared(t);
+    text.iter().enumerate().any(|(k, t)| {
+        let (next, after) = (text.get(k + 1), text.get(k + 2));
+        // "would" / "will", "could" / "should": one modal for another is
+        // tense or tone; a modal against none is not the fact.
+        let modal = listed(MODALS, t.word.as_str())
+            && t.role != Role::Name
+            && !other.iter().any(|o| {
+                listed(MODALS, o.word.as_str()) || listed("will can shall", o.word.as_str())
+            });
+        // A gerund the other text has as a finite verb ("stopped `eating`"
+        // / "`eats`"), not the same word ("wore `matching` outfits").
+        let gerund_of_other = |n: &Token| {
+            n.word.ends_with("ing")
+                && other
+                    .iter()
+                    .any(|o| o.is_content() && o.shares_lemma(n) && o.word != n.word)
+        };
+        // Right after it, with no punctuation between: "agreed, saying"
+        // reports, it does not govern.
+        let governs = own(t)
+            && t.info.inflected_verb
+            && next.is_some_and(|n| n.span.0 <= t.span.1 + 1)
+            && next.is_some_and(|n| {
+                (n.word == "to" && after.is_some_and(&shared)) || gerund_of_other(n)
+            });
+        modal || governs
+    })
 }
 
 /// A hunk without its content words that the other text has elsewhere:
@@ -1447,6 +1501,26 @@ mod tests {
             "He is not considered a witness",
         );
         assert!(one.contradicts(), "{one:?}");
+    }
+
+    #[test]
+    fn words_that_reframe_the_shared_ones_keep_a_text_from_covering_the_other() {
+        for (framed, plain) in [
+            ("Kai might get a new job", "Kai got a new job"),
+            ("Carl could quit his job", "Carl quit his job"),
+        ] {
+            let found = comparison(framed, plain);
+            assert!(
+                !found.covers(0) && found.keeps_apart(),
+                "{framed:?}: {found:?}"
+            );
+        }
+        // A detail that only adds is still covered.
+        let detail = comparison("Dana is a doctor in Berlin", "Dana is a doctor");
+        assert!(detail.covers(0), "{detail:?}");
+        // One modal for another is tense or tone.
+        let detail = comparison("He said he would resign", "He said he will resign");
+        assert!(detail.covers(0), "{detail:?}");
     }
 
     #[test]

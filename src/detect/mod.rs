@@ -178,6 +178,7 @@ impl<'a> Prepared<'a> {
         let both_sides = c.extra[0] > 0 && c.extra[1] > 0;
         c.conflicts.is_empty()
             && c.substitutions.is_empty()
+            && !c.reframes.contains(&true)
             && !c.negation_differs
             && c.generalisations == 0
             && (!both_sides
