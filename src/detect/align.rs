@@ -325,9 +325,11 @@ const CONJUNCTIONS: &str = "and but while whereas";
 
 /// The clauses of a text's tokens: split at a conjunction when both sides
 /// have an auxiliary or copula of their own ("There is no clown singing |
-/// and | people are not dancing"), not where it joins two predicates of
-/// one subject ("drinking orange juice and walking"). One text asserts
-/// each of its clauses, so one clause can contradict another text.
+/// and | people are not dancing"), or where it joins two predicates of one
+/// subject, which then opens the second ("A man is drinking orange juice |
+/// and walking" asserts "A man is walking"), unless a negation before it
+/// may deny the pair. One text asserts each of its clauses, so one clause
+/// can contradict another text.
 pub fn clauses(tokens: &[Token]) -> Vec<Cow<'_, [Token]>> {
     fn with_subject<'t>(shared: Option<&[Token]>, clause: &'t [Token]) -> Cow<'t, [Token]> {
         match shared {
@@ -404,9 +406,15 @@ pub fn clauses(tokens: &[Token]) -> Vec<Cow<'_, [Token]>> {
         let negated_before = tokens[start + own_start..k]
             .iter()
             .any(|t| t.role == Role::Negation);
+        // A gerund continues a progressive ("is drinking … and walking");
+        // elsewhere it is a second object ("finds starting and running
+        // her business to be a ride").
+        let verb = first.info.inflected_verb
+            && first.is_content()
+            && (copular || !first.word.ends_with("ing"));
         let predicate = own_tense
             || (!negated_before
-                && ((first.info.inflected_verb && first.is_content())
+                && (verb
                     || (copular
                         && first.is_content()
                         && first.role != Role::Number
