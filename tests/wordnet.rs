@@ -349,3 +349,32 @@ fn a_negation_typed_without_its_apostrophe_is_one() {
         false,
     );
 }
+
+#[test]
+fn the_main_verb_places_a_statement_in_time() {
+    // Past against present: two times, not a clash.
+    assert_verdict("Nina was married", "Nina is not married", false);
+    assert_verdict("Sam worked at Google", "Sam does not work at Google", false);
+    // Two past events with another value are two occurrences; a past
+    // state with another value (a birth year) is one fact.
+    assert_verdict("Ben bought a red car", "Ben bought a blue car", false);
+    assert_verdict("Ella was born in 1990", "Ella was born in 1992", true);
+    // A participle or a gerund is not the finite verb: these stay in the
+    // present and clash.
+    assert_verdict(
+        "The man surrounded by photographers is wearing a suit",
+        "The man surrounded by photographers is not wearing a suit",
+        true,
+    );
+    assert_verdict(
+        "There is no boy standing in the space reserved for guests",
+        "A boy is standing in the space reserved for guests",
+        true,
+    );
+    // Nouns after a determiner are not verbs: "The kids" is no present.
+    assert_verdict(
+        "The kids went to school",
+        "The kids did not go to school",
+        true,
+    );
+}

@@ -613,6 +613,98 @@ pub struct Comparison {
     /// `(class, first value, second value)`: one hunk names different
     /// values of one lexicon class, so they fill the same slot.
     pub class_changes: Vec<(String, String, String)>,
+    /// Per side: when its main verb places what it says, if it tells.
+    frames: [Option<Frame>; 2],
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tense {
+    Present,
+    Past,
+}
+
+/// When a text places what it says: the tense of its first finite verb or
+/// auxiliary, and whether that is a verb of its own in the past ("went",
+/// "did not go"): a past event, which may have happened more than once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Frame {
+    tense: Tense,
+    event: bool,
+}
+
+/// Words before a noun: a verb form right after one is a noun ("the
+/// `kids`", "Tom's `cats`").
+const DETERMINERS: &str =
+    "a an the this that these those his her their my our your its some any each every no s";
+
+/// The [`Frame`] of `tokens`: their first finite auxiliary (a modal or
+/// "will" tells no tense), or else their first inflected verb that follows
+/// no determiner. `None` when neither is found.
+fn frame(tokens: &[Token]) -> Option<Frame> {
+    let auxiliary_tense = |word: &str| match word {
+        "is" | "are" | "am" | "has" | "have" | "do" | "does" => Some(Tense::Present),
+        "was" | "were" | "had" | "did" => Some(Tense::Past),
+        _ => None,
+    };
+    for (k, t) in tokens.iter().enumerate() {
+        let auxiliary = if negated_auxiliary(t) {
+            // "isn t", "didnt", "cannot": the auxiliary before "n't".
+            let base = t.word.strip_suffix(" t").unwrap_or(&t.word);
+            let base = base
+                .strip_suffix('t')
+                .filter(|_| base == t.word)
+                .unwrap_or(base);
+            Some(base.strip_suffix('n').unwrap_or(base))
+        } else {
+            listed(FINITE_AUXILIARIES, &t.word).then_some(t.word.as_str())
+        };
+        if let Some(auxiliary) = auxiliary {
+            // A present perfect spans the past up to now: "has never been
+            // to Japan" denies "visited Japan last year".
+            let participle = tokens[k + 1..]
+                .iter()
+                .find(|n| n.role != Role::Negation)
+                .is_some_and(|n| {
+                    n.word == "been" || (n.info.inflected_verb && !n.word.ends_with("ing"))
+                });
+            if listed("has have", auxiliary) && participle {
+                return None;
+            }
+            return auxiliary_tense(auxiliary).map(|tense| Frame {
+                tense,
+                event: auxiliary == "did",
+            });
+        }
+        let after_determiner = k
+            .checked_sub(1)
+            .is_some_and(|p| listed(DETERMINERS, &tokens[p].word));
+        let verb = t.is_content() && t.info.inflected_verb && !after_determiner;
+        // A predicate without a finite verb ("There is no boy `standing`",
+        // "no milk `being` drunk") tells no tense.
+        if (verb && t.word.ends_with("ing")) || listed("be being been", &t.word) {
+            return None;
+        }
+        if verb {
+            // A participle before the finite verb ("The man `surrounded` by
+            // photographers is wearing …") is not it.
+            if tokens[k + 1..]
+                .iter()
+                .any(|n| listed(FINITE_AUXILIARIES, &n.word) || negated_auxiliary(n))
+            {
+                return None;
+            }
+            let tense = if t.word.ends_with('s') {
+                Tense::Present
+            } else {
+                Tense::Past
+            };
+            return Some(Frame {
+                tense,
+                event: tense == Tense::Past,
+            });
+        }
+    }
+    None
 }
 
 impl Comparison {
@@ -629,6 +721,17 @@ impl Comparison {
         let shared = aligned >= 2 || (aligned == 1 && self.extra == [0, 0]);
         if self.conflicts.is_empty() || !self.substitutions.is_empty() || !shared {
             return false;
+        }
+        if let [Some(x), Some(y)] = self.frames {
+            // One text in the past, the other in the present, speak of
+            // different times ("Emma was unhappy with her job" / "Emma is
+            // happy …"); two past events with another value are two
+            // occurrences ("went to the gym on Monday" / "… on Wednesday").
+            let occurrences =
+                x.event && y.event && self.conflicts.iter().all(|c| c.kind == "value");
+            if x.tense != y.tense || occurrences {
+                return false;
+            }
         }
         let slots = self
             .conflicts
@@ -825,6 +928,7 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
     }
     let mut comparison = Comparison {
         reframes: [reframes(a, b), reframes(b, a)],
+        frames: [frame(a), frame(b)],
         content: [
             a.iter().filter(|t| t.is_content()).count(),
             b.iter().filter(|t| t.is_content()).count(),
@@ -1493,6 +1597,23 @@ mod tests {
         assert_eq!(dated.dating, [1, 0]);
         let detailed = comparison("Kevin does not have a red car", "Kevin has a car");
         assert!(!detailed.contradicts(), "{detailed:?}");
+    }
+
+    #[test]
+    fn a_past_and_a_present_statement_do_not_clash() {
+        let times = comparison(
+            "Emma was not happy with her job",
+            "Emma is happy with her job",
+        );
+        assert_eq!(times.conflicts.len(), 1, "{times:?}");
+        assert!(!times.contradicts());
+        let denied = comparison("Tom did not call on Monday", "Tom did call on Monday");
+        assert!(denied.contradicts(), "{denied:?}");
+        let occurrences = comparison("Tom did call on Monday", "Tom did call on Friday");
+        assert!(!occurrences.contradicts(), "{occurrences:?}");
+        // A present perfect reaches into the past.
+        let perfect = comparison("Lena hasn't been to Japan", "Lena was in Japan");
+        assert!(perfect.contradicts(), "{perfect:?}");
     }
 
     #[test]
