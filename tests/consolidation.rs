@@ -1421,6 +1421,22 @@ fn statements_of_different_times_or_occurrences_are_not_contradictions() {
 }
 
 #[test]
+fn a_fact_about_someone_s_relative_does_not_absorb_the_fact_about_them() {
+    // Every word of the second is in the first, but the first is about
+    // Nina's sister: merging would drop where Nina lives.
+    for (relative, own) in [
+        ("Nina's sister lives in Rome", "Nina lives in Rome"),
+        ("Ian's daughter plays the violin", "Ian plays the violin"),
+    ] {
+        let (_dir, store, output) = consolidate_pair(relative, own);
+        assert_eq!(output.report.counts.duplicates_merged, 0, "{relative:?}");
+        assert!(contradiction_events(&output).is_empty(), "{relative:?}");
+        assert_eq!(status(&store, "u", "first"), MemoryStatus::Active);
+        assert_eq!(status(&store, "u", "second"), MemoryStatus::Active);
+    }
+}
+
+#[test]
 fn merging_a_short_and_a_detailed_twin_keeps_the_detail_active() {
     let short = "He had been arrested twice before for trespassing";
     let detailed = "He had been arrested twice before for trespassing and barred from the \

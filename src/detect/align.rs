@@ -1007,6 +1007,7 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
             at_start,
         };
         let before_moving = content(x).len() + content(y).len();
+        let (hunk_x, hunk_y) = (x.as_slice(), y.as_slice());
         let (x, y) = (moved_out(x, b), moved_out(y, a));
         for (side, hunk) in [&x, &y].into_iter().enumerate() {
             comparison.dating[side] += hunk
@@ -1017,9 +1018,64 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                 .count();
         }
         comparison.moved += before_moving - content(&x).len() - content(&y).len();
+        // A possessive on one side only names another referent: "Dana's
+        // brother is a doctor" says nothing of Dana being one, "Tom met
+        // Dana's brother" nothing of meeting Dana.
+        let owner = before
+            .checked_sub(1)
+            .map(|k| aligned_words[k])
+            .filter(|t| t.is_content());
+        if let Some(owner) = owner
+            && let Some((side, owned)) = possessed([&x, &y], [hunk_x, hunk_y], [a, b])
+            // Not a modifier of a shared noun ("the family's only `car`" /
+            // "the family `car`").
+            && [a, b][side]
+                .get(end[side])
+                .is_none_or(|t| !t.is_content() || t.info.inflected_verb)
+        {
+            let owner = &owner.word;
+            let (possessive, bare) = (format!("{owner}'s {owned}"), owner.to_owned());
+            comparison.substitutions.push(if side == 0 {
+                (possessive, bare)
+            } else {
+                (bare, possessive)
+            });
+            comparison.extra[side] += content(if side == 0 { &x } else { &y }).len();
+            continue;
+        }
         classify(&x, &y, next, place, lexicon, &mut comparison);
     }
     comparison
+}
+
+/// The side whose hunk (`moved`: without the words that moved; `original`:
+/// with them) is a possessive's clitic and a noun the other text lacks
+/// ("`s brother`" after "Dana"), when the other side's hunk is empty, and
+/// that noun phrase.
+fn possessed(
+    moved: [&[&Token]; 2],
+    original: [&[&Token]; 2],
+    texts: [&[Token]; 2],
+) -> Option<(usize, String)> {
+    (0..2).find_map(|side| {
+        let other = 1 - side;
+        match original[side] {
+            [clitic, owned, ..]
+                if moved[other].is_empty()
+                    && clitic.word == "s"
+                    && owned.is_content()
+                    && !moved_out(&[owned], texts[other]).is_empty() =>
+            {
+                let phrase: Vec<&Token> = original[side][1..]
+                    .iter()
+                    .copied()
+                    .take_while(|t| t.is_content())
+                    .collect();
+                Some((side, words_of(&phrase)))
+            }
+            _ => None,
+        }
+    })
 }
 
 /// Modal auxiliaries: what they govern is possible, wanted or owed, not
@@ -1614,6 +1670,32 @@ mod tests {
         // A present perfect reaches into the past.
         let perfect = comparison("Lena hasn't been to Japan", "Lena was in Japan");
         assert!(perfect.contradicts(), "{perfect:?}");
+    }
+
+    #[test]
+    fn a_possessive_on_one_side_names_another_referent() {
+        for (owned, owner) in [
+            ("Dana's brother is a doctor", "Dana is a doctor"),
+            (
+                "Tom met Dana's brother at the party",
+                "Tom met Dana at the party",
+            ),
+        ] {
+            let found = comparison(owned, owner);
+            assert!(!found.covers(0) && !found.contradicts(), "{found:?}");
+            assert_eq!(
+                found.substitutions,
+                [("dana's brother".to_owned(), "dana".to_owned())]
+            );
+        }
+        let denied = comparison("Dana's brother is a doctor", "Dana is not a doctor");
+        assert!(!denied.contradicts(), "{denied:?}");
+        // A possessive before a shared noun only modifies it.
+        let modifier = comparison("The family's old car is red", "The family car is red");
+        assert!(modifier.substitutions.is_empty(), "{modifier:?}");
+        // "'s" for "is" is no possessive.
+        let short = comparison("Dana's a doctor", "Dana is a doctor");
+        assert!(short.covers(0) && short.covers(1), "{short:?}");
     }
 
     #[test]
