@@ -638,8 +638,10 @@ const DETERMINERS: &str =
     "a an the this that these those his her their my our your its some any each every no s";
 
 /// The [`Frame`] of `tokens`: their first finite auxiliary (a modal or
-/// "will" tells no tense), or else their first inflected verb that follows
-/// no determiner. `None` when neither is found.
+/// "will" tells no tense, nor does a present perfect, which spans the
+/// past), or else their first inflected verb that follows no determiner
+/// and precedes no finite auxiliary. `None` when neither is found, or a
+/// gerund or a form of "be" comes first.
 fn frame(tokens: &[Token]) -> Option<Frame> {
     let auxiliary_tense = |word: &str| match word {
         "is" | "are" | "am" | "has" | "have" | "do" | "does" => Some(Tense::Present),
