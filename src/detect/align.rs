@@ -62,6 +62,11 @@ fn negated_auxiliary(t: &Token) -> bool {
         && (t.word.ends_with(" t") || t.word.ends_with("nt") || t.word == "cannot")
 }
 
+/// An auxiliary or copula that carries tense, negated or not.
+fn finite(t: &Token) -> bool {
+    listed(FINITE_AUXILIARIES, t.word.as_str()) || negated_auxiliary(t)
+}
+
 /// Negations that also stand for the argument they deny ("Nobody is
 /// swimming" / "A man is swimming").
 const NEGATIVE_PRONOUNS: &str = "nobody nothing none no_one noone";
@@ -337,7 +342,6 @@ pub fn clauses(tokens: &[Token]) -> Vec<Cow<'_, [Token]>> {
             Some(prefix) => Cow::Owned(prefix.iter().chain(clause).cloned().collect()),
         }
     }
-    let finite = |t: &Token| listed(FINITE_AUXILIARIES, t.word.as_str()) || negated_auxiliary(t);
     let mut out = Vec::new();
     let mut start = 0;
     // The subject (and tense) a predicate of its own shares with the
@@ -689,10 +693,7 @@ fn frame(tokens: &[Token]) -> Option<Frame> {
         if verb {
             // A participle before the finite verb ("The man `surrounded` by
             // photographers is wearing …") is not it.
-            if tokens[k + 1..]
-                .iter()
-                .any(|n| listed(FINITE_AUXILIARIES, &n.word) || negated_auxiliary(n))
-            {
+            if tokens[k + 1..].iter().any(finite) {
                 return None;
             }
             let tense = if t.word.ends_with('s') {
@@ -1035,14 +1036,13 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                 .get(end[side])
                 .is_none_or(|t| !t.is_content() || t.info.inflected_verb)
         {
-            let owner = &owner.word;
-            let (possessive, bare) = (format!("{owner}'s {owned}"), owner.to_owned());
+            let (possessive, bare) = (format!("{}'s {owned}", owner.word), owner.word.clone());
             comparison.substitutions.push(if side == 0 {
                 (possessive, bare)
             } else {
                 (bare, possessive)
             });
-            comparison.extra[side] += content(if side == 0 { &x } else { &y }).len();
+            comparison.extra[side] += content([&x, &y][side]).len();
             continue;
         }
         classify(&x, &y, next, place, lexicon, &mut comparison);
