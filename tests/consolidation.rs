@@ -1380,6 +1380,29 @@ fn a_text_that_reframes_the_other_does_not_absorb_it() {
 }
 
 #[test]
+fn quitting_a_habit_supersedes_the_habit_and_is_no_duplicate_of_it() {
+    // Every word of "Sam smokes" is in "Sam quit smoking": merged as
+    // duplicates, the audit trail would say they state the same, and
+    // in the other order the relapse would be dropped.
+    let (_dir, store, output) = consolidate_pair("Sam smokes", "Sam quit smoking");
+    assert_eq!(output.report.counts.duplicates_merged, 0);
+    let found = contradiction_events(&output);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].explanation.contains("`quit`"), "{found:?}");
+    assert_eq!(found[0].resolution, ContradictionResolution::Superseded);
+    assert_eq!(status(&store, "u", "first"), MemoryStatus::Superseded);
+    assert_eq!(status(&store, "u", "second"), MemoryStatus::Active);
+    // Smoking again after quitting states no change: both stay, flagged.
+    let (_dir, store, output) = consolidate_pair("Sam gave up smoking", "Sam smokes");
+    assert_eq!(output.report.counts.duplicates_merged, 0);
+    let found = contradiction_events(&output);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].resolution, ContradictionResolution::Flagged);
+    assert_eq!(status(&store, "u", "first"), MemoryStatus::Active);
+    assert_eq!(status(&store, "u", "second"), MemoryStatus::Active);
+}
+
+#[test]
 fn statements_of_different_times_or_occurrences_are_not_contradictions() {
     // A past state and a present one, or two past events on different
     // days, can both be true. In one tense, or as one state, they clash.

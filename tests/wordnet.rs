@@ -351,6 +351,39 @@ fn a_negation_typed_without_its_apostrophe_is_one() {
 }
 
 #[test]
+fn a_verb_that_ends_an_activity_denies_it() {
+    // WordNet's sense of ending an activity, alone or with its particle,
+    // before a gerund of what the other text states.
+    assert_verdict("Sam smokes", "Sam quit smoking", true);
+    assert_verdict("Sam eats meat", "Sam stopped eating meat", true);
+    assert_verdict("Sam smokes", "Sam gave up smoking", true);
+    assert_verdict(
+        "Sam drinks alcohol",
+        "Sam has stopped drinking alcohol",
+        true,
+    );
+    assert_verdict("Sam is smoking", "Sam quit smoking", true);
+    // A time may date the end; another detail is another fact.
+    assert_verdict("Jill eats meat", "Jill stopped eating meat last year", true);
+    assert_verdict("Sam smokes", "Sam quit smoking in 2019", true);
+    assert_verdict("Sam smokes", "Sam quit smoking in college", false);
+    let ending = compare("Sam smokes", "Sam quit smoking");
+    assert_eq!(ending.ending, [None, Some("quit".to_owned())]);
+    // What follows the end holds then; a past occurrence is another time.
+    assert_verdict("Sam smoked in college", "Sam quit smoking", false);
+    assert_verdict("Sam had quit smoking", "Sam smokes", false);
+    // Only wanted, possible or denied, it ends nothing; nor does a verb
+    // that ends nothing, or a gerund the other text does not state.
+    assert_verdict("Sam smokes", "Sam wants to quit smoking", false);
+    assert_verdict("Sam eats meat", "Sam might stop eating meat", false);
+    assert_verdict("Sam loves Ann", "Sam never stopped loving Ann", false);
+    assert_verdict("Sam runs", "Sam started running", false);
+    assert_verdict("Sam enjoys smoking", "Sam quit smoking", false);
+    let kept = compare("Sam smokes", "Sam quit smoking");
+    assert!(kept.keeps_apart() && !kept.covers(0) && !kept.covers(1));
+}
+
+#[test]
 fn the_main_verb_places_a_statement_in_time() {
     // Past against present: two times, not a clash.
     assert_verdict("Nina was married", "Nina is not married", false);

@@ -614,6 +614,10 @@ pub struct Comparison {
     /// Content words per side, among the details, that only date the
     /// statement: a change marker that is not a verb ("anymore", "now").
     pub dating: [usize; 2],
+    /// Per side: a verb of its own that ends the activity the other text
+    /// states ("Sam `quit` smoking" / "Sam smokes"), read as a denial of it
+    /// from then on, so a stated change.
+    pub ending: [Option<String>; 2],
     /// `(class, first value, second value)`: one hunk names different
     /// values of one lexicon class, so they fill the same slot.
     pub class_changes: Vec<(String, String, String)>,
@@ -908,6 +912,8 @@ fn anchor_weight(t: &Token) -> u32 {
 /// count double, so they anchor the alignment) and classifies every hunk.
 pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
     let (a, b) = (join_compounds(a, b), join_compounds(b, a));
+    let ends = [ending(&a, &b, lexicon), ending(&b, &a, lexicon)];
+    let (a, b) = (as_denial(a, ends[0]), as_denial(b, ends[1]));
     let (a, b) = (a.as_ref(), b.as_ref());
     let matches = |x: &Token, y: &Token| {
         x.word == y.word
@@ -931,7 +937,12 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
     }
     let mut comparison = Comparison {
         reframes: [reframes(a, b), reframes(b, a)],
-        frames: [frame(a), frame(b)],
+        frames: [(a, ends[0]), (b, ends[1])].map(|(side, end)| match end {
+            Some((at, _)) => Some(ending_frame(side, at)),
+            None => frame(side),
+        }),
+        ending: [(a, ends[0]), (b, ends[1])]
+            .map(|(side, end)| end.map(|(at, _)| side[at].word.clone())),
         content: [
             a.iter().filter(|t| t.is_content()).count(),
             b.iter().filter(|t| t.is_content()).count(),
@@ -1019,6 +1030,15 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                     t.is_content() && !t.info.inflected_verb && lexicon.is_change_word(&t.word)
                 })
                 .count();
+            // A time dates when an activity ended: "quit smoking `in
+            // 2019`", "`two weeks ago`".
+            let words = content(hunk);
+            if ends[side].is_some()
+                && words.len() <= 3
+                && words.iter().any(|t| names_time(t, lexicon))
+            {
+                comparison.dating[side] += words.len();
+            }
         }
         comparison.moved += before_moving - content(&x).len() - content(&y).len();
         // A possessive on one side only names another referent: "Dana's
@@ -1048,6 +1068,99 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
         classify(&x, &y, next, place, lexicon, &mut comparison);
     }
     comparison
+}
+
+/// Where `text` ends the activity `other` states, and in how many words:
+/// a verb of its own that WordNet knows as ending an activity ("stopped",
+/// "quit", "gave up"), right before a gerund of a verb `other` states
+/// ("Sam `quit` smoking" / "Sam smokes", "Sam is smoking"; not "Sam
+/// enjoys smoking"). Not a verb that is only wanted, possible or denied
+/// ("wants to quit", "might stop", "never stopped"), nor one in progress
+/// ("is quitting").
+fn ending(text: &[Token], other: &[Token], lexicon: &Lexicon) -> Option<(usize, usize)> {
+    let stated_by_other = |gerund: &Token| {
+        gerund.word.ends_with("ing")
+            && gerund.info.inflected_verb
+            && other.iter().enumerate().any(|(k, o)| {
+                let progressive = o.word == gerund.word
+                    && k.checked_sub(1)
+                        .is_some_and(|p| listed(COPULAS, &other[p].word));
+                o.is_content()
+                    && o.shares_lemma(gerund)
+                    && (progressive || (o.word != gerund.word && !o.word.ends_with("ing")))
+            })
+    };
+    (2..text.len())
+        .filter(|&g| stated_by_other(&text[g]))
+        .find_map(|g| {
+            let ends = |t: &Token| t.role == Role::Content && !t.word.ends_with("ing");
+            let (at, len) = if ends(&text[g - 1]) && lexicon.ends_activity(&text[g - 1].info) {
+                (g - 1, 1)
+            } else {
+                // A verb with its particle: "gave up", "left off".
+                let (verb, particle) = (&text[g - 2], &text[g - 1]);
+                let phrasal =
+                    ends(verb)
+                        && verb.info.lemmas.iter().any(|l| {
+                            lexicon.phrase_ends_activity(&format!("{l} {}", particle.word))
+                        });
+                if !phrasal {
+                    return None;
+                }
+                (g - 2, 2)
+            };
+            let governed = text[at.saturating_sub(2)..at].iter().any(|t| {
+                t.role == Role::Negation
+                    || listed(MODALS, &t.word)
+                    || listed("to will can shall", &t.word)
+            });
+            (at > 0 && !governed).then_some((at, len))
+        })
+}
+
+/// Whether `t` names a time: a noun of times ("year", "March") or a year
+/// ("2019").
+fn names_time(t: &Token, lexicon: &Lexicon) -> bool {
+    let year = t.word.len() == 4
+        && t.word
+            .parse::<u16>()
+            .is_ok_and(|y| (1900..2100).contains(&y));
+    year || (t.role != Role::Number && lexicon.names_time(&t.info))
+}
+
+/// `side` with its [`ending`] verb (at, length in words) as one negation.
+fn as_denial(side: Cow<'_, [Token]>, end: Option<(usize, usize)>) -> Cow<'_, [Token]> {
+    let Some((at, len)) = end else {
+        return side;
+    };
+    let mut side = side.into_owned();
+    let words: Vec<String> = side[at..at + len].iter().map(|t| t.word.clone()).collect();
+    let word = words.join(" ");
+    side.splice(
+        at..at + len,
+        [Token {
+            info: Word::plain(&word),
+            span: (side[at].span.0, side[at + len - 1].span.1),
+            word,
+            role: Role::Negation,
+        }],
+    );
+    Cow::Owned(side)
+}
+
+/// The [`Frame`] of a text that ends an activity at `at`: the state that
+/// follows, now ("quit smoking", "has stopped eating meat"), or then after
+/// a past auxiliary ("had quit smoking").
+fn ending_frame(tokens: &[Token], at: usize) -> Frame {
+    let past = tokens[..at]
+        .iter()
+        .rev()
+        .find(|t| finite(t))
+        .is_some_and(|t| listed("was were had did", &t.word));
+    Frame {
+        tense: if past { Tense::Past } else { Tense::Present },
+        event: false,
+    }
 }
 
 /// The side whose hunk (`moved`: without the words that moved; `original`:

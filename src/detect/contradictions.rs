@@ -95,10 +95,14 @@ pub fn detect(
         {
             continue;
         }
-        let resolve = || supersession::resolve(&items[i], &items[j], lexicon);
+        let resolve = |comparison: &Comparison| {
+            let ending = comparison.ending[1].as_deref();
+            supersession::resolve(&items[i], &items[j], ending, lexicon)
+        };
         let whole = if prepared.may_conflict(i, j, lexicon) {
-            let resolved = resolve();
-            let found = signals(&prepared.compare(i, j, lexicon), resolved.is_some());
+            let comparison = prepared.compare(i, j, lexicon);
+            let resolved = resolve(&comparison);
+            let found = signals(&comparison, resolved.is_some());
             (!found.is_empty()).then_some((found, resolved))
         } else {
             None
@@ -106,7 +110,7 @@ pub fn detect(
         let (signals, resolved) = match whole {
             Some(whole) => whole,
             None => match prepared.clause_conflict(i, j, lexicon) {
-                Some(clauses) => (signals(&clauses, false), resolve()),
+                Some(clauses) => (signals(&clauses, false), resolve(&clauses)),
                 None => continue,
             },
         };

@@ -149,6 +149,26 @@ impl Lexicon {
             .is_some_and(|w| w.opposed_people(a, b))
     }
 
+    /// Whether WordNet knows `verb` as ending an activity
+    /// ([`WordNet::ends_activity`]); never without WordNet.
+    pub fn ends_activity(&self, verb: &Word) -> bool {
+        self.wordnet.as_ref().is_some_and(|w| w.ends_activity(verb))
+    }
+
+    /// Whether WordNet knows `word` as a time or a period
+    /// ([`WordNet::names_time`]).
+    pub fn names_time(&self, word: &Word) -> bool {
+        self.wordnet.as_ref().is_some_and(|w| w.names_time(word))
+    }
+
+    /// Whether WordNet knows the phrasal verb `phrase` as ending an
+    /// activity ([`WordNet::phrase_ends_activity`]).
+    pub fn phrase_ends_activity(&self, phrase: &str) -> bool {
+        self.wordnet
+            .as_ref()
+            .is_some_and(|w| w.phrase_ends_activity(phrase))
+    }
+
     /// The WordNet class two different nouns share, if any.
     pub fn wordnet_class(&self, a: &Word, b: &Word) -> Option<String> {
         self.wordnet.as_ref()?.class_of_pair(a, b)

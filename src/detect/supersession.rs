@@ -1,7 +1,8 @@
 //! Supersession: a contradiction that time resolves.
 //!
 //! The newer memory states a change (a change marker such as "now" or
-//! "switched to" that the older lacks), and the older was not reinforced
+//! "switched to" that the older lacks, or a verb that ends the activity
+//! the older states: "quit smoking" / "smokes"), and the older was not reinforced
 //! after the newer arrived (no read at or after its creation). Then the newer
 //! supersedes the older; otherwise the pair stays a flagged contradiction.
 
@@ -17,16 +18,29 @@ pub struct Supersession {
     pub marker: String,
 }
 
-/// Whether `second` (the later in `(created_at, id)` order) supersedes `first`.
-pub fn resolve(first: &Item<'_>, second: &Item<'_>, lexicon: &Lexicon) -> Option<Supersession> {
+/// Whether `second` (the later in `(created_at, id)` order) supersedes
+/// `first`; `ending` is the verb by which `second` ends what `first`
+/// states, if their alignment found one.
+pub fn resolve(
+    first: &Item<'_>,
+    second: &Item<'_>,
+    ending: Option<&str>,
+    lexicon: &Lexicon,
+) -> Option<Supersession> {
     let (older, newer) = (first.memory, second.memory);
     if newer.created_at() <= older.created_at() {
         return None;
     }
-    let marker = lexicon.change_marker_in(&second.words)?;
-    if lexicon.change_marker_in(&first.words).as_ref() == Some(&marker) {
-        return None;
-    }
+    let marker = match ending {
+        Some(verb) => verb.to_owned(),
+        None => {
+            let marker = lexicon.change_marker_in(&second.words)?;
+            if lexicon.change_marker_in(&first.words).as_ref() == Some(&marker) {
+                return None;
+            }
+            marker
+        }
+    };
     let reinforced = older.salience.last_accessed_at() >= newer.created_at();
     (!reinforced).then(|| Supersession {
         newer_id: newer.id.clone(),
@@ -56,7 +70,7 @@ mod tests {
         let new = memory("new", newer, T0 + 10 * HOUR, vector(0.2, 2));
         let snapshot = snapshot(vec![old, new]);
         let prepared = Prepared::new(&snapshot);
-        resolve(&prepared.items[0], &prepared.items[1], &lexicon())
+        resolve(&prepared.items[0], &prepared.items[1], None, &lexicon())
     }
 
     #[test]

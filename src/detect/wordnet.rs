@@ -35,6 +35,8 @@ const VERB: usize = 1;
 const ADJECTIVE: usize = 2;
 /// The lexicographer file of nouns for people (`noun.person`).
 const NOUN_PERSON: &str = "18";
+/// The lexicographer file of nouns for times and periods (`noun.time`).
+const NOUN_TIME: &str = "28";
 
 /// How many of a word's most frequent senses count for synonymy and word
 /// classes: rare senses make nearly any two words synonyms ("run" and
@@ -65,6 +67,12 @@ pub struct WordNet {
     person_antonyms: HashSet<(String, String)>,
     /// Per part of speech: inflected form → base forms.
     exceptions: [HashMap<String, Vec<String>>; 4],
+    /// The verb sense "put an end to a state or an activity" (discontinue,
+    /// stop, cease, give up, quit, lay off): the first sense of
+    /// "discontinue".
+    ending: Option<u32>,
+    /// Noun synsets of times and periods ("year", "March", "week").
+    times: HashSet<u32>,
     /// Short digest of the files read, for the run's config hash.
     digest: String,
 }
@@ -155,6 +163,9 @@ impl WordNet {
                 ids.insert((pos, offset), id);
                 if pos == NOUN && fields.get(1) == Some(&NOUN_PERSON) {
                     people.insert(id);
+                }
+                if pos == NOUN && fields.get(1) == Some(&NOUN_TIME) {
+                    wordnet.times.insert(id);
                 }
                 wordnet.synsets.push(Synset {
                     name: names.first().cloned().unwrap_or_default(),
@@ -286,6 +297,9 @@ impl WordNet {
         for (a, b) in indirect {
             wordnet.add_antonyms(&a, &b);
         }
+        wordnet.ending = wordnet.senses[VERB]
+            .get("discontinue")
+            .and_then(|senses| senses.first().copied());
         wordnet.digest = hasher
             .finalize()
             .iter()
@@ -500,6 +514,30 @@ impl WordNet {
             }
         }
         false
+    }
+
+    /// Whether a common verb sense of `verb` is ending an activity, or a
+    /// kind of it ("stopped", "quit", "ceased").
+    pub fn ends_activity(&self, verb: &Word) -> bool {
+        self.ending.is_some_and(|ending| {
+            verb.verbs.contains(&ending) || self.under(&verb.verbs, &[ending])
+        })
+    }
+
+    /// Whether a common noun sense of `word` is a time or a period
+    /// ("year", "March", "weeks").
+    pub fn names_time(&self, word: &Word) -> bool {
+        word.nouns.iter().any(|s| self.times.contains(s))
+    }
+
+    /// Whether some sense of the phrasal verb `phrase` ("give up", "leave
+    /// off") is ending an activity, or a kind of it: its particle already
+    /// selects the sense, so a rarer one counts ("give up" ends an
+    /// activity in its fourth sense).
+    pub fn phrase_ends_activity(&self, phrase: &str) -> bool {
+        let senses = self.senses[VERB].get(phrase).map_or(&[][..], Vec::as_slice);
+        self.ending
+            .is_some_and(|ending| senses.contains(&ending) || self.under(senses, &[ending]))
     }
 
     /// The class two different nouns both belong to: a common sense of
