@@ -1328,6 +1328,11 @@ fn a_predicate_sharing_its_subject_is_compared_on_its_own_and_never_merged_away(
             "Oscar loves running",
             "`hates` ↔ `loves`",
         ),
+        (
+            "Oscar dislikes running but enjoys cycling",
+            "Oscar enjoys running",
+            "`dislikes` ↔ `enjoys`",
+        ),
     ] {
         let (_dir, store, output) = consolidate_pair(first, second);
         assert_eq!(output.report.counts.duplicates_merged, 0, "{first:?}");

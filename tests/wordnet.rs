@@ -94,6 +94,29 @@ fn the_words_of_a_synset_share_its_antonym_in_every_part_of_speech() {
 }
 
 #[test]
+fn a_feeling_is_opposed_to_what_the_feeling_it_names_is_opposed_to() {
+    // "hate" is to dislike intensely, "adore" to love, "enjoy" to like:
+    // each keeps its hypernym's opposite, and that opposite's kinds.
+    assert_opposed_both_ways(&[
+        ("likes", "hates"),
+        ("enjoys", "hates"),
+        ("adores", "hates"),
+        ("loves", "dislikes"),
+        ("enjoys", "dislikes"),
+        ("loves", "loathes"),
+    ]);
+    assert_verdict("Sam likes jazz", "Sam hates jazz", true);
+    assert_verdict("Sam enjoys hiking", "Sam dislikes hiking", true);
+    // Two feelings of one side agree.
+    assert!(!wordnet().antonyms("likes", "loves"));
+    // Kinds of motion are not opposed through their kinds: "ride" /
+    // "walk" are opposed, "boat" (a kind of riding) and "tiptoe" (a kind
+    // of walking) are two ways to move.
+    assert!(wordnet().antonyms("ride", "walk"));
+    assert!(!wordnet().antonyms("boat", "tiptoe"));
+}
+
+#[test]
 fn a_rare_sense_makes_no_indirect_antonym() {
     let wordnet = wordnet();
     // "white" is similar to "pure" only in its third sense ("in shining

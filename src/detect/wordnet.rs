@@ -37,6 +37,8 @@ const ADJECTIVE: usize = 2;
 const NOUN_PERSON: &str = "18";
 /// The lexicographer file of nouns for times and periods (`noun.time`).
 const NOUN_TIME: &str = "28";
+/// The lexicographer file of verbs of feeling (`verb.emotion`).
+const VERB_EMOTION: &str = "37";
 
 /// How many of a word's most frequent senses count for synonymy and word
 /// classes: rare senses make nearly any two words synonyms ("run" and
@@ -116,6 +118,7 @@ impl WordNet {
         let mut part_of_speech: Vec<usize> = Vec::new();
         let mut pending: Vec<(u32, usize, (usize, u32), usize)> = Vec::new();
         let mut people: HashSet<u32> = HashSet::new();
+        let mut feelings: HashSet<u32> = HashSet::new();
         let mut pending_hypernyms: Vec<(u32, (usize, u32))> = Vec::new();
         let mut pending_similar: Vec<(u32, (usize, u32))> = Vec::new();
         for (pos, name) in POS.iter().enumerate() {
@@ -167,6 +170,9 @@ impl WordNet {
                 if pos == NOUN && fields.get(1) == Some(&NOUN_TIME) {
                     wordnet.times.insert(id);
                 }
+                if pos == VERB && fields.get(1) == Some(&VERB_EMOTION) {
+                    feelings.insert(id);
+                }
                 wordnet.synsets.push(Synset {
                     name: names.first().cloned().unwrap_or_default(),
                     hypernyms: Vec::new(),
@@ -202,10 +208,14 @@ impl WordNet {
         let mut opposites: HashMap<u32, Vec<String>> = HashMap::new();
         let mut as_people: HashSet<(String, String)> = HashSet::new();
         let mut otherwise: HashSet<(String, String)> = HashSet::new();
+        let mut opposed_feelings: Vec<(u32, u32)> = Vec::new();
         for (id, source, target, target_word) in pending {
             let Some(&other) = ids.get(&target) else {
                 continue;
             };
+            if feelings.contains(&id) && feelings.contains(&other) {
+                opposed_feelings.push((id, other));
+            }
             let name = |synset: u32, at: usize| words[synset as usize].get(at.wrapping_sub(1));
             if let (Some(a), Some(b)) = (name(id, source), name(other, target_word)) {
                 wordnet.add_antonyms(a, b);
@@ -292,6 +302,41 @@ impl WordNet {
                         indirect.push((word.clone(), opposite.clone()));
                     }
                 }
+            }
+        }
+        // A verb of feeling names its hypernym's feeling, more strongly or
+        // more precisely ("adore" is to love, "hate" to dislike), so it is
+        // opposed to what the hypernym is opposed to, and to that
+        // opposite's own kinds: "enjoys" / "hates", "likes" / "hates".
+        // Only feelings: a kind of motion is not opposed to every kind of
+        // its opposite.
+        let mut kinds: HashMap<u32, Vec<u32>> = HashMap::new();
+        for &feeling in &feelings {
+            for &hypernym in &wordnet.synsets[feeling as usize].hypernyms {
+                kinds.entry(hypernym).or_default().push(feeling);
+            }
+        }
+        let common_words = |synset: u32| -> Vec<String> {
+            words[synset as usize]
+                .iter()
+                .filter(|word| {
+                    wordnet.senses[VERB].get(*word).is_some_and(|senses| {
+                        senses.iter().take(COMMON_SENSES).any(|s| *s == synset)
+                    })
+                })
+                .cloned()
+                .collect()
+        };
+        let family = |head: u32| -> Vec<String> {
+            std::iter::once(head)
+                .chain(kinds.get(&head).into_iter().flatten().copied())
+                .flat_map(common_words)
+                .collect()
+        };
+        for (a, b) in opposed_feelings {
+            let opposite = family(b);
+            for p in family(a) {
+                indirect.extend(opposite.iter().map(|q| (p.clone(), q.clone())));
             }
         }
         for (a, b) in indirect {
