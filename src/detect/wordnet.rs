@@ -1,6 +1,7 @@
 //! WordNet, the lexical resource behind alignment: lemmas (with the
-//! irregular forms of its exception lists), synonyms, antonyms and word
-//! classes (nouns under one direct hypernym).
+//! irregular forms of its exception lists), synonyms, antonyms, word
+//! classes (nouns under one direct hypernym), the verbs that end an
+//! activity and the nouns that name a time.
 //!
 //! Read from the Princeton database files (`index.*`, `data.*`, `*.exc`)
 //! that `make models` fetches from Debian's `wordnet-base` package and
@@ -564,9 +565,7 @@ impl WordNet {
     /// Whether a common verb sense of `verb` is ending an activity, or a
     /// kind of it ("stopped", "quit", "ceased").
     pub fn ends_activity(&self, verb: &Word) -> bool {
-        self.ending.is_some_and(|ending| {
-            verb.verbs.contains(&ending) || self.under(&verb.verbs, &[ending])
-        })
+        self.one_ends(&verb.verbs)
     }
 
     /// Whether a common noun sense of `word` is a time or a period
@@ -580,7 +579,12 @@ impl WordNet {
     /// selects the sense, so a rarer one counts ("give up" ends an
     /// activity in its fourth sense).
     pub fn phrase_ends_activity(&self, phrase: &str) -> bool {
-        let senses = self.senses[VERB].get(phrase).map_or(&[][..], Vec::as_slice);
+        self.one_ends(self.senses[VERB].get(phrase).map_or(&[][..], Vec::as_slice))
+    }
+
+    /// Whether one of the verb `senses` is ending an activity or a kind
+    /// of it.
+    fn one_ends(&self, senses: &[u32]) -> bool {
         self.ending
             .is_some_and(|ending| senses.contains(&ending) || self.under(senses, &[ending]))
     }
