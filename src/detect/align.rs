@@ -645,17 +645,21 @@ struct Frame {
 const DETERMINERS: &str =
     "a an the this that these those his her their my our your its some any each every no s";
 
+/// The tense an auxiliary or copula carries; none for a modal or "will".
+fn auxiliary_tense(word: &str) -> Option<Tense> {
+    match word {
+        "is" | "are" | "am" | "has" | "have" | "do" | "does" => Some(Tense::Present),
+        "was" | "were" | "had" | "did" => Some(Tense::Past),
+        _ => None,
+    }
+}
+
 /// The [`Frame`] of `tokens`: their first finite auxiliary (a modal or
 /// "will" tells no tense, nor does a present perfect, which spans the
 /// past), or else their first inflected verb that follows no determiner
 /// and precedes no finite auxiliary. `None` when neither is found, or a
 /// gerund or a form of "be" comes first.
 fn frame(tokens: &[Token]) -> Option<Frame> {
-    let auxiliary_tense = |word: &str| match word {
-        "is" | "are" | "am" | "has" | "have" | "do" | "does" => Some(Tense::Present),
-        "was" | "were" | "had" | "did" => Some(Tense::Past),
-        _ => None,
-    };
     for (k, t) in tokens.iter().enumerate() {
         let auxiliary = if negated_auxiliary(t) {
             // "isn t", "didnt", "cannot": the auxiliary before "n't".
@@ -1109,11 +1113,9 @@ fn ending(text: &[Token], other: &[Token], lexicon: &Lexicon) -> Option<(usize, 
                 }
                 (g - 2, 2)
             };
-            let governed = text[at.saturating_sub(2)..at].iter().any(|t| {
-                t.role == Role::Negation
-                    || listed(MODALS, &t.word)
-                    || listed("to will can shall", &t.word)
-            });
+            let governed = text[at.saturating_sub(2)..at]
+                .iter()
+                .any(|t| t.role == Role::Negation || t.word == "to" || modal_or_future(&t.word));
             (at > 0 && !governed).then_some((at, len))
         })
 }
@@ -1156,7 +1158,7 @@ fn ending_frame(tokens: &[Token], at: usize) -> Frame {
         .iter()
         .rev()
         .find(|t| finite(t))
-        .is_some_and(|t| listed("was were had did", &t.word));
+        .is_some_and(|t| auxiliary_tense(&t.word) == Some(Tense::Past));
     Frame {
         tense: if past { Tense::Past } else { Tense::Present },
         event: false,
@@ -1197,6 +1199,11 @@ fn possessed(
 /// stated.
 const MODALS: &str = "might may could would must should ought";
 
+/// A modal, or an auxiliary of the future or of ability ("will", "can").
+fn modal_or_future(word: &str) -> bool {
+    listed(MODALS, word) || listed("will can shall", word)
+}
+
 /// Whether words of `text` that `other` lacks change what the shared words
 /// say, rather than add to it: a modal ("Kai `might` get a new job"), a
 /// verb of its own governing a shared one ("Carl `wants to` quit", "Lisa
@@ -1211,9 +1218,7 @@ fn reframes(text: &[Token], other: &[Token]) -> bool {
         // tense or tone; a modal against none is not the fact.
         let modal = listed(MODALS, t.word.as_str())
             && t.role != Role::Name
-            && !other.iter().any(|o| {
-                listed(MODALS, o.word.as_str()) || listed("will can shall", o.word.as_str())
-            });
+            && !other.iter().any(|o| modal_or_future(&o.word));
         // A gerund the other text has as a finite verb ("stopped `eating`"
         // / "`eats`"), not the same word ("wore `matching` outfits").
         let gerund_of_other = |n: &Token| {
