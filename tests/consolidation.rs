@@ -1185,6 +1185,13 @@ fn minimal_pairs_that_contradict_are_flagged_with_their_words_and_never_merged()
             "antonym",
             "`wide` ↔ `narrow`",
         ),
+        // "single" beside "married" is unmarried, a rare sense of it.
+        (
+            "Bob is married",
+            "Bob is single",
+            "antonym",
+            "`married` ↔ `single`",
+        ),
         // Two antonyms do not cancel out, unlike two negations of one
         // predicate.
         (

@@ -117,6 +117,31 @@ fn a_feeling_is_opposed_to_what_the_feeling_it_names_is_opposed_to() {
 }
 
 #[test]
+fn an_adjective_opposed_in_a_rare_sense_is_opposed_beside_the_opposite() {
+    // "single" means unmarried only in its fourth sense, but beside
+    // "married" (joined in matrimony, its most frequent sense) no other
+    // sense of it is meant.
+    assert_opposed_both_ways(&[("married", "single")]);
+    assert_verdict("Bob is married", "Bob is single", true);
+    assert_verdict(
+        "Dana is single and lives in Rome",
+        "Dana is married and lives in Rome",
+        true,
+    );
+    // Not a noun's or verb's rare sense: "denial" is a defence in court
+    // only in its fifth sense, "tire" is "bore" only in its fourth, "force"
+    // is "pull" (the opposite of "push") only in its seventh.
+    let wordnet = wordnet();
+    for (a, b) in [
+        ("force", "push"),
+        ("denial", "prosecution"),
+        ("tire", "interest"),
+    ] {
+        assert!(!wordnet.antonyms(a, b), "{a} / {b}");
+    }
+}
+
+#[test]
 fn a_rare_sense_makes_no_indirect_antonym() {
     let wordnet = wordnet();
     // "white" is similar to "pure" only in its third sense ("in shining

@@ -206,7 +206,7 @@ impl WordNet {
         }
         // The words opposed to each synset's own words, for indirect
         // antonyms below.
-        let mut opposites: HashMap<u32, Vec<String>> = HashMap::new();
+        let mut opposites: HashMap<u32, Vec<(String, u32)>> = HashMap::new();
         let mut as_people: HashSet<(String, String)> = HashSet::new();
         let mut otherwise: HashSet<(String, String)> = HashSet::new();
         let mut opposed_feelings: Vec<(u32, u32)> = Vec::new();
@@ -220,7 +220,7 @@ impl WordNet {
             let name = |synset: u32, at: usize| words[synset as usize].get(at.wrapping_sub(1));
             if let (Some(a), Some(b)) = (name(id, source), name(other, target_word)) {
                 wordnet.add_antonyms(a, b);
-                opposites.entry(id).or_default().push(b.clone());
+                opposites.entry(id).or_default().push((b.clone(), other));
                 let kind = if people.contains(&id) {
                     &mut as_people
                 } else {
@@ -267,7 +267,13 @@ impl WordNet {
         // "indoors"), and an adjective similar to a head is opposed to the
         // head's antonym when that is the adjective's most frequent sense
         // ("huge" / "small"; "white" is similar to "pure" only in its third
-        // sense, "in shining white armor").
+        // sense, "in shining white armor"). An adjective in a rarer sense
+        // is opposed where the opposite, in its own most frequent sense,
+        // selects that sense: "married" means joined in matrimony, so
+        // "single" beside it is "unmarried, single" (its fourth sense).
+        // Not nouns or verbs, whose rare senses this would oppose to plain
+        // words ("denial" / "prosecution", "tire" / "interest", "force" /
+        // "push").
         let mut indirect = Vec::new();
         for (&head, opposed) in &opposites {
             let pos = part_of_speech[head as usize];
@@ -275,13 +281,17 @@ impl WordNet {
                 let common = wordnet.senses[pos]
                     .get(word)
                     .is_some_and(|senses| senses.iter().take(COMMON_SENSES).any(|s| *s == head));
-                if common {
-                    let kind = if people.contains(&head) {
-                        &mut as_people
-                    } else {
-                        &mut otherwise
-                    };
-                    for o in opposed {
+                let kind = if people.contains(&head) {
+                    &mut as_people
+                } else {
+                    &mut otherwise
+                };
+                for (o, opposite) in opposed {
+                    let selected = pos == ADJECTIVE
+                        && wordnet.senses[ADJECTIVE]
+                            .get(o)
+                            .is_some_and(|senses| senses.first() == Some(opposite));
+                    if common || selected {
                         kind.insert((word.clone(), o.clone()));
                         kind.insert((o.clone(), word.clone()));
                         indirect.push((word.clone(), o.clone()));
@@ -294,7 +304,7 @@ impl WordNet {
             let Some(&head) = ids.get(&head) else {
                 continue;
             };
-            for opposite in opposites.get(&head).into_iter().flatten() {
+            for (opposite, _) in opposites.get(&head).into_iter().flatten() {
                 for word in &words[satellite as usize] {
                     let most_frequent = wordnet.senses[ADJECTIVE]
                         .get(word)
