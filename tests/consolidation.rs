@@ -1392,6 +1392,33 @@ fn a_text_that_reframes_the_other_does_not_absorb_it() {
 }
 
 #[test]
+fn going_to_do_an_activity_is_doing_it_and_merges_with_it() {
+    // "go" before a gerund names the activity ("goes running" is "runs"),
+    // unlike "going to" before a verb, which is a plan.
+    for (went, plain) in [
+        (
+            "The user goes running every morning",
+            "The user runs every morning",
+        ),
+        ("Mia goes swimming on Sundays", "Mia swims on Sundays"),
+    ] {
+        let (_dir, store, output) = consolidate_pair(went, plain);
+        assert_eq!(
+            output.report.counts.duplicates_merged, 1,
+            "{went:?} / {plain:?}"
+        );
+        assert!(contradiction_events(&output).is_empty(), "{went:?}");
+        // The canonical is the text that carries every word.
+        assert_eq!(status(&store, "u", "first"), MemoryStatus::Active);
+        assert_eq!(status(&store, "u", "second"), MemoryStatus::Superseded);
+    }
+    let (_dir, store, output) =
+        consolidate_pair("Tom is going to run a marathon", "Tom runs a marathon");
+    assert_eq!(output.report.counts.duplicates_merged, 0);
+    assert_eq!(status(&store, "u", "second"), MemoryStatus::Active);
+}
+
+#[test]
 fn quitting_a_habit_supersedes_the_habit_and_is_no_duplicate_of_it() {
     // Every word of "Sam smokes" is in "Sam quit smoking": merged as
     // duplicates, the audit trail would say they state the same, and

@@ -1207,7 +1207,8 @@ fn modal_or_future(word: &str) -> bool {
 /// Whether words of `text` that `other` lacks change what the shared words
 /// say, rather than add to it: a modal ("Kai `might` get a new job"), a
 /// verb of its own governing a shared one ("Carl `wants to` quit", "Lisa
-/// `used to` live", "Jill `stopped` eating").
+/// `used to` live", "Jill `stopped` eating"), but not "go" before an
+/// activity ("`goes` running").
 fn reframes(text: &[Token], other: &[Token]) -> bool {
     let shared =
         |t: &Token| t.is_content() && other.iter().any(|o| o.is_content() && o.shares_lemma(t));
@@ -1227,13 +1228,16 @@ fn reframes(text: &[Token], other: &[Token]) -> bool {
                     .iter()
                     .any(|o| o.is_content() && o.shares_lemma(n) && o.word != n.word)
         };
+        // "go" before a gerund is the activity itself ("goes running" /
+        // "runs"); before "to" it is a plan ("is going to run").
+        let goes = t.info.lemmas.iter().any(|l| l == "go");
         // Right after it, with no punctuation between: "agreed, saying"
         // reports, it does not govern.
         let governs = own(t)
             && t.info.inflected_verb
             && next.is_some_and(|n| n.span.0 <= t.span.1 + 1)
             && next.is_some_and(|n| {
-                (n.word == "to" && after.is_some_and(&shared)) || gerund_of_other(n)
+                (n.word == "to" && after.is_some_and(&shared)) || (gerund_of_other(n) && !goes)
             });
         modal || governs
     })
