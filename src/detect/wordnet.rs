@@ -278,19 +278,14 @@ impl WordNet {
         for (&head, opposed) in &opposites {
             let pos = part_of_speech[head as usize];
             for word in &words[head as usize] {
-                let common = wordnet.senses[pos]
-                    .get(word)
-                    .is_some_and(|senses| senses.iter().take(COMMON_SENSES).any(|s| *s == head));
+                let common = wordnet.ranks(pos, word, head, COMMON_SENSES);
                 let kind = if people.contains(&head) {
                     &mut as_people
                 } else {
                     &mut otherwise
                 };
                 for (o, opposite) in opposed {
-                    let selected = pos == ADJECTIVE
-                        && wordnet.senses[ADJECTIVE]
-                            .get(o)
-                            .is_some_and(|senses| senses.first() == Some(opposite));
+                    let selected = pos == ADJECTIVE && wordnet.ranks(ADJECTIVE, o, *opposite, 1);
                     if common || selected {
                         kind.insert((word.clone(), o.clone()));
                         kind.insert((o.clone(), word.clone()));
@@ -306,10 +301,7 @@ impl WordNet {
             };
             for (opposite, _) in opposites.get(&head).into_iter().flatten() {
                 for word in &words[satellite as usize] {
-                    let most_frequent = wordnet.senses[ADJECTIVE]
-                        .get(word)
-                        .is_some_and(|senses| senses.first() == Some(&satellite));
-                    if most_frequent {
+                    if wordnet.ranks(ADJECTIVE, word, satellite, 1) {
                         indirect.push((word.clone(), opposite.clone()));
                     }
                 }
@@ -330,11 +322,7 @@ impl WordNet {
         let common_words = |synset: u32| -> Vec<String> {
             words[synset as usize]
                 .iter()
-                .filter(|word| {
-                    wordnet.senses[VERB].get(*word).is_some_and(|senses| {
-                        senses.iter().take(COMMON_SENSES).any(|s| *s == synset)
-                    })
-                })
+                .filter(|word| wordnet.ranks(VERB, word, synset, COMMON_SENSES))
                 .cloned()
                 .collect()
         };
@@ -363,6 +351,14 @@ impl WordNet {
             .map(|b| format!("{b:02x}"))
             .collect();
         Ok(wordnet)
+    }
+
+    /// Whether `synset` is among the `within` most frequent senses of the
+    /// lemma `word` as part of speech `pos`.
+    fn ranks(&self, pos: usize, word: &str, synset: u32, within: usize) -> bool {
+        self.senses[pos]
+            .get(word)
+            .is_some_and(|senses| senses.iter().take(within).any(|s| *s == synset))
     }
 
     fn add_antonyms(&mut self, a: &str, b: &str) {
