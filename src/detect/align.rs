@@ -43,6 +43,8 @@ const AUXILIARIES: &str = "is are was were am be been has have had do does did w
 const FINITE_AUXILIARIES: &str = "is are was were am has have had do does did will would can could should \
      may might must shall";
 
+/// The verb of possession.
+const HAVE: &str = "have";
 const COPULAS: &str = "is are was were am be been being";
 
 const ARTICLES: &str = "a an the";
@@ -265,6 +267,22 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
                 span: (spans[at].0, spans[at + 1].1),
             });
             at += 2;
+            continue;
+        }
+        // "am" after a number is the time of day ("at 6 am"), not the
+        // copula that would end the subject there.
+        let clock = at > 0
+            && listed("am pm", &words[at])
+            && words[at - 1].chars().all(|c| c.is_ascii_digit());
+        if clock {
+            let word = format!("{}.m.", &words[at][..1]);
+            out.push(Token {
+                info: Word::plain(&word),
+                word,
+                role: Role::Content,
+                span: spans[at],
+            });
+            at += 1;
             continue;
         }
         let word = &words[at];
@@ -1022,6 +1040,13 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                 .rev()
                 .find(|t| !listed(ARTICLES, t.word.as_str()))
                 .is_some_and(|t| listed(COPULAS, t.word.as_str())),
+            object: before.checked_sub(1).is_some_and(|k| {
+                let verb = aligned_words[k];
+                let passive = !verb.word.ends_with("ing")
+                    && k.checked_sub(1)
+                        .is_some_and(|p| listed(COPULAS, aligned_words[p].word.as_str()));
+                verb.is_content() && verb.info.inflected_verb && !passive
+            }),
             at_start,
         };
         let before_moving = content(x).len() + content(y).len();
@@ -1299,6 +1324,10 @@ struct Place {
     after_copula: bool,
     /// After an aligned copula and at most an article ("is the `winner`").
     predicate_noun: bool,
+    /// Right after an aligned active verb: its direct object ("speaks
+    /// `Spanish`"), not a passive participle's complement ("is named
+    /// `Lily`") nor a preposition's ("lives in `Rome`").
+    object: bool,
     /// Starts each side's sentence (a determiner: "`No` dog is …").
     at_start: [bool; 2],
 }
@@ -1331,9 +1360,9 @@ fn antonym_in(
         })
 }
 
-fn classify(
-    x: &[&Token],
-    y: &[&Token],
+fn classify<'t>(
+    x: &[&'t Token],
+    y: &[&'t Token],
     next: Option<&Token>,
     place: Place,
     lexicon: &Lexicon,
@@ -1345,17 +1374,43 @@ fn classify(
     // a side.
     let antonym = antonym_in(x, y, place, lexicon);
     if let Some((p, q)) = antonym {
-        let others = |side: &[&Token], phrase: &str| {
+        let others = |side: &[&'t Token], phrase: &str| -> Vec<&'t Token> {
             side.iter()
+                .copied()
                 .filter(|t| {
                     t.is_content()
                         && !phrase
                             .split(' ')
                             .any(|w| w == t.word || t.info.lemmas.iter().any(|l| l == w))
                 })
-                .count()
+                .collect()
         };
-        let (ox, oy) = (others(&cx, &p), others(&cy, &q));
+        let (wx, wy) = (others(&cx, &p), others(&cy, &q));
+        let (ox, oy) = (wx.len(), wy.len());
+        // Opposed words about different things are two facts: "lives
+        // `near` the sea" / "lives `far` from her parents". A verb beside
+        // its particle is one phrase ("taking `off`" / "putting `on`").
+        let thing = |t: &Token| {
+            t.role == Role::Name
+                || (t.role == Role::Content && t.info.is_noun() && !t.word.ends_with("ing"))
+        };
+        let other_things = |t: &Token, o: &Token| {
+            thing(t)
+                && thing(o)
+                && !lexicon.synonyms(t.pair(), o.pair())
+                && !lexicon.is_a(&t.info, &o.info)
+                && !lexicon.is_a(&o.info, &t.info)
+        };
+        if let ([t], [o]) = (wx.as_slice(), wy.as_slice())
+            && other_things(t, o)
+        {
+            comparison.extra[0] += cx.len();
+            comparison.extra[1] += cy.len();
+            comparison
+                .substitutions
+                .push((words_of(&cx), words_of(&cy)));
+            return;
+        }
         // Opening both sides and followed by their predicate ("`no woman`
         // playing" / "`a man` is playing"), the hunk is a subject too; an
         // imperative's verb ("`Enable` two-factor …") is not.
@@ -1415,7 +1470,16 @@ fn classify(
         // Inside the subject only a leading determiner denies ("`No` dog is
         // running"); "a man with `no` shirt" is another referent.
         let denies = !place.subject || place.at_start[side];
-        if denies && own_content == 0 && (!pronoun || other_content.len() <= 2) {
+        // A denied possession ("has `no` car") does not deny another verb
+        // of the thing ("`rents` a car"), only a synonym ("owns a car").
+        let possession = negating.iter().any(|t| listed("has have had", &t.word))
+            && !negating.iter().any(|t| t.word == "been");
+        let other_predicate = possession
+            && other_content.iter().any(|t| {
+                t.info.inflected_verb && !lexicon.synonyms(t.pair(), (HAVE, &lexicon.word(HAVE)))
+            });
+        if denies && own_content == 0 && !other_predicate && (!pronoun || other_content.len() <= 2)
+        {
             let quantifier = other.iter().find(|t| listed(QUANTIFIERS, t.word.as_str()));
             let target = match (pronoun, next) {
                 (true, _) | (_, None) => String::new(),
@@ -1590,7 +1654,11 @@ fn different_value(
             negated_side: None,
         });
     }
+    // Two names a verb takes as its object are two facts: one speaks
+    // Spanish and French, visits Paris and Rome. A time after it dates the
+    // verb ("announced `Tuesday`"): one slot.
     if let ([p], [q]) = (names_in(x).as_slice(), names_in(y).as_slice())
+        && (!place.object || names_time(p, lexicon))
         && let Some(what) = name_slot(p, q, lexicon)
     {
         return Some(Conflict {

@@ -654,4 +654,9 @@ impl Word {
             ..Word::default()
         }
     }
+
+    /// Whether one of its common senses is a noun.
+    pub fn is_noun(&self) -> bool {
+        !self.nouns.is_empty()
+    }
 }
