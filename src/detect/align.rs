@@ -1051,7 +1051,8 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
         };
         let before_moving = content(x).len() + content(y).len();
         let (hunk_x, hunk_y) = (x.as_slice(), y.as_slice());
-        let (x, y) = (moved_out(x, b), moved_out(y, a));
+        let (mut x, mut y) = (moved_out(x, b), moved_out(y, a));
+        let mut dated = [false; 2];
         for (side, hunk) in [&x, &y].into_iter().enumerate() {
             comparison.dating[side] += hunk
                 .iter()
@@ -1067,6 +1068,16 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                 && words.iter().any(|t| names_time(t, lexicon))
             {
                 comparison.dating[side] += words.len();
+                dated[side] = true;
+            }
+        }
+        // The date of an ending is a detail of its own, not a different
+        // fact beside what the other side says there ("stopped smoking
+        // `last year`" / "smokes `a pack a day`").
+        for (side, hunk) in [&mut x, &mut y].into_iter().enumerate() {
+            if dated[side] {
+                comparison.extra[side] += content(hunk).len();
+                hunk.retain(|t| !t.is_content());
             }
         }
         comparison.moved += before_moving - content(&x).len() - content(&y).len();
@@ -1590,7 +1601,7 @@ fn names_in<'t>(side: &[&'t Token]) -> Vec<&'t Token> {
 /// of one lexicon class, words of one WordNet class ("Monday" /
 /// "Tuesday"), or two proper names WordNet does not know that are not
 /// spellings of one name ("Muqtada" / "Moqtada", "Tim" / "Timothy").
-fn name_slot(p: &Token, q: &Token, lexicon: &Lexicon) -> Option<String> {
+fn name_slot(p: &Token, q: &Token, predicate: bool, lexicon: &Lexicon) -> Option<String> {
     let (a, b) = (lexicon.canonical(&p.word), lexicon.canonical(&q.word));
     if a == b {
         return None;
@@ -1599,8 +1610,14 @@ fn name_slot(p: &Token, q: &Token, lexicon: &Lexicon) -> Option<String> {
         return (x == y).then(|| x.to_owned());
     }
     match (lexicon.is_common_word(a), lexicon.is_common_word(b)) {
-        (true, true) => lexicon.wordnet_class(&p.info, &q.info),
+        (true, true) => lexicon
+            .wordnet_class(&p.info, &q.info)
+            .or_else(|| predicate.then(|| "names".to_owned())),
         (false, false) if !spelling_variants(a, b) => Some("names".to_owned()),
+        // What a copula assigns, two names fill one slot even where
+        // WordNet knows one as a common word ("is Priya" / "is Tom"). Not
+        // elsewhere: "diagnosed with CJD" / "… with vCJD" spell one name.
+        _ if predicate && !spelling_variants(a, b) => Some("names".to_owned()),
         _ => None,
     }
 }
@@ -1659,7 +1676,7 @@ fn different_value(
     // verb ("announced `Tuesday`"): one slot.
     if let ([p], [q]) = (names_in(x).as_slice(), names_in(y).as_slice())
         && (!place.object || names_time(p, lexicon))
-        && let Some(what) = name_slot(p, q, lexicon)
+        && let Some(what) = name_slot(p, q, place.predicate_noun, lexicon)
     {
         return Some(Conflict {
             kind: "value",
