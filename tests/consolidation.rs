@@ -1303,6 +1303,52 @@ fn facts_that_can_hold_together_are_not_flagged_and_their_single_valued_twins_ar
 }
 
 #[test]
+fn numbers_counted_another_way_and_two_denials_of_one_fact_are_not_contradictions() {
+    // An ordinal ranks where a cardinal counts; miles and kilometres are
+    // other units; "does not have" and "has no" deny one fact. Each twin
+    // states another value the same way, and clashes.
+    for ((first, second), (twin_first, twin_second)) in [
+        (
+            (
+                "The team has won its third straight game",
+                "The team has won three straight games",
+            ),
+            (
+                "The team has won three straight games",
+                "The team has won five straight games",
+            ),
+        ),
+        (
+            (
+                "The trail is 90 miles long",
+                "The trail is 150 kilometres long",
+            ),
+            ("The trail is 90 miles long", "The trail is 120 miles long"),
+        ),
+        (
+            (
+                "The user does not have a driving licence",
+                "The user has no driving licence",
+            ),
+            (
+                "The user has a driving licence",
+                "The user has no driving licence",
+            ),
+        ),
+    ] {
+        let (_dir, _store, output) = consolidate_pair(first, second);
+        let found = contradiction_events(&output);
+        assert!(found.is_empty(), "{first:?} / {second:?}: {found:?}");
+        let (_dir, _store, output) = consolidate_pair(twin_first, twin_second);
+        assert_eq!(
+            contradiction_events(&output).len(),
+            1,
+            "{twin_first:?} / {twin_second:?}"
+        );
+    }
+}
+
+#[test]
 fn a_negation_that_bears_on_no_shared_predicate_is_not_a_contradiction() {
     for (first, second) in [
         (

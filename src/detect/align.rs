@@ -597,6 +597,8 @@ pub struct Conflict {
     pub detail: String,
     /// Which side carries the negation (negation and quantifier only).
     negated_side: Option<usize>,
+    /// The aligned word a negation bears on, when it names one.
+    denied: Option<String>,
 }
 
 /// What two texts' alignment says.
@@ -1107,7 +1109,28 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
         }
         classify(&x, &y, next, place, lexicon, &mut comparison);
     }
+    cancel_denials_of_one_word(&mut comparison.conflicts);
     comparison
+}
+
+/// Two denials of one aligned word, one a side, say the same: "does `not`
+/// have a state death penalty" / "has `no` state death penalty" puts each
+/// negation in a hunk of its own around "have", yet both deny "state".
+fn cancel_denials_of_one_word(conflicts: &mut Vec<Conflict>) {
+    fn denial(c: &Conflict, side: usize) -> Option<&str> {
+        (c.kind == "negation" && c.negated_side == Some(side))
+            .then_some(c.denied.as_deref())
+            .flatten()
+    }
+    while let Some((i, j)) = conflicts.iter().enumerate().find_map(|(i, c)| {
+        let word = denial(c, 0)?;
+        let j = conflicts.iter().position(|o| denial(o, 1) == Some(word))?;
+        Some((i, j))
+    }) {
+        let (first, second) = (i.max(j), i.min(j));
+        conflicts.remove(first);
+        conflicts.remove(second);
+    }
 }
 
 /// Where `text` ends the activity `other` states, and in how many words:
@@ -1447,6 +1470,7 @@ fn classify<'t>(
                 kind: "antonym",
                 detail: format!("`{p}` ↔ `{q}` (antonyms)"),
                 negated_side: None,
+                denied: None,
             });
             return;
         }
@@ -1502,11 +1526,13 @@ fn classify<'t>(
                     kind: "quantifier",
                     detail: format!("`{}` ↔ `{negation}` (quantifiers)", q.word),
                     negated_side: Some(side),
+                    denied: None,
                 },
                 None => Conflict {
                     kind: "negation",
                     detail: format!("`{negation}` negates{target} in the {which} only"),
                     negated_side: Some(side),
+                    denied: next.filter(|_| !pronoun).map(|t| t.word.clone()),
                 },
             };
             comparison.conflicts.push(conflict);
@@ -1648,6 +1674,43 @@ fn spelling_variants(a: &str, b: &str) -> bool {
     previous[b.len()] * 5 <= a.len().max(b.len())
 }
 
+/// Whether the numbers of two hunks count the same thing the same way: an
+/// ordinal ranks ("their `third` straight week") where a cardinal counts
+/// ("`three` straight weeks"), and a number beside another unit measures
+/// in it ("90 `miles`" / "150 `kilometres`").
+fn counts_alike(x: &[&Token], y: &[&Token], lexicon: &Lexicon) -> bool {
+    // Which ways a hunk's numbers count: cardinal, ordinal, how often.
+    fn ways(side: &[&Token]) -> [bool; 3] {
+        let numbers = || side.iter().filter(|t| t.role == Role::Number);
+        let ordinal = |word: &str| {
+            listed("first second third", word)
+                || ["st", "nd", "rd", "th"].iter().any(|end| {
+                    word.strip_suffix(end)
+                        .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+                })
+        };
+        let often = |word: &str| listed("once twice", word);
+        [
+            numbers().any(|t| !ordinal(&t.word) && !often(&t.word)),
+            numbers().any(|t| ordinal(&t.word)),
+            numbers().any(|t| often(&t.word)),
+        ]
+    }
+    // The nouns right after a number: what it measures in.
+    fn units<'t>(side: &[&'t Token]) -> Vec<&'t Token> {
+        side.windows(2)
+            .filter(|w| w[0].role == Role::Number && w[1].role == Role::Content)
+            .map(|w| w[1])
+            .filter(|t| t.info.is_noun() && !t.info.inflected_verb)
+            .collect()
+    }
+    let other_units = match (units(x).as_slice(), units(y).as_slice()) {
+        ([p], [q]) => !p.same_meaning(q, lexicon),
+        _ => false,
+    };
+    ways(x) == ways(y) && !other_units
+}
+
 /// One slot holding two different values: both sides of a short hunk name
 /// a number, a name or a class member, and they differ.
 fn different_value(
@@ -1660,7 +1723,11 @@ fn different_value(
         return None;
     }
     let numbers = (number_values(x), number_values(y));
-    if !numbers.0.is_empty() && !numbers.1.is_empty() && numbers.0 != numbers.1 {
+    if !numbers.0.is_empty()
+        && !numbers.1.is_empty()
+        && numbers.0 != numbers.1
+        && counts_alike(x, y, lexicon)
+    {
         return Some(Conflict {
             kind: "value",
             detail: format!(
@@ -1669,6 +1736,7 @@ fn different_value(
                 numbers.1.join(" ")
             ),
             negated_side: None,
+            denied: None,
         });
     }
     // Two names a verb takes as its object are two facts: one speaks
@@ -1686,6 +1754,7 @@ fn different_value(
                 lexicon.canonical(&q.word)
             ),
             negated_side: None,
+            denied: None,
         });
     }
     // A class member is a value only where a copula assigns it ("the car
@@ -1703,6 +1772,7 @@ fn different_value(
             kind: "value",
             detail: format!("`{}` ↔ `{}` (both a kind of {class})", p.word, q.word),
             negated_side: None,
+            denied: None,
         });
     }
     None
