@@ -1626,7 +1626,8 @@ fn names_in<'t>(side: &[&'t Token]) -> Vec<&'t Token> {
 /// What two different names both are, when they can fill one slot: values
 /// of one lexicon class, words of one WordNet class ("Monday" /
 /// "Tuesday"), or two proper names WordNet does not know that are not
-/// spellings of one name ("Muqtada" / "Moqtada", "Tim" / "Timothy").
+/// spellings of one name ("Muqtada" / "Moqtada", "Tim" / "Timothy"); after
+/// a copula (`predicate`), any two names that are not spellings of one.
 fn name_slot(p: &Token, q: &Token, predicate: bool, lexicon: &Lexicon) -> Option<String> {
     let (a, b) = (lexicon.canonical(&p.word), lexicon.canonical(&q.word));
     if a == b {
