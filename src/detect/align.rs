@@ -1742,9 +1742,10 @@ fn different_value(
     }
     // Two names a verb takes as its object are two facts: one speaks
     // Spanish and French, visits Paris and Rome. A time after it dates the
-    // verb ("announced `Tuesday`"): one slot.
+    // verb ("announced `Tuesday`"), and the rule file's classes are slots
+    // by declaration ("uses `PostgreSQL`" / "uses `MySQL`"): one slot.
     if let ([p], [q]) = (names_in(x).as_slice(), names_in(y).as_slice())
-        && (!place.object || names_time(p, lexicon))
+        && (!place.object || names_time(p, lexicon) || lexicon.class_of(&p.word).is_some())
         && let Some(what) = name_slot(p, q, place.predicate_noun, lexicon)
     {
         return Some(Conflict {
