@@ -1085,6 +1085,16 @@ fn contradiction_events(output: &CycleOutput) -> Vec<&ContradictionDetected> {
         .collect()
 }
 
+/// One user's pair, consolidated: exactly one contradiction is flagged.
+fn assert_flagged_once(first: &str, second: &str) {
+    let (_dir, _store, output) = consolidate_pair(first, second);
+    assert_eq!(
+        contradiction_events(&output).len(),
+        1,
+        "{first:?} / {second:?}"
+    );
+}
+
 #[test]
 fn minimal_pairs_that_contradict_are_flagged_with_their_words_and_never_merged() {
     for (first, second, signal, words) in [
@@ -1293,12 +1303,7 @@ fn facts_that_can_hold_together_are_not_flagged_and_their_single_valued_twins_ar
         assert!(found.is_empty(), "{first:?} / {second:?}: {found:?}");
         assert_eq!(output.report.counts.duplicates_merged, 0, "{first:?}");
         assert_eq!(status(&store, "u", "second"), MemoryStatus::Active);
-        let (_dir, _store, output) = consolidate_pair(twin_first, twin_second);
-        assert_eq!(
-            contradiction_events(&output).len(),
-            1,
-            "{twin_first:?} / {twin_second:?}"
-        );
+        assert_flagged_once(twin_first, twin_second);
     }
 }
 
@@ -1339,12 +1344,7 @@ fn numbers_counted_another_way_and_two_denials_of_one_fact_are_not_contradiction
         let (_dir, _store, output) = consolidate_pair(first, second);
         let found = contradiction_events(&output);
         assert!(found.is_empty(), "{first:?} / {second:?}: {found:?}");
-        let (_dir, _store, output) = consolidate_pair(twin_first, twin_second);
-        assert_eq!(
-            contradiction_events(&output).len(),
-            1,
-            "{twin_first:?} / {twin_second:?}"
-        );
+        assert_flagged_once(twin_first, twin_second);
     }
 }
 
@@ -1416,12 +1416,7 @@ fn a_negated_opposite_or_other_value_agrees_and_is_not_a_contradiction() {
             "{first:?} / {second:?}"
         );
         assert_eq!(status(&store, "u", "first"), MemoryStatus::Active);
-        let (_dir, _store, output) = consolidate_pair(without_negation, second);
-        assert_eq!(
-            contradiction_events(&output).len(),
-            1,
-            "{without_negation:?} / {second:?}"
-        );
+        assert_flagged_once(without_negation, second);
     }
 }
 
@@ -1579,8 +1574,7 @@ fn statements_of_different_times_or_occurrences_are_not_contradictions() {
         assert!(found.is_empty(), "{first:?} / {second:?}: {found:?}");
         assert_eq!(status(&store, "u", "first"), MemoryStatus::Active);
         assert_eq!(status(&store, "u", "second"), MemoryStatus::Active);
-        let (_dir, _store, output) = consolidate_pair(clashing.0, clashing.1);
-        assert_eq!(contradiction_events(&output).len(), 1, "{clashing:?}");
+        assert_flagged_once(clashing.0, clashing.1);
     }
     // A present perfect spans the past: it still denies a past visit.
     let (_dir, _store, output) = consolidate_pair(

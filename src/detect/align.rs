@@ -1509,10 +1509,12 @@ fn classify<'t>(
         // of the thing ("`rents` a car"), only a synonym ("owns a car").
         let possession = negating.iter().any(|t| listed("has have had", &t.word))
             && !negating.iter().any(|t| t.word == "been");
-        let other_predicate = possession
-            && other_content.iter().any(|t| {
-                t.info.inflected_verb && !lexicon.synonyms(t.pair(), (HAVE, &lexicon.word(HAVE)))
-            });
+        let other_predicate = possession && {
+            let have = lexicon.word(HAVE);
+            other_content
+                .iter()
+                .any(|t| t.info.inflected_verb && !lexicon.synonyms(t.pair(), (HAVE, &have)))
+        };
         if denies && own_content == 0 && !other_predicate && (!pronoun || other_content.len() <= 2)
         {
             let quantifier = other.iter().find(|t| listed(QUANTIFIERS, t.word.as_str()));
@@ -1683,13 +1685,8 @@ fn counts_alike(x: &[&Token], y: &[&Token], lexicon: &Lexicon) -> bool {
     // Which ways a hunk's numbers count: cardinal, ordinal, how often.
     fn ways(side: &[&Token]) -> [bool; 3] {
         let numbers = || side.iter().filter(|t| t.role == Role::Number);
-        let ordinal = |word: &str| {
-            listed("first second third", word)
-                || ["st", "nd", "rd", "th"].iter().any(|end| {
-                    word.strip_suffix(end)
-                        .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
-                })
-        };
+        // The number words [`tokens`] knows: "3rd" is no number token.
+        let ordinal = |word: &str| listed("first second third", word);
         let often = |word: &str| listed("once twice", word);
         [
             numbers().any(|t| !ordinal(&t.word) && !often(&t.word)),
