@@ -162,6 +162,22 @@ fn synonyms_use_common_senses_only() {
 }
 
 #[test]
+fn a_verb_s_first_sense_may_be_a_rare_sense_of_another() {
+    // "own" first means "have, possess", the fourth sense of "have"; the
+    // first sense of "rent" or "drive" is none of "have"'s.
+    let wordnet = wordnet();
+    assert!(!wordnet.same_or_synonym("owns", "has"));
+    assert!(wordnet.first_means(&wordnet.word("owns"), "have"));
+    assert!(wordnet.first_means(&wordnet.word("has"), "have"));
+    for other in ["rents", "drives", "sells"] {
+        assert!(
+            !wordnet.first_means(&wordnet.word(other), "have"),
+            "{other}"
+        );
+    }
+}
+
+#[test]
 fn classes_are_shared_direct_hypernyms() {
     let wordnet = wordnet();
     assert_eq!(

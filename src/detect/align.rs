@@ -643,6 +643,11 @@ pub struct Comparison {
     pub class_changes: Vec<(String, String, String)>,
     /// Per side: when its main verb places what it says, if it tells.
     frames: [Option<Frame>; 2],
+    /// Per side, the words beside an antonym that is the predicate
+    /// itself: one side has none, the other at most a complement, not a
+    /// noun its antonym qualifies ("is `married` to Ana" / "is
+    /// `divorced`", unlike "is `old`" / "is a `new` employee").
+    opposed_predicate: Option<[usize; 2]>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -747,9 +752,12 @@ impl Comparison {
     /// side may be more specific.
     pub fn contradicts(&self) -> bool {
         // The shared proposition: two aligned content words, or one when
-        // nothing else differs ("The car is red" / "… blue").
+        // nothing else differs ("The car is red" / "… blue") or the
+        // opposed predicate differs only by a complement.
         let aligned = self.aligned + self.generalisations + self.synonymous;
-        let shared = aligned >= 2 || (aligned == 1 && self.extra == [0, 0]);
+        let shared = aligned >= 2
+            || (aligned == 1
+                && (self.extra == [0, 0] || self.opposed_predicate == Some(self.extra)));
         if self.conflicts.is_empty() || !self.substitutions.is_empty() || !shared {
             return false;
         }
@@ -1025,6 +1033,15 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
             .position(|t| listed(AUXILIARIES, t.word.as_str()) || negated_auxiliary(t))
     };
     let subject_ends = [first_auxiliary(a), first_auxiliary(b)];
+    // An aligned participle after an aligned copula ("is `named`").
+    let passive = |k: usize| {
+        let verb: &Token = aligned_words[k];
+        verb.is_content()
+            && verb.info.inflected_verb
+            && !verb.word.ends_with("ing")
+            && k.checked_sub(1)
+                .is_some_and(|p| listed(COPULAS, aligned_words[p].word.as_str()))
+    };
     for Hunk { x, y, before, end } in &hunks {
         let at_start = [end[0] == x.len(), end[1] == y.len()];
         let next = aligned_words[*before..]
@@ -1039,15 +1056,11 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                 .is_some_and(|k| listed(COPULAS, aligned_words[k].word.as_str())),
             predicate_noun: aligned_words[..*before]
                 .iter()
-                .rev()
-                .find(|t| !listed(ARTICLES, t.word.as_str()))
-                .is_some_and(|t| listed(COPULAS, t.word.as_str())),
+                .rposition(|t| !listed(ARTICLES, t.word.as_str()))
+                .is_some_and(|k| listed(COPULAS, aligned_words[k].word.as_str()) || passive(k)),
             object: before.checked_sub(1).is_some_and(|k| {
                 let verb = aligned_words[k];
-                let passive = !verb.word.ends_with("ing")
-                    && k.checked_sub(1)
-                        .is_some_and(|p| listed(COPULAS, aligned_words[p].word.as_str()));
-                verb.is_content() && verb.info.inflected_verb && !passive
+                verb.is_content() && verb.info.inflected_verb && !passive(k)
             }),
             at_start,
         };
@@ -1356,7 +1369,8 @@ struct Place {
     subject: bool,
     /// Right after an aligned copula ("is `red`").
     after_copula: bool,
-    /// After an aligned copula and at most an article ("is the `winner`").
+    /// After an aligned copula or passive participle and at most an
+    /// article ("is the `winner`", "is named `Rex`"): what the subject is.
     predicate_noun: bool,
     /// Right after an aligned active verb: its direct object ("speaks
     /// `Spanish`"), not a passive participle's complement ("is named
@@ -1466,6 +1480,21 @@ fn classify<'t>(
                 comparison.negation_differs = true;
                 return;
             }
+            // Whether the word after a side's antonym in its hunk is a
+            // content word: a noun the antonym qualifies.
+            let qualifies = |side: &[&Token], phrase: &str| {
+                side.iter()
+                    .rposition(|t| {
+                        phrase
+                            .split(' ')
+                            .any(|w| w == t.word || t.info.lemmas.iter().any(|l| l == w))
+                    })
+                    .and_then(|at| side.get(at + 1))
+                    .is_some_and(|t| t.is_content())
+            };
+            comparison.opposed_predicate =
+                ((ox == 0 || oy == 0) && !qualifies(x, &p) && !qualifies(y, &q))
+                    .then_some([ox, oy]);
             comparison.conflicts.push(Conflict {
                 kind: "antonym",
                 detail: format!("`{p}` ↔ `{q}` (antonyms)"),
@@ -1487,16 +1516,22 @@ fn classify<'t>(
             .iter()
             .find(|t| t.role == Role::Negation)
             .map_or("", |t| t.word.as_str());
+        // A verb that first means "have" ("owns", "features") says what
+        // a "has" says.
+        let means_have = |t: &Token| lexicon.first_means(&t.info, HAVE);
+        let possessive = |side: &[&Token]| side.iter().any(|t| listed("has have had", &t.word));
         // The negating side's words that name what the other side says, in
-        // the same or more general terms ("no `woman`" / "a lady"), are the
-        // denied argument, not a fact of its own: a general denial denies
-        // every specific case.
+        // the same or more general terms ("no `woman`" / "a lady"; "does
+        // not `own`" / "has"), are the denied argument, not a fact of its
+        // own: a general denial denies every specific case.
         let own_content = content(negating)
             .into_iter()
             .filter(|t| {
-                !other_content
-                    .iter()
-                    .any(|o| lexicon.synonyms(t.pair(), o.pair()) || lexicon.is_a(&o.info, &t.info))
+                let names_other = other_content.iter().any(|o| {
+                    lexicon.synonyms(t.pair(), o.pair()) || lexicon.is_a(&o.info, &t.info)
+                });
+                let says_has = possessive(other) && means_have(t);
+                !names_other && !says_has
             })
             .count();
         let pronoun = listed(NEGATIVE_PRONOUNS, negation);
@@ -1507,13 +1542,14 @@ fn classify<'t>(
         let denies = !place.subject || place.at_start[side];
         // A denied possession ("has `no` car") does not deny another verb
         // of the thing ("`rents` a car"), only a synonym ("owns a car").
-        let possession = negating.iter().any(|t| listed("has have had", &t.word))
-            && !negating.iter().any(|t| t.word == "been");
+        let possession = possessive(negating) && !negating.iter().any(|t| t.word == "been");
         let other_predicate = possession && {
             let have = lexicon.word(HAVE);
-            other_content
-                .iter()
-                .any(|t| t.info.inflected_verb && !lexicon.synonyms(t.pair(), (HAVE, &have)))
+            other_content.iter().any(|t| {
+                t.info.inflected_verb
+                    && !lexicon.synonyms(t.pair(), (HAVE, &have))
+                    && !means_have(t)
+            })
         };
         if denies && own_content == 0 && !other_predicate && (!pronoun || other_content.len() <= 2)
         {

@@ -130,6 +130,13 @@ impl Lexicon {
             || self.wordnet.as_ref().is_some_and(|w| w.synonyms(a.1, b.1))
     }
 
+    /// Whether `word` first means the verb `lemma` ([`WordNet::first_means`]).
+    pub fn first_means(&self, word: &Word, lemma: &str) -> bool {
+        self.wordnet
+            .as_ref()
+            .is_some_and(|w| w.first_means(word, lemma))
+    }
+
     /// Whether `specific` is a kind of `general` ("man" / "person").
     pub fn is_a(&self, specific: &Word, general: &Word) -> bool {
         self.wordnet

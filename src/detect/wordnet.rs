@@ -501,6 +501,17 @@ impl WordNet {
         }
     }
 
+    /// Whether the most frequent verb sense of `word` is a sense of the
+    /// verb `lemma`, however rare there: "own" first means "have,
+    /// possess", which is only the fourth sense of "have".
+    pub fn first_means(&self, word: &Word, lemma: &str) -> bool {
+        word.verbs.first().is_some_and(|first| {
+            self.senses[VERB]
+                .get(lemma)
+                .is_some_and(|senses| senses.contains(first))
+        })
+    }
+
     /// Inflections of one lemma, or a shared common sense.
     pub fn synonyms(&self, a: &Word, b: &Word) -> bool {
         a.lemmas.iter().any(|l| b.lemmas.contains(l))
