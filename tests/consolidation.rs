@@ -1311,8 +1311,9 @@ fn facts_that_can_hold_together_are_not_flagged_and_their_single_valued_twins_ar
 fn everyday_facts_said_in_other_words_clash_and_their_compatible_twins_do_not() {
     // "own" first means "have"; a name a passive naming verb gives fills
     // one slot, as after a copula; an opposed predicate with a complement
-    // still opposes the bare one, while an opposed word that modifies
-    // another noun speaks of that noun.
+    // naming who or where still opposes the bare one, while a common noun
+    // narrows it or is what the opposed word qualifies; a role after
+    // "works as" is one slot.
     for ((first, second), (twin_first, twin_second)) in [
         (
             ("The user has a car", "The user does not drive a car"),
@@ -1332,6 +1333,28 @@ fn everyday_facts_said_in_other_words_clash_and_their_compatible_twins_do_not() 
         (
             ("Max is old", "Max is a new employee"),
             ("The user is married to Ana", "The user is divorced"),
+        ),
+        (
+            ("Sara is happy", "Sara is unhappy with her job"),
+            ("Leo is employed at Acme", "Leo is unemployed"),
+        ),
+        // A role "as" gives is one slot, unless one role is a kind of the
+        // other (a chef is a cook).
+        (
+            ("Alex works as a cook", "Alex works as a chef"),
+            ("Alex works as a nurse", "Alex works as a teacher"),
+        ),
+        // "Sunday" is a rest day and "Friday" a weekday: both days of the
+        // week, one slot; two past visits are two occurrences.
+        (
+            (
+                "The user went to the gym on Friday",
+                "The user went to the gym on Sunday",
+            ),
+            (
+                "The user's flight leaves on Friday",
+                "The user's flight leaves on Sunday",
+            ),
         ),
     ] {
         println!(

@@ -186,6 +186,12 @@ fn classes_are_shared_direct_hypernyms() {
     );
     assert_eq!(wordnet.shared_class("film", "movie"), None, "synonyms");
     assert_eq!(wordnet.shared_class("guitar", "banana"), None);
+    // Times may be one step further apart: a rest day and a weekday.
+    assert_eq!(
+        wordnet.shared_class("sunday", "friday").as_deref(),
+        Some("day of the week")
+    );
+    assert_eq!(wordnet.shared_class("sunday", "january"), None);
 }
 
 #[test]

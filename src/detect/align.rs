@@ -644,9 +644,9 @@ pub struct Comparison {
     /// Per side: when its main verb places what it says, if it tells.
     frames: [Option<Frame>; 2],
     /// Per side, the words beside an antonym that is the predicate
-    /// itself: one side has none, the other at most a complement, not a
-    /// noun its antonym qualifies ("is `married` to Ana" / "is
-    /// `divorced`", unlike "is `old`" / "is a `new` employee").
+    /// itself: one side has none, the other only names in a complement
+    /// ("is `married` to Ana" / "is `divorced`", unlike "is `old`" / "is a
+    /// `new` employee" or "is `happy`" / "is `unhappy` with her job").
     opposed_predicate: Option<[usize; 2]>,
 }
 
@@ -1058,6 +1058,14 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                 .iter()
                 .rposition(|t| !listed(ARTICLES, t.word.as_str()))
                 .is_some_and(|k| listed(COPULAS, aligned_words[k].word.as_str()) || passive(k)),
+            role: aligned_words[..*before]
+                .iter()
+                .rposition(|t| !listed(ARTICLES, t.word.as_str()))
+                .is_some_and(|k| {
+                    aligned_words[k].word == "as"
+                        && k.checked_sub(1)
+                            .is_some_and(|v| aligned_words[v].info.inflected_verb)
+                }),
             object: before.checked_sub(1).is_some_and(|k| {
                 let verb = aligned_words[k];
                 verb.is_content() && verb.info.inflected_verb && !passive(k)
@@ -1376,6 +1384,9 @@ struct Place {
     /// `Spanish`"), not a passive participle's complement ("is named
     /// `Lily`") nor a preposition's ("lives in `Rome`").
     object: bool,
+    /// After an aligned "as" that follows an aligned verb, and at most an
+    /// article: the role the verb is done in ("works as a `nurse`").
+    role: bool,
     /// Starts each side's sentence (a determiner: "`No` dog is …").
     at_start: [bool; 2],
 }
@@ -1480,21 +1491,14 @@ fn classify<'t>(
                 comparison.negation_differs = true;
                 return;
             }
-            // Whether the word after a side's antonym in its hunk is a
-            // content word: a noun the antonym qualifies.
-            let qualifies = |side: &[&Token], phrase: &str| {
-                side.iter()
-                    .rposition(|t| {
-                        phrase
-                            .split(' ')
-                            .any(|w| w == t.word || t.info.lemmas.iter().any(|l| l == w))
-                    })
-                    .and_then(|at| side.get(at + 1))
-                    .is_some_and(|t| t.is_content())
-            };
-            comparison.opposed_predicate =
-                ((ox == 0 || oy == 0) && !qualifies(x, &p) && !qualifies(y, &q))
-                    .then_some([ox, oy]);
+            // Beside the bare antonym, a complement that only names who or
+            // where ("married to `Ana`", "employed at `Acme`") leaves the
+            // predicate whole; a common noun narrows it ("unhappy with her
+            // `job`", "short of `money`") or is what the antonym qualifies
+            // ("a new `employee`").
+            comparison.opposed_predicate = ((ox == 0 || oy == 0)
+                && wx.iter().chain(&wy).all(|t| t.role == Role::Name))
+            .then_some([ox, oy]);
             comparison.conflicts.push(Conflict {
                 kind: "antonym",
                 detail: format!("`{p}` ↔ `{q}` (antonyms)"),
@@ -1788,6 +1792,23 @@ fn different_value(
                 lexicon.canonical(&p.word),
                 lexicon.canonical(&q.word)
             ),
+            negated_side: None,
+            denied: None,
+        });
+    }
+    // A role is one slot: one works as a nurse or as a teacher, unless
+    // one role is a kind of the other ("cook" / "chef").
+    if let ([p], [q]) = (x, y)
+        && place.role
+        && lexicon.names_person(&p.info)
+        && lexicon.names_person(&q.info)
+        && !lexicon.synonyms(p.pair(), q.pair())
+        && !lexicon.is_a(&p.info, &q.info)
+        && !lexicon.is_a(&q.info, &p.info)
+    {
+        return Some(Conflict {
+            kind: "value",
+            detail: format!("`{}` ↔ `{}` (roles)", p.word, q.word),
             negated_side: None,
             denied: None,
         });

@@ -168,6 +168,11 @@ impl Lexicon {
         self.wordnet.as_ref().is_some_and(|w| w.names_time(word))
     }
 
+    /// Whether WordNet knows `word` as a person ([`WordNet::names_person`]).
+    pub fn names_person(&self, word: &Word) -> bool {
+        self.wordnet.as_ref().is_some_and(|w| w.names_person(word))
+    }
+
     /// Whether WordNet knows the phrasal verb `phrase` as ending an
     /// activity ([`WordNet::phrase_ends_activity`]).
     pub fn phrase_ends_activity(&self, phrase: &str) -> bool {

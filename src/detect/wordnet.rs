@@ -76,6 +76,8 @@ pub struct WordNet {
     ending: Option<u32>,
     /// Noun synsets of times and periods ("year", "March", "week").
     times: HashSet<u32>,
+    /// Noun synsets of people ("nurse", "mother", "friend").
+    people: HashSet<u32>,
     /// Short digest of the files read, for the run's config hash.
     digest: String,
 }
@@ -118,7 +120,6 @@ impl WordNet {
         let mut words: Vec<Vec<String>> = Vec::new();
         let mut part_of_speech: Vec<usize> = Vec::new();
         let mut pending: Vec<(u32, usize, (usize, u32), usize)> = Vec::new();
-        let mut people: HashSet<u32> = HashSet::new();
         let mut feelings: HashSet<u32> = HashSet::new();
         let mut pending_hypernyms: Vec<(u32, (usize, u32))> = Vec::new();
         let mut pending_similar: Vec<(u32, (usize, u32))> = Vec::new();
@@ -166,7 +167,7 @@ impl WordNet {
                 let id = wordnet.synsets.len() as u32;
                 ids.insert((pos, offset), id);
                 if pos == NOUN && fields.get(1) == Some(&NOUN_PERSON) {
-                    people.insert(id);
+                    wordnet.people.insert(id);
                 }
                 if pos == NOUN && fields.get(1) == Some(&NOUN_TIME) {
                     wordnet.times.insert(id);
@@ -221,7 +222,7 @@ impl WordNet {
             if let (Some(a), Some(b)) = (name(id, source), name(other, target_word)) {
                 wordnet.add_antonyms(a, b);
                 opposites.entry(id).or_default().push((b.clone(), other));
-                let kind = if people.contains(&id) {
+                let kind = if wordnet.people.contains(&id) {
                     &mut as_people
                 } else {
                     &mut otherwise
@@ -279,7 +280,7 @@ impl WordNet {
             let pos = part_of_speech[head as usize];
             for word in &words[head as usize] {
                 let common = wordnet.ranks(pos, word, head, COMMON_SENSES);
-                let kind = if people.contains(&head) {
+                let kind = if wordnet.people.contains(&head) {
                     &mut as_people
                 } else {
                     &mut otherwise
@@ -591,6 +592,12 @@ impl WordNet {
         word.nouns.iter().any(|s| self.times.contains(s))
     }
 
+    /// Whether a common noun sense of `word` names a person ("nurse",
+    /// "teachers").
+    pub fn names_person(&self, word: &Word) -> bool {
+        word.nouns.iter().any(|s| self.people.contains(s))
+    }
+
     /// Whether some sense of the phrasal verb `phrase` ("give up", "leave
     /// off") is ending an activity, or a kind of it: its particle already
     /// selects the sense, so a rarer one counts ("give up" ends an
@@ -619,11 +626,22 @@ impl WordNet {
                 .flat_map(|s| self.synsets[*s as usize].hypernyms.iter().copied())
                 .collect()
         };
-        let of_a = parents(a);
-        parents(b)
-            .into_iter()
-            .find(|p| of_a.contains(p))
-            .map(|p| self.synsets[p as usize].name.clone())
+        let (mut of_a, mut of_b) = (parents(a), parents(b));
+        let shared = |of_a: &[u32], of_b: &[u32]| of_b.iter().copied().find(|p| of_a.contains(p));
+        let mut class = shared(&of_a, &of_b);
+        // Times are one more step apart at most: "Sunday" is a rest day,
+        // "Friday" a weekday, both days of the week.
+        if class.is_none() && self.names_time(a) && self.names_time(b) {
+            for of in [&mut of_a, &mut of_b] {
+                let grandparents: Vec<u32> = of
+                    .iter()
+                    .flat_map(|p| self.synsets[*p as usize].hypernyms.iter().copied())
+                    .collect();
+                of.extend(grandparents);
+            }
+            class = shared(&of_a, &of_b);
+        }
+        class.map(|p| self.synsets[p as usize].name.clone())
     }
 
     /// [`WordNet::synonyms`] of two words as written.
