@@ -1049,23 +1049,23 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
             .chain(aligned_words[..*before].iter().rev())
             .find(|t| t.is_content())
             .copied();
+        // The aligned word the hunk depends on, past an article ("is `a`
+        // nurse", "works as `a` nurse").
+        let governor = aligned_words[..*before]
+            .iter()
+            .rposition(|t| !listed(ARTICLES, t.word.as_str()));
         let place = Place {
             subject: (0..2).all(|side| subject_ends[side].is_some_and(|f| end[side] <= f)),
             after_copula: before
                 .checked_sub(1)
                 .is_some_and(|k| listed(COPULAS, aligned_words[k].word.as_str())),
-            predicate_noun: aligned_words[..*before]
-                .iter()
-                .rposition(|t| !listed(ARTICLES, t.word.as_str()))
+            predicate_noun: governor
                 .is_some_and(|k| listed(COPULAS, aligned_words[k].word.as_str()) || passive(k)),
-            role: aligned_words[..*before]
-                .iter()
-                .rposition(|t| !listed(ARTICLES, t.word.as_str()))
-                .is_some_and(|k| {
-                    aligned_words[k].word == "as"
-                        && k.checked_sub(1)
-                            .is_some_and(|v| aligned_words[v].info.inflected_verb)
-                }),
+            role: governor.is_some_and(|k| {
+                aligned_words[k].word == "as"
+                    && k.checked_sub(1)
+                        .is_some_and(|v| aligned_words[v].info.inflected_verb)
+            }),
             object: before.checked_sub(1).is_some_and(|k| {
                 let verb = aligned_words[k];
                 verb.is_content() && verb.info.inflected_verb && !passive(k)

@@ -615,7 +615,8 @@ impl WordNet {
 
     /// The class two different nouns both belong to: a common sense of
     /// each sits directly under the same hypernym ("red"/"blue" under
-    /// "chromatic color", "man"/"woman" under "adult"); `None` for synonyms.
+    /// "chromatic color", "man"/"woman" under "adult"), or for two times
+    /// one step further up; `None` for synonyms.
     pub fn class_of_pair(&self, a: &Word, b: &Word) -> Option<String> {
         if self.synonyms(a, b) {
             return None;
