@@ -1453,13 +1453,8 @@ fn classify<'t>(
             t.role == Role::Name
                 || (t.role == Role::Content && t.info.is_noun() && !t.word.ends_with("ing"))
         };
-        let other_things = |t: &Token, o: &Token| {
-            thing(t)
-                && thing(o)
-                && !lexicon.synonyms(t.pair(), o.pair())
-                && !lexicon.is_a(&t.info, &o.info)
-                && !lexicon.is_a(&o.info, &t.info)
-        };
+        let other_things =
+            |t: &Token, o: &Token| thing(t) && thing(o) && !lexicon.related(t.pair(), o.pair());
         if let ([t], [o]) = (wx.as_slice(), wy.as_slice())
             && other_things(t, o)
         {
@@ -1802,9 +1797,7 @@ fn different_value(
         && place.role
         && lexicon.names_person(&p.info)
         && lexicon.names_person(&q.info)
-        && !lexicon.synonyms(p.pair(), q.pair())
-        && !lexicon.is_a(&p.info, &q.info)
-        && !lexicon.is_a(&q.info, &p.info)
+        && !lexicon.related(p.pair(), q.pair())
     {
         return Some(Conflict {
             kind: "value",

@@ -137,6 +137,12 @@ impl Lexicon {
             .is_some_and(|w| w.first_means(word, lemma))
     }
 
+    /// Whether the words say one thing or one names a kind of the other
+    /// ("cook" / "chef"): not two different things.
+    pub fn related(&self, a: (&str, &Word), b: (&str, &Word)) -> bool {
+        self.synonyms(a, b) || self.is_a(a.1, b.1) || self.is_a(b.1, a.1)
+    }
+
     /// Whether `specific` is a kind of `general` ("man" / "person").
     pub fn is_a(&self, specific: &Word, general: &Word) -> bool {
         self.wordnet

@@ -621,27 +621,27 @@ impl WordNet {
         if self.synonyms(a, b) {
             return None;
         }
-        let parents = |word: &Word| -> Vec<u32> {
-            word.nouns
+        let up = |synsets: &[u32]| -> Vec<u32> {
+            synsets
                 .iter()
                 .flat_map(|s| self.synsets[*s as usize].hypernyms.iter().copied())
                 .collect()
         };
-        let (mut of_a, mut of_b) = (parents(a), parents(b));
         let shared = |of_a: &[u32], of_b: &[u32]| of_b.iter().copied().find(|p| of_a.contains(p));
-        let mut class = shared(&of_a, &of_b);
-        // Times are one more step apart at most: "Sunday" is a rest day,
-        // "Friday" a weekday, both days of the week.
-        if class.is_none() && self.names_time(a) && self.names_time(b) {
-            for of in [&mut of_a, &mut of_b] {
-                let grandparents: Vec<u32> = of
-                    .iter()
-                    .flat_map(|p| self.synsets[*p as usize].hypernyms.iter().copied())
-                    .collect();
-                of.extend(grandparents);
+        let (of_a, of_b) = (up(&a.nouns), up(&b.nouns));
+        let class = shared(&of_a, &of_b).or_else(|| {
+            // Times are one more step apart at most: "Sunday" is a rest
+            // day, "Friday" a weekday, both days of the week.
+            if !(self.names_time(a) && self.names_time(b)) {
+                return None;
             }
-            class = shared(&of_a, &of_b);
-        }
+            let widen = |mut of: Vec<u32>| {
+                let grandparents = up(&of);
+                of.extend(grandparents);
+                of
+            };
+            shared(&widen(of_a), &widen(of_b))
+        });
         class.map(|p| self.synsets[p as usize].name.clone())
     }
 
