@@ -1649,6 +1649,33 @@ fn statements_of_different_times_or_occurrences_are_not_contradictions() {
 }
 
 #[test]
+fn something_done_with_a_possession_does_not_absorb_having_it() {
+    // Every word of "has a bike" is in "sold his bike", but selling (or
+    // losing) it is another predicate than having it: merging would drop
+    // the possession from the active view, and it may be the newer fact.
+    for (done, had) in [
+        ("Tom sold his bike last week", "Tom has a bike"),
+        ("The user lost his phone", "The user has a phone"),
+    ] {
+        let (_dir, store, output) = consolidate_pair(done, had);
+        assert_eq!(output.report.counts.duplicates_merged, 0, "{done:?}");
+        assert_eq!(status(&store, "u", "second"), MemoryStatus::Active);
+    }
+    // Having it in other words, or a detail of what is had, still merges.
+    for (detailed, had) in [
+        ("Tom has an old red bike", "Tom has a bike"),
+        ("The user has two black cats", "The user has two cats"),
+    ] {
+        let (_dir, store, output) = consolidate_pair(detailed, had);
+        assert_eq!(
+            output.report.counts.duplicates_merged, 1,
+            "{detailed:?} / {had:?}"
+        );
+        assert_eq!(status(&store, "u", "first"), MemoryStatus::Active);
+    }
+}
+
+#[test]
 fn a_fact_about_someone_s_relative_does_not_absorb_the_fact_about_them() {
     // Every word of the second is in the first, but the first is about
     // Nina's sister: merging would drop where Nina lives.

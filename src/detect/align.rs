@@ -1054,6 +1054,7 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
         let governor = aligned_words[..*before]
             .iter()
             .rposition(|t| !listed(ARTICLES, t.word.as_str()));
+        let (hunk_x, hunk_y) = (x.as_slice(), y.as_slice());
         let place = Place {
             subject: (0..2).all(|side| subject_ends[side].is_some_and(|f| end[side] <= f)),
             after_copula: before
@@ -1071,9 +1072,9 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                 verb.is_content() && verb.info.inflected_verb && !passive(k)
             }),
             at_start,
+            has: [(hunk_x, a), (hunk_y, b)].map(|(hunk, sentence)| has_as_verb(hunk, sentence)),
         };
         let before_moving = content(x).len() + content(y).len();
-        let (hunk_x, hunk_y) = (x.as_slice(), y.as_slice());
         let (mut x, mut y) = (moved_out(x, b), moved_out(y, a));
         let mut dated = [false; 2];
         for (side, hunk) in [&x, &y].into_iter().enumerate() {
@@ -1389,6 +1390,9 @@ struct Place {
     role: bool,
     /// Starts each side's sentence (a determiner: "`No` dog is …").
     at_start: [bool; 2],
+    /// Each side's hunk has "have" as its verb, not as an auxiliary
+    /// ("`has` a bike", not "`has` sold", "`has` been", "`has` to").
+    has: [bool; 2],
 }
 
 /// The opposed words of a hunk, if any: the rule file's antonyms, on the
@@ -1515,10 +1519,6 @@ fn classify<'t>(
             .iter()
             .find(|t| t.role == Role::Negation)
             .map_or("", |t| t.word.as_str());
-        // A verb that first means "have" ("owns", "features") says what
-        // a "has" says.
-        let means_have = |t: &Token| lexicon.first_means(&t.info, HAVE);
-        let possessive = |side: &[&Token]| side.iter().any(|t| listed("has have had", &t.word));
         // The negating side's words that name what the other side says, in
         // the same or more general terms ("no `woman`" / "a lady"; "does
         // not `own`" / "has"), are the denied argument, not a fact of its
@@ -1529,7 +1529,7 @@ fn classify<'t>(
                 let names_other = other_content.iter().any(|o| {
                     lexicon.synonyms(t.pair(), o.pair()) || lexicon.is_a(&o.info, &t.info)
                 });
-                let says_has = possessive(other) && means_have(t);
+                let says_has = possessive(other) && means_have(t, lexicon);
                 !names_other && !says_has
             })
             .count();
@@ -1542,14 +1542,7 @@ fn classify<'t>(
         // A denied possession ("has `no` car") does not deny another verb
         // of the thing ("`rents` a car"), only a synonym ("owns a car").
         let possession = possessive(negating) && !negating.iter().any(|t| t.word == "been");
-        let other_predicate = possession && {
-            let have = lexicon.word(HAVE);
-            other_content.iter().any(|t| {
-                t.info.inflected_verb
-                    && !lexicon.synonyms(t.pair(), (HAVE, &have))
-                    && !means_have(t)
-            })
-        };
+        let other_predicate = possession && verb_besides_having(other_content, lexicon).is_some();
         if denies && own_content == 0 && !other_predicate && (!pronoun || other_content.len() <= 2)
         {
             let quantifier = other.iter().find(|t| listed(QUANTIFIERS, t.word.as_str()));
@@ -1605,6 +1598,28 @@ fn classify<'t>(
         }
     }
     if cx.is_empty() || cy.is_empty() {
+        // Having a thing and doing something with it are two predicates,
+        // though "has" is no content word: "`has` a bike" / "`sold` his
+        // bike" (and the sale may be the older fact), not "sold" as a
+        // detail beside a shared "bike".
+        let (having, doing) = if cx.is_empty() { (0, &cy) } else { (1, &cx) };
+        if place.has[having]
+            && let Some(verb) = verb_besides_having(doing, lexicon)
+        {
+            let having = [x, y][having];
+            let has = having
+                .iter()
+                .find(|t| listed(POSSESSIVE_VERBS, &t.word))
+                .map_or(HAVE, |t| t.word.as_str());
+            comparison.extra[0] += cx.len();
+            comparison.extra[1] += cy.len();
+            comparison.substitutions.push(if cx.is_empty() {
+                (has.to_owned(), verb.word.clone())
+            } else {
+                (verb.word.clone(), has.to_owned())
+            });
+            return;
+        }
         comparison.extra[0] += cx.len();
         comparison.extra[1] += cy.len();
         return;
@@ -1651,6 +1666,56 @@ fn classify<'t>(
     if !ux.is_empty() && !uy.is_empty() {
         comparison.substitutions.push((ux.join(" "), uy.join(" ")));
     }
+}
+
+/// Forms of "have" that state a possession when no participle follows.
+const POSSESSIVE_VERBS: &str = "has have had";
+
+/// Adverbs that may stand between an auxiliary and its participle ("has
+/// `already` won"), besides those in "-ly" and negations.
+const MID_ADVERBS: &str = "already just also still ever yet since even only";
+
+/// Whether `hunk`, a run of `sentence`'s tokens, has a form of "have"
+/// as its verb: past any adverb, followed by neither a participle, "been"
+/// nor "to" ("`has` a bike", not "`has` recently sold").
+fn has_as_verb(hunk: &[&Token], sentence: &[Token]) -> bool {
+    hunk.iter().any(|t| {
+        listed(POSSESSIVE_VERBS, &t.word)
+            && sentence
+                .iter()
+                .position(|s| std::ptr::eq(s, *t))
+                .and_then(|k| {
+                    sentence[k + 1..].iter().find(|n| {
+                        n.role != Role::Negation
+                            && !n.word.ends_with("ly")
+                            && !listed(MID_ADVERBS, &n.word)
+                    })
+                })
+                .is_none_or(|n| !n.info.inflected_verb && !listed("been to", &n.word))
+    })
+}
+
+/// Whether a side has a form of "have" of its own.
+fn possessive(side: &[&Token]) -> bool {
+    side.iter().any(|t| listed(POSSESSIVE_VERBS, &t.word))
+}
+
+/// A verb whose first sense is a sense of "have" ("owns", "features")
+/// says what a "has" says.
+fn means_have(t: &Token, lexicon: &Lexicon) -> bool {
+    lexicon.first_means(&t.info, HAVE)
+}
+
+/// A finite verb among `content` that says something else than "have"
+/// ("`rents` a car", "`sold` his bike"; not "owns", nor a kind of having:
+/// "possesses").
+fn verb_besides_having<'t>(content: &[&'t Token], lexicon: &Lexicon) -> Option<&'t Token> {
+    let have = lexicon.word(HAVE);
+    content.iter().copied().find(|t| {
+        t.info.inflected_verb
+            && !lexicon.related(t.pair(), (HAVE, &have))
+            && !means_have(t, lexicon)
+    })
 }
 
 fn names_in<'t>(side: &[&'t Token]) -> Vec<&'t Token> {
