@@ -1541,6 +1541,20 @@ fn a_text_that_reframes_the_other_does_not_absorb_it() {
         ),
         ("Kai might get a new job", "Kai got a new job"),
         ("Jill stopped eating meat last year", "Jill eats meat"),
+        // A belief, a dream, a condition, a hedge and a former role frame
+        // the shared words as other than a stated fact.
+        ("Sam believes the earth is flat", "The earth is flat"),
+        ("Sam dreamed that he won the lottery", "Sam won the lottery"),
+        ("If it rains, Sam stays home", "Sam stays home"),
+        ("Sam almost won the race", "Sam won the race"),
+        (
+            "Sam's former employer is Google",
+            "Sam's employer is Google",
+        ),
+        (
+            "Sam is thinking about moving to Berlin",
+            "Sam is moving to Berlin",
+        ),
     ] {
         let (_dir, store, output) = consolidate_pair(framed, plain);
         assert_eq!(
@@ -1553,6 +1567,22 @@ fn a_text_that_reframes_the_other_does_not_absorb_it() {
             "{plain:?}"
         );
     }
+}
+
+#[test]
+fn denying_what_the_other_text_only_frames_is_no_contradiction() {
+    // The framed text does not state what the other denies: a hope, a
+    // belief, a condition or a near miss are compatible with its denial.
+    for (framed, denial) in [
+        ("Sam hopes to live in Paris", "Sam does not live in Paris"),
+        ("Sam believes the earth is flat", "The earth is not flat"),
+        ("If it rains, Sam stays home", "Sam does not stay home"),
+        ("Sam almost won the race", "Sam did not win the race"),
+    ] {
+        assert_not_flagged(framed, denial);
+    }
+    // Stated plainly, the same pair clashes.
+    assert_flagged_once("Sam lives in Paris", "Sam does not live in Paris");
 }
 
 #[test]

@@ -71,6 +71,8 @@ fn finite(t: &Token) -> bool {
 
 /// Negations that also stand for the argument they deny ("Nobody is
 /// swimming" / "A man is swimming").
+/// Pronouns as the object of a verb ("told `him` to stop").
+const OBJECT_PRONOUNS: &str = "me you him her it us them";
 const NEGATIVE_PRONOUNS: &str = "nobody nothing none no_one noone";
 
 /// Quantifiers that flip against a negative determiner.
@@ -758,7 +760,13 @@ impl Comparison {
         let shared = aligned >= 2
             || (aligned == 1
                 && (self.extra == [0, 0] || self.opposed_predicate == Some(self.extra)));
-        if self.conflicts.is_empty() || !self.substitutions.is_empty() || !shared {
+        // A framed text does not state the shared words: "Sam `hopes` to
+        // live in Paris" is compatible with "Sam does not live in Paris".
+        if self.conflicts.is_empty()
+            || !self.substitutions.is_empty()
+            || !shared
+            || self.reframes.contains(&true)
+        {
             return false;
         }
         if let [Some(x), Some(y)] = self.frames {
@@ -968,7 +976,7 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
         }
     }
     let mut comparison = Comparison {
-        reframes: [reframes(a, b), reframes(b, a)],
+        reframes: [reframes(a, b, lexicon), reframes(b, a, lexicon)],
         frames: [(a, ends[0]), (b, ends[1])].map(|(side, end)| match end {
             Some((at, _)) => Some(ending_frame(side, at)),
             None => frame(side),
@@ -1289,8 +1297,9 @@ fn modal_or_future(word: &str) -> bool {
 /// say, rather than add to it: a modal ("Kai `might` get a new job"), a
 /// verb of its own governing a shared one ("Carl `wants to` quit", "Lisa
 /// `used to` live", "Jill `stopped` eating"), but not "go" before an
-/// activity ("`goes` running").
-fn reframes(text: &[Token], other: &[Token]) -> bool {
+/// activity ("`goes` running"), or one of the lexicon's framing words
+/// ("Sam `believes` the earth is flat", "`If` it rains").
+fn reframes(text: &[Token], other: &[Token], lexicon: &Lexicon) -> bool {
     let shared =
         |t: &Token| t.is_content() && other.iter().any(|o| o.is_content() && o.shares_lemma(t));
     let own = |t: &Token| t.is_content() && !shared(t);
@@ -1314,13 +1323,26 @@ fn reframes(text: &[Token], other: &[Token]) -> bool {
         let goes = t.info.lemmas.iter().any(|l| l == "go");
         // Right after it, with no punctuation between: "agreed, saying"
         // reports, it does not govern.
+        let adjacent = next.is_some_and(|n| n.span.0 <= t.span.1 + 1);
+        // Past an object pronoun: "told `him` to stop".
+        let (next, after) = match next {
+            Some(n)
+                if listed(OBJECT_PRONOUNS, &n.word) && after.is_some_and(|a| a.word == "to") =>
+            {
+                (after, text.get(k + 3))
+            }
+            _ => (next, after),
+        };
         let governs = own(t)
             && t.info.inflected_verb
-            && next.is_some_and(|n| n.span.0 <= t.span.1 + 1)
+            && adjacent
             && next.is_some_and(|n| {
                 (n.word == "to" && after.is_some_and(&shared)) || (gerund_of_other(n) && !goes)
             });
-        modal || governs
+        let framing = t.role != Role::Name
+            && lexicon.is_framing(&t.word, &t.info)
+            && !other.iter().any(|o| o.word == t.word || o.shares_lemma(t));
+        modal || governs || framing
     })
 }
 

@@ -20,6 +20,11 @@ pub struct LexiconSpec {
     pub negations: Vec<String>,
     pub antonyms: Vec<[String; 2]>,
     pub change_markers: Vec<String>,
+    /// Words that frame what a text says as other than a stated fact: an
+    /// attitude ("believes"), a condition ("if"), a near miss ("almost"),
+    /// a modifier that denies its noun ("former"). Lemmas match their
+    /// inflections.
+    pub framing: Vec<String>,
     /// Class name → values; `a|b` are two spellings of one value.
     pub value_classes: BTreeMap<String, Vec<String>>,
 }
@@ -31,6 +36,7 @@ pub struct Lexicon {
     negations: Vec<Vec<String>>,
     antonyms: Vec<(String, String)>,
     change_markers: Vec<Vec<String>>,
+    framing: std::collections::BTreeSet<String>,
     /// Spelling → (class, canonical value).
     values: BTreeMap<String, (String, String)>,
     /// Lemmas, synonyms, antonyms and word classes; without it only the
@@ -70,6 +76,7 @@ impl Lexicon {
                 .map(|[a, b]| (normalise(a), normalise(b)))
                 .collect(),
             change_markers: spec.change_markers.iter().map(|p| phrase(p)).collect(),
+            framing: spec.framing.iter().map(|w| normalise(w)).collect(),
             values,
             wordnet: None,
         }
@@ -230,6 +237,12 @@ impl Lexicon {
             .any(|marker| marker.len() == 1 && marker[0] == word)
     }
 
+    /// Whether `word` (spelled `spelling`) frames what its text says
+    /// ([`LexiconSpec::framing`]).
+    pub fn is_framing(&self, spelling: &str, word: &Word) -> bool {
+        self.framing.contains(spelling) || word.lemmas.iter().any(|l| self.framing.contains(l))
+    }
+
     /// `(class, value)` of every class value named in `words`.
     pub fn values_in(&self, words: &[String]) -> Vec<(String, String)> {
         let mut found: Vec<(String, String)> = words
@@ -262,6 +275,18 @@ mod tests {
         phrase(text)
     }
 
+    #[test]
+    fn framing_words_match_their_spelling_and_inflections() {
+        let lexicon = lexicon();
+        for framing in ["believe", "believes", "if"] {
+            assert!(
+                lexicon.is_framing(framing, &lexicon.word(framing)),
+                "{framing}"
+            );
+        }
+        assert!(!lexicon.is_framing("lives", &lexicon.word("lives")));
+    }
+
     fn lexicon() -> Lexicon {
         Lexicon::new(&LexiconSpec {
             negations: vec![
@@ -272,6 +297,7 @@ mod tests {
             ],
             antonyms: vec![["always".into(), "never".into()]],
             change_markers: vec!["now".into(), "switched to".into()],
+            framing: vec!["believe".into(), "if".into()],
             value_classes: BTreeMap::from([(
                 "database".into(),
                 vec!["postgresql|postgres".into(), "mysql".into()],
