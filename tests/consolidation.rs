@@ -1662,6 +1662,17 @@ fn statements_of_different_times_or_occurrences_are_not_contradictions() {
             ),
             ("Tom's gym day is Monday", "Tom's gym day is Wednesday"),
         ),
+        (
+            // "last year" and "this year" are two years.
+            (
+                "Sam went to Paris last year",
+                "Sam did not go to Paris this year",
+            ),
+            (
+                "Sam went to Paris last year",
+                "Sam did not go to Paris last year",
+            ),
+        ),
     ] {
         let (_dir, store, output) = consolidate_pair(first, second);
         let found = contradiction_events(&output);

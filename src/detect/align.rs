@@ -71,6 +71,10 @@ fn finite(t: &Token) -> bool {
 
 /// Negations that also stand for the argument they deny ("Nobody is
 /// swimming" / "A man is swimming").
+/// Words that place a time relative to now ("`last` year", "`this`
+/// week", "`next` Monday").
+const TIME_DEICTICS: &str = "this last next past previous coming following";
+
 /// Pronouns as the object of a verb ("told `him` to stop").
 const OBJECT_PRONOUNS: &str = "me you him her it us them";
 const NEGATIVE_PRONOUNS: &str = "nobody nothing none no_one noone";
@@ -1080,6 +1084,9 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                 verb.is_content() && verb.info.inflected_verb && !passive(k)
             }),
             at_start,
+            before_time: aligned_words
+                .get(*before)
+                .is_some_and(|t| t.is_content() && names_time(t, lexicon)),
             has: [(hunk_x, a), (hunk_y, b)].map(|(hunk, sentence)| has_as_verb(hunk, sentence)),
         };
         let before_moving = content(x).len() + content(y).len();
@@ -1412,6 +1419,8 @@ struct Place {
     role: bool,
     /// Starts each side's sentence (a determiner: "`No` dog is …").
     at_start: [bool; 2],
+    /// Right before an aligned time word ("`last` year" / "`this` year").
+    before_time: bool,
     /// Each side's hunk has "have" as its verb, not as an auxiliary
     /// ("`has` a bike", not "`has` sold", "`has` been", "`has` to").
     has: [bool; 2],
@@ -1454,6 +1463,22 @@ fn classify<'t>(
     comparison: &mut Comparison,
 ) {
     let (cx, cy) = (content(x), content(y));
+    // Two deictic modifiers of one time ("`last` year" / "`this` year")
+    // name two times: whatever else the texts share, they speak of
+    // different occasions.
+    let deictic = |side: &[&Token]| {
+        !side.is_empty()
+            && side.iter().all(|t| {
+                listed(TIME_DEICTICS, t.word.as_str()) || listed(ARTICLES, t.word.as_str())
+            })
+            && side.iter().any(|t| listed(TIME_DEICTICS, t.word.as_str()))
+    };
+    if place.before_time && deictic(x) && deictic(y) && words_of(x) != words_of(y) {
+        comparison.extra[0] += cx.len();
+        comparison.extra[1] += cy.len();
+        comparison.substitutions.push((words_of(x), words_of(y)));
+        return;
+    }
     // Antonyms first ("always" / "never" is an antonym, not a negation),
     // when they are what the hunk is about: at most one other content word
     // a side.
