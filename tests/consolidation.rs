@@ -1702,7 +1702,7 @@ fn something_done_with_a_possession_does_not_absorb_having_it() {
         assert_eq!(output.report.counts.duplicates_merged, 0, "{done:?}");
         assert_eq!(status(&store, "u", "second"), MemoryStatus::Active);
     }
-    // Having it in other words, or a detail of what is had, still merges.
+    // A detail of what is had still merges.
     for (detailed, had) in [
         ("Tom has an old red bike", "Tom has a bike"),
         ("The user has two black cats", "The user has two cats"),

@@ -69,14 +69,15 @@ fn finite(t: &Token) -> bool {
     listed(FINITE_AUXILIARIES, t.word.as_str()) || negated_auxiliary(t)
 }
 
-/// Negations that also stand for the argument they deny ("Nobody is
-/// swimming" / "A man is swimming").
 /// Words that place a time relative to now ("`last` year", "`this`
 /// week", "`next` Monday").
 const TIME_DEICTICS: &str = "this last next past previous coming following";
 
 /// Pronouns as the object of a verb ("told `him` to stop").
 const OBJECT_PRONOUNS: &str = "me you him her it us them";
+
+/// Negations that also stand for the argument they deny ("Nobody is
+/// swimming" / "A man is swimming").
 const NEGATIVE_PRONOUNS: &str = "nobody nothing none no_one noone";
 
 /// Quantifiers that flip against a negative determiner.

@@ -4,7 +4,7 @@
 //! replace it. Everything is matched on normalised words (see
 //! [`crate::text::normalise`]), so "Don't" and "don t" are the same phrase.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -36,7 +36,7 @@ pub struct Lexicon {
     negations: Vec<Vec<String>>,
     antonyms: Vec<(String, String)>,
     change_markers: Vec<Vec<String>>,
-    framing: std::collections::BTreeSet<String>,
+    framing: BTreeSet<String>,
     /// Spelling → (class, canonical value).
     values: BTreeMap<String, (String, String)>,
     /// Lemmas, synonyms, antonyms and word classes; without it only the
