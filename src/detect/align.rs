@@ -1650,26 +1650,22 @@ fn classify<'t>(
         // though "has" is no content word: "`has` a bike" / "`sold` his
         // bike" (and the sale may be the older fact), not "sold" as a
         // detail beside a shared "bike".
+        comparison.extra[0] += cx.len();
+        comparison.extra[1] += cy.len();
         let (having, doing) = if cx.is_empty() { (0, &cy) } else { (1, &cx) };
         if place.has[having]
             && let Some(verb) = verb_besides_having(doing, lexicon)
         {
-            let having = [x, y][having];
-            let has = having
+            let has = [x, y][having]
                 .iter()
                 .find(|t| listed(POSSESSIVE_VERBS, &t.word))
                 .map_or(HAVE, |t| t.word.as_str());
-            comparison.extra[0] += cx.len();
-            comparison.extra[1] += cy.len();
-            comparison.substitutions.push(if cx.is_empty() {
+            comparison.substitutions.push(if having == 0 {
                 (has.to_owned(), verb.word.clone())
             } else {
                 (verb.word.clone(), has.to_owned())
             });
-            return;
         }
-        comparison.extra[0] += cx.len();
-        comparison.extra[1] += cy.len();
         return;
     }
     // A value and at most one other word a side ("5 minutes" / "20
