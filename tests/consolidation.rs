@@ -1586,6 +1586,21 @@ fn denying_what_the_other_text_only_frames_is_no_contradiction() {
 }
 
 #[test]
+fn a_denied_noun_that_only_modifies_another_is_not_denied() {
+    // In "a college party" the denied "college" only says which party:
+    // going to one is not going to college, nor is a dog collar a dog.
+    for (denial, statement) in [
+        ("Sam didn't go to college", "Sam went to a college party"),
+        ("Sam does not have a dog", "Sam has a dog collar"),
+    ] {
+        assert_not_flagged(denial, statement);
+    }
+    // The noun as the head, however modified, is denied.
+    assert_flagged_once("Sam does not have a dog", "Sam has a big brown dog");
+    assert_flagged_once("Sam didn't go to college", "Sam went to a good college");
+}
+
+#[test]
 fn going_to_do_an_activity_is_doing_it_and_merges_with_it() {
     // "go" before a gerund names the activity ("goes running" is "runs"),
     // unlike "going to" before a verb, which is a plan.

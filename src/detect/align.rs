@@ -655,6 +655,10 @@ pub struct Comparison {
     /// ("is `married` to Ana" / "is `divorced`", unlike "is `old`" / "is a
     /// `new` employee" or "is `happy`" / "is `unhappy` with her job").
     opposed_predicate: Option<[usize; 2]>,
+    /// Per side: a shared noun only modifies a noun this side adds right
+    /// after it ("a `college` party" / "college"), so what this side
+    /// speaks of is that noun, not the shared one.
+    modifies_added: [bool; 2],
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -810,8 +814,14 @@ impl Comparison {
             } else if !negated.is_empty() {
                 // A general denial denies every specific case ("There is
                 // no puppy rolling" / "A puppy is repeatedly rolling from
-                // side to side on its back").
-                usize::MAX
+                // side to side on its back"), not another thing the
+                // denied noun only modifies ("did not go to college" /
+                // "went to a college party").
+                if self.modifies_added[side] {
+                    0
+                } else {
+                    usize::MAX
+                }
             } else if self.extra[1 - side] == 0 {
                 // The other side states the proposition with nothing of its
                 // own; this one may say more about it ("riding a big wave
@@ -1090,6 +1100,25 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                 .is_some_and(|t| t.is_content() && names_time(t, lexicon)),
             has: [(hunk_x, a), (hunk_y, b)].map(|(hunk, sentence)| has_as_verb(hunk, sentence)),
         };
+        for (side, hunk) in [hunk_x, hunk_y].into_iter().enumerate() {
+            let other_hunk = [hunk_x, hunk_y][1 - side];
+            let text = [a, b][side];
+            let shared_at = (end[side] - hunk.len()).checked_sub(1);
+            let (Some(k), Some(head)) = (shared_at, hunk.first()) else {
+                continue;
+            };
+            let shared = &text[k];
+            if other_hunk.iter().all(|t| !t.is_content())
+                && plain_noun(head)
+                && plain_noun(shared)
+                && !shared.info.modifies()
+                && k.checked_sub(1)
+                    .is_some_and(|d| listed(DETERMINERS, text[d].word.as_str()))
+                && !names_the_modifier(shared, head, lexicon)
+            {
+                comparison.modifies_added[side] = true;
+            }
+        }
         let before_moving = content(x).len() + content(y).len();
         let (mut x, mut y) = (moved_out(x, b), moved_out(y, a));
         let mut dated = [false; 2];
@@ -1215,6 +1244,25 @@ fn ending(text: &[Token], other: &[Token], lexicon: &Lexicon) -> Option<(usize, 
                 .any(|t| t.role == Role::Negation || t.word == "to" || modal_or_future(&t.word));
             (at > 0 && !governed).then_some((at, len))
         })
+}
+
+/// A content word that is a noun and no verb form ("party", not
+/// "riding").
+fn plain_noun(t: &Token) -> bool {
+    t.is_content() && t.info.is_noun() && !t.info.inflected_verb
+}
+
+/// Whether the compound of `modifier` and `head` is one WordNet lists as
+/// the modifier itself or a kind of it ("panda bear" is a panda; a "dog
+/// collar" is no dog).
+fn names_the_modifier(modifier: &Token, head: &Token, lexicon: &Lexicon) -> bool {
+    head.info.lemmas.iter().any(|lemma| {
+        let phrase = format!("{} {lemma}", modifier.word);
+        let compound = lexicon.word(&phrase);
+        lexicon.is_common_word(&phrase)
+            && (lexicon.synonyms((&phrase, &compound), modifier.pair())
+                || lexicon.is_a(&compound, &modifier.info))
+    })
 }
 
 /// Whether `t` names a time: a noun of times ("year", "March") or a year

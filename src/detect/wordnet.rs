@@ -689,4 +689,12 @@ impl Word {
     pub fn is_noun(&self) -> bool {
         !self.nouns.is_empty()
     }
+
+    /// Whether one of its common senses is an adjective or an adverb
+    /// ("blue", "light"): neither a noun's nor a verb's.
+    pub fn modifies(&self) -> bool {
+        self.senses
+            .iter()
+            .any(|s| !self.nouns.contains(s) && !self.verbs.contains(s))
+    }
 }
