@@ -1578,6 +1578,7 @@ fn denying_what_the_other_text_only_frames_is_no_contradiction() {
         ("Sam believes the earth is flat", "The earth is not flat"),
         ("If it rains, Sam stays home", "Sam does not stay home"),
         ("Sam almost won the race", "Sam did not win the race"),
+        ("Sam wants to visit Japan", "Sam has never been to Japan"),
     ] {
         assert_not_flagged(framed, denial);
     }
@@ -1588,16 +1589,28 @@ fn denying_what_the_other_text_only_frames_is_no_contradiction() {
 #[test]
 fn a_denied_noun_that_only_modifies_another_is_not_denied() {
     // In "a college party" the denied "college" only says which party:
-    // going to one is not going to college, nor is a dog collar a dog.
+    // going to one is not going to college, nor is a dog collar a dog;
+    // enjoying the popcorn at a movie is not enjoying the movie.
     for (denial, statement) in [
         ("Sam didn't go to college", "Sam went to a college party"),
         ("Sam does not have a dog", "Sam has a dog collar"),
+        (
+            "Sam doesn't play football",
+            "Sam plays football video games",
+        ),
+        ("Sam never drinks alcohol", "Sam drinks alcohol-free beer"),
+        (
+            "Sam didn't enjoy the movie",
+            "Sam enjoyed the popcorn at the movie",
+        ),
     ] {
         assert_not_flagged(denial, statement);
     }
     // The noun as the head, however modified, is denied.
     assert_flagged_once("Sam does not have a dog", "Sam has a big brown dog");
     assert_flagged_once("Sam didn't go to college", "Sam went to a good college");
+    assert_flagged_once("Sam doesn't read books", "Sam reads comic books");
+    assert_flagged_once("Sam doesn't eat cereal", "Sam eats a bowl of cereal");
 }
 
 #[test]

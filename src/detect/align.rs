@@ -656,8 +656,10 @@ pub struct Comparison {
     /// `new` employee" or "is `happy`" / "is `unhappy` with her job").
     opposed_predicate: Option<[usize; 2]>,
     /// Per side: a shared noun only modifies a noun this side adds right
-    /// after it ("a `college` party" / "college"), so what this side
-    /// speaks of is that noun, not the shared one.
+    /// after it ("a `college` party" / "college"), or is only in a phrase
+    /// attached to an object this side adds ("enjoyed the popcorn at the
+    /// `movie`"), so what this side speaks of is that noun, not the
+    /// shared one.
     modifies_added: [bool; 2],
 }
 
@@ -1100,21 +1102,11 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                 .is_some_and(|t| t.is_content() && names_time(t, lexicon)),
             has: [(hunk_x, a), (hunk_y, b)].map(|(hunk, sentence)| has_as_verb(hunk, sentence)),
         };
-        for (side, hunk) in [hunk_x, hunk_y].into_iter().enumerate() {
-            let other_hunk = [hunk_x, hunk_y][1 - side];
-            let text = [a, b][side];
-            let shared_at = (end[side] - hunk.len()).checked_sub(1);
-            let (Some(k), Some(head)) = (shared_at, hunk.first()) else {
-                continue;
-            };
-            let shared = &text[k];
-            if other_hunk.iter().all(|t| !t.is_content())
-                && plain_noun(head)
-                && plain_noun(shared)
-                && !shared.info.modifies()
-                && k.checked_sub(1)
-                    .is_some_and(|d| listed(DETERMINERS, text[d].word.as_str()))
-                && !names_the_modifier(shared, head, lexicon)
+        for side in 0..2 {
+            let hunks = [hunk_x, hunk_y];
+            if hunks[1 - side].iter().all(|t| !t.is_content())
+                && (modifies_an_added_noun(hunks[side], [a, b][side], end[side], lexicon)
+                    || attaches_to_added_object(hunks[side], [a, b][side], end[side]))
             {
                 comparison.modifies_added[side] = true;
             }
@@ -1250,6 +1242,57 @@ fn ending(text: &[Token], other: &[Token], lexicon: &Lexicon) -> Option<(usize, 
 /// "riding").
 fn plain_noun(t: &Token) -> bool {
     t.is_content() && t.info.is_noun() && !t.info.inflected_verb
+}
+
+/// Whether `hunk`, words of `text` only it has, ending before `end`, adds
+/// the noun that the shared noun right before it only modifies: "a
+/// `college` party", "a `dog` collar", "plays `football` video games". The
+/// shared noun opens its phrase (after a determiner or a verb) and has no
+/// adjective sense ("a `blue` leotard" is blue).
+fn modifies_an_added_noun(hunk: &[&Token], text: &[Token], end: usize, lexicon: &Lexicon) -> bool {
+    let Some(k) = (end - hunk.len()).checked_sub(1) else {
+        return false;
+    };
+    let shared = &text[k];
+    let noun = |t: &Token| plain_noun(t) && !t.info.modifies();
+    let Some(head) = hunk.first().filter(|t| noun(t)) else {
+        return false;
+    };
+    let opens_phrase = k.checked_sub(1).is_some_and(|d| {
+        listed(DETERMINERS, text[d].word.as_str())
+            || (text[d].is_content() && text[d].info.inflected_verb)
+    });
+    noun(shared) && opens_phrase && !names_the_modifier(shared, head, lexicon)
+}
+
+/// Prepositions that attach a phrase to the noun before them ("the
+/// popcorn `at` the movie"); not "of", whose phrase is often what the
+/// noun measures ("a bowl `of` cereal" is cereal).
+const ATTACHING_PREPOSITIONS: &str = "at in on from for with by about during";
+
+/// Whether `hunk`, words of `text` only it has, ending before `end`, is an
+/// object it adds between a verb and the shared noun, which is then only
+/// in a phrase attached to that object: "enjoyed `the popcorn at` the
+/// movie" did not enjoy the movie.
+fn attaches_to_added_object(hunk: &[&Token], text: &[Token], end: usize) -> bool {
+    let start = end - hunk.len();
+    let verb = text[..start]
+        .iter()
+        .rev()
+        .find(|t| !listed(ARTICLES, t.word.as_str()));
+    let noun_at = hunk.iter().position(|t| plain_noun(t));
+    let preposition_at = hunk
+        .iter()
+        .rposition(|t| listed(ATTACHING_PREPOSITIONS, t.word.as_str()));
+    let (Some(noun_at), Some(preposition_at)) = (noun_at, preposition_at) else {
+        return false;
+    };
+    verb.is_some_and(|v| v.is_content() && v.info.inflected_verb)
+        && noun_at < preposition_at
+        && hunk[preposition_at + 1..]
+            .iter()
+            .all(|t| listed(DETERMINERS, t.word.as_str()))
+        && text.get(end).is_some_and(plain_noun)
 }
 
 /// Whether the compound of `modifier` and `head` is one WordNet lists as
@@ -1738,6 +1781,13 @@ fn classify<'t>(
     let mut left: [Vec<String>; 2] = Default::default();
     for (side, (mine, theirs)) in [(&cx, &cy), (&cy, &cx)].into_iter().enumerate() {
         for t in mine {
+            // What the other side says is absent is no general word of
+            // what it has: "`alcohol`" / "`alcohol-free` beer".
+            let absent = format!("{}-free", t.word);
+            if theirs.iter().any(|o| o.word == absent) {
+                left[side].push(t.word.clone());
+                continue;
+            }
             if theirs.iter().any(|o| lexicon.synonyms(t.pair(), o.pair())) {
                 // Counted once, from the first side.
                 if side == 0 {
