@@ -1587,6 +1587,17 @@ fn denying_what_the_other_text_only_frames_is_no_contradiction() {
 }
 
 #[test]
+fn a_comparative_is_another_predicate_than_its_positive() {
+    // Taller than someone is neither tall nor not tall.
+    assert_not_flagged("Sam is not tall", "Sam is taller than his brother");
+    let (_dir, store, output) = consolidate_pair("Sam is tall", "Sam is taller than his brother");
+    assert_eq!(output.report.counts.duplicates_merged, 0);
+    assert_eq!(status(&store, "u", "first"), MemoryStatus::Active);
+    assert_eq!(status(&store, "u", "second"), MemoryStatus::Active);
+    assert_flagged_once("Sam is not tall", "Sam is tall");
+}
+
+#[test]
 fn a_denied_noun_that_only_modifies_another_is_not_denied() {
     // In "a college party" the denied "college" only says which party:
     // going to one is not going to college, nor is a dog collar a dog;
@@ -1594,6 +1605,7 @@ fn a_denied_noun_that_only_modifies_another_is_not_denied() {
     for (denial, statement) in [
         ("Sam didn't go to college", "Sam went to a college party"),
         ("Sam does not have a dog", "Sam has a dog collar"),
+        ("Sam is not a teacher", "Sam is a teacher assistant"),
         (
             "Sam doesn't play football",
             "Sam plays football video games",
@@ -1610,6 +1622,7 @@ fn a_denied_noun_that_only_modifies_another_is_not_denied() {
     assert_flagged_once("Sam does not have a dog", "Sam has a big brown dog");
     assert_flagged_once("Sam didn't go to college", "Sam went to a good college");
     assert_flagged_once("Sam doesn't read books", "Sam reads comic books");
+    assert_flagged_once("Sam doesn't play tennis", "Sam plays tennis well");
     assert_flagged_once("Sam doesn't eat cereal", "Sam eats a bowl of cereal");
 }
 

@@ -1022,6 +1022,11 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
             if a[i].is_content() {
                 comparison.aligned += 1;
             }
+            if (graded(&a[i]) || graded(&b[j])) && compares(a, i) != compares(b, j) {
+                comparison
+                    .substitutions
+                    .push((a[i].word.clone(), b[j].word.clone()));
+            }
             if !hunk_a.is_empty() || !hunk_b.is_empty() {
                 hunks.push(Hunk {
                     x: std::mem::take(&mut hunk_a),
@@ -1255,14 +1260,44 @@ fn modifies_an_added_noun(hunk: &[&Token], text: &[Token], end: usize, lexicon: 
     };
     let shared = &text[k];
     let noun = |t: &Token| plain_noun(t) && !t.info.modifies();
-    let Some(head) = hunk.first().filter(|t| noun(t)) else {
+    let Some(head) = hunk.first().filter(|t| plain_noun(t)) else {
         return false;
     };
-    let opens_phrase = k.checked_sub(1).is_some_and(|d| {
-        listed(DETERMINERS, text[d].word.as_str())
-            || (text[d].is_content() && text[d].info.inflected_verb)
-    });
-    noun(shared) && opens_phrase && !names_the_modifier(shared, head, lexicon)
+    let Some(opener) = k.checked_sub(1).map(|d| &text[d]) else {
+        return false;
+    };
+    // After a determiner, two nouns are one phrase ("a teacher
+    // assistant", though "assistant" is an adjective too); after a verb
+    // the second may be an adverb ("plays tennis `well`").
+    let head_of_phrase = if listed(DETERMINERS, opener.word.as_str()) {
+        !head.word.ends_with("ly")
+    } else {
+        opener.is_content() && opener.info.inflected_verb && noun(head)
+    };
+    noun(shared) && head_of_phrase && !names_the_modifier(shared, head, lexicon)
+}
+
+/// Whether `t` is the comparative or superlative of an adjective
+/// ("taller", "biggest"; not "better", a verb too). Against the positive
+/// it is another predicate: "is taller than his brother" neither states
+/// nor denies "is tall".
+fn graded(t: &Token) -> bool {
+    t.is_content()
+        && (t.word.ends_with("er") || t.word.ends_with("est"))
+        && !t.info.lemmas.is_empty()
+        && !t.info.lemmas.contains(&t.word)
+}
+
+/// Words that make the adjective after them a comparison ("`more`
+/// strict", "`as` hot as").
+const DEGREE_WORDS: &str = "more most less least as";
+
+/// Whether the word at `k` compares: a comparative or superlative, or
+/// after a degree word ("stricter" and "more strict" both compare).
+fn compares(text: &[Token], k: usize) -> bool {
+    graded(&text[k])
+        || k.checked_sub(1)
+            .is_some_and(|p| listed(DEGREE_WORDS, text[p].word.as_str()))
 }
 
 /// Prepositions that attach a phrase to the noun before them ("the
