@@ -8,6 +8,7 @@ use anyhow::{Context, Result, bail};
 use engram::config::Config;
 use engram::detect::Lexicon;
 use engram::detect::align::{Token, clause_conflict, compare, statement};
+use engram::detect::fuse::same_order;
 use engram::embed::{LocalEmbedder, dot, embed_bucketed};
 
 use crate::app::cycle_settings;
@@ -95,9 +96,10 @@ fn read_pairs(reader: impl BufRead, source: &Path) -> Result<Vec<(String, String
 /// whole does not.
 fn verdicts(a: &[Token], b: &[Token], lexicon: &Lexicon) -> (String, Option<String>) {
     let whole = compare(a, b, lexicon);
+    let keeps_order = whole.moved == 0 || same_order(a, b);
     let clause = (!whole.contradicts())
         .then(|| clause_conflict(a, b, lexicon))
         .flatten()
-        .map(|c| c.verdict());
-    (whole.verdict(), clause)
+        .map(|c| c.verdict(true));
+    (whole.verdict(keeps_order), clause)
 }

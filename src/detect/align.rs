@@ -860,9 +860,14 @@ impl Comparison {
             && self.extra[1 - side] == 0
     }
 
-    /// What the alignment means for the detectors, in one line.
-    pub fn verdict(&self) -> String {
+    /// What the alignment means for the detectors, in one line;
+    /// `keeps_order` says whether the shared words keep their order up to
+    /// a moved block ([`super::fuse::same_order`]), which a merge needs.
+    pub fn verdict(&self, keeps_order: bool) -> String {
         let mut parts = vec![format!("{} content words aligned", self.aligned)];
+        if !keeps_order {
+            parts.push("the shared words trade roles".to_owned());
+        }
         if !self.conflicts.is_empty() {
             parts.push(format!("conflicts: {}", self.explanation()));
         }
@@ -887,6 +892,7 @@ impl Comparison {
             || self.reframes.contains(&true)
             || self.negation_differs
             || self.generalisations > 0
+            || !keeps_order
         {
             "not a contradiction; never merged"
         } else if self.keeps_apart() {
@@ -1157,10 +1163,15 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
         if let Some(owner) = owner
             && let Some((side, owned)) = possessed([&x, &y], [hunk_x, hunk_y], [a, b])
             // Not a modifier of a shared noun ("the family's only `car`" /
-            // "the family `car`").
-            && [a, b][side]
-                .get(end[side])
-                .is_none_or(|t| !t.is_content() || t.info.inflected_verb)
+            // "the family `car`"); a verb either side inflects is no noun
+            // ("Sam's parents `live`" / "Sam `lives`"), nor is what follows
+            // a verb of the other side's own ("Sam `hates` jazz").
+            && (!content([&x, &y][1 - side]).is_empty()
+                || (0..2).any(|s| {
+                    [a, b][s]
+                        .get(end[s])
+                        .is_none_or(|t| !t.is_content() || t.info.inflected_verb)
+                }))
         {
             let (possessive, bare) = (format!("{}'s {owned}", owner.word), owner.word.clone());
             comparison.substitutions.push(if side == 0 {
@@ -1169,6 +1180,7 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                 (bare, possessive)
             });
             comparison.extra[side] += content([&x, &y][side]).len();
+            comparison.extra[1 - side] += content([&x, &y][1 - side]).len();
             continue;
         }
         classify(&x, &y, next, place, lexicon, &mut comparison);
@@ -1390,8 +1402,9 @@ fn ending_frame(tokens: &[Token], at: usize) -> Frame {
 
 /// The side whose hunk (`moved`: without the words that moved; `original`:
 /// with them) is a possessive's clitic and a noun the other text lacks
-/// ("`s brother`" after "Dana"), when the other side's hunk is empty, and
-/// that noun phrase.
+/// ("`s brother`" after "Dana"), when the other side's hunk is empty or
+/// says what the owner does instead ("Sam's sister `likes` jazz" / "Sam
+/// `hates` jazz"), and that noun phrase.
 fn possessed(
     moved: [&[&Token]; 2],
     original: [&[&Token]; 2],
@@ -1401,15 +1414,24 @@ fn possessed(
         let other = 1 - side;
         match original[side] {
             [clitic, owned, ..]
-                if moved[other].is_empty()
-                    && clitic.word == "s"
+                if clitic.word == "s"
                     && owned.is_content()
-                    && !moved_out(&[owned], texts[other]).is_empty() =>
+                    && !moved_out(&[owned], texts[other]).is_empty()
+                    // Before an adjective "'s" is "is" ("Sam's happy" /
+                    // "Sam is sad"), so the owned word must be a noun.
+                    && moved[other].first().is_none_or(|t| {
+                        owned.info.is_noun() && !listed(AUXILIARIES, t.word.as_str())
+                    }) =>
             {
-                let phrase: Vec<&Token> = original[side][1..]
-                    .iter()
-                    .copied()
-                    .take_while(|t| t.is_content())
+                // The noun phrase, up to a verb of its own ("Sam's
+                // husband | loves").
+                let phrase: Vec<&Token> = std::iter::once(*owned)
+                    .chain(
+                        original[side][2..]
+                            .iter()
+                            .copied()
+                            .take_while(|t| t.is_content() && !t.info.inflected_verb),
+                    )
                     .collect();
                 Some((side, words_of(&phrase)))
             }

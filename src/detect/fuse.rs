@@ -162,24 +162,29 @@ const ALSO: &str = " (also: ";
 /// to one moved block ("Amrozi accused his brother … , whom he called the
 /// witness" / "Referring to him as the witness, Amrozi accused …"). Two
 /// words trading places around a third is another statement ("A cheetah is
-/// running behind its prey" / "A prey is running behind the cheetah"), so a
-/// merge would blur who did what.
+/// running behind its prey" / "A prey is running behind the cheetah"), and
+/// so are two blocks trading places around one preposition ("prefers email
+/// `to` phone calls" / "prefers phone calls `to` email"), so a merge would
+/// blur who did what.
 pub fn same_order(a: &[Token], b: &[Token]) -> bool {
-    let b_content: Vec<&Token> = b.iter().filter(|t| t.is_content()).collect();
+    let b_content: Vec<usize> = (0..b.len()).filter(|&k| b[k].is_content()).collect();
     let mut used = vec![false; b_content.len()];
-    let mut positions: Vec<usize> = Vec::new();
-    for t in a.iter().filter(|t| t.is_content()) {
-        if let Some(k) = (0..b_content.len()).find(|&k| !used[k] && b_content[k].shares_lemma(t)) {
+    // Each shared word of `a`: its index in `a` and its rank among the
+    // content words of `b`.
+    let mut shared: Vec<(usize, usize)> = Vec::new();
+    for (at, t) in a.iter().enumerate().filter(|(_, t)| t.is_content()) {
+        if let Some(k) = (0..b_content.len()).find(|&k| !used[k] && b[b_content[k]].shares_lemma(t))
+        {
             used[k] = true;
-            positions.push(k);
+            shared.push((at, k));
         }
     }
     // Ranks: the order in `b` of the shared words, as a permutation.
-    let mut sorted = positions.clone();
+    let mut sorted: Vec<usize> = shared.iter().map(|&(_, k)| k).collect();
     sorted.sort_unstable();
-    let ranks: Vec<usize> = positions
+    let ranks: Vec<usize> = shared
         .iter()
-        .filter_map(|p| sorted.binary_search(p).ok())
+        .filter_map(|(_, k)| sorted.binary_search(k).ok())
         .collect();
     let n = ranks.len();
     let breaks = ranks.windows(2).filter(|w| w[1] != w[0] + 1).count();
@@ -196,13 +201,31 @@ pub fn same_order(a: &[Token], b: &[Token]) -> bool {
     };
     (i + 1..n).any(|j| {
         (j + 1..=n).any(|l| {
-            (0..i)
+            let moved = (0..i)
                 .chain(j..l)
                 .chain(i..j)
                 .chain(l..n)
-                .eq(ranks.iter().copied())
+                .eq(ranks.iter().copied());
+            // Where the two blocks meet: in `a` after the block of ranks
+            // [j, l), in `b` after the block of ranks [i, j).
+            let in_a = (shared[i + l - j - 1].0, shared[i + l - j].0);
+            let in_b = (b_content[sorted[j - 1]], b_content[sorted[j]]);
+            moved && !traded_around(&a[in_a.0 + 1..in_a.1], &b[in_b.0 + 1..in_b.1])
         })
     })
+}
+
+/// Prepositions that relate the phrases on either side of them.
+const RELATING: &str = "of to in on at by for with from into onto than as";
+
+/// Whether the words between two blocks that traded places hold the same
+/// preposition in both texts: the blocks swapped the roles it gives them
+/// ("from Paris `to` Berlin" / "from Berlin `to` Paris"), where a clause
+/// moved past a comma or a conjunction keeps them ("A man `and` a dog").
+fn traded_around(gap_a: &[Token], gap_b: &[Token]) -> bool {
+    gap_a
+        .iter()
+        .any(|x| align::listed(RELATING, &x.word) && gap_b.iter().any(|y| y.word == x.word))
 }
 
 /// Whether a detail of each text sits next to the same shared word ("A
@@ -264,6 +287,23 @@ mod tests {
             "A prey is quickly running behind the cheetah"
         ));
         assert!(!order("Tom beat Jerry at chess", "Jerry beat Tom at chess"));
+        assert!(!order(
+            "Ana prefers email to phone calls",
+            "Ana prefers phone calls to email"
+        ));
+        assert!(!order(
+            "Ana moved from Paris to Berlin",
+            "Ana moved from Berlin to Paris"
+        ));
+        // Two phrases that only changed places keep their prepositions.
+        assert!(order(
+            "He arrived in Paris on Monday",
+            "He arrived on Monday in Paris"
+        ));
+        assert!(order(
+            "The company said on Tuesday that profits rose",
+            "On Tuesday, the company said that profits rose"
+        ));
     }
 
     #[test]

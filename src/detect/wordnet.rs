@@ -38,6 +38,8 @@ const ADJECTIVE: usize = 2;
 const NOUN_PERSON: &str = "18";
 /// The lexicographer file of nouns for times and periods (`noun.time`).
 const NOUN_TIME: &str = "28";
+/// The lexicographer file of nouns for places (`noun.location`).
+const NOUN_LOCATION: &str = "15";
 /// The lexicographer file of verbs of feeling (`verb.emotion`).
 const VERB_EMOTION: &str = "37";
 
@@ -78,6 +80,8 @@ pub struct WordNet {
     times: HashSet<u32>,
     /// Noun synsets of people ("nurse", "mother", "friend").
     people: HashSet<u32>,
+    /// Noun synsets of places ("Berlin", "Texas", "city").
+    places: HashSet<u32>,
     /// Short digest of the files read, for the run's config hash.
     digest: String,
 }
@@ -171,6 +175,9 @@ impl WordNet {
                 }
                 if pos == NOUN && fields.get(1) == Some(&NOUN_TIME) {
                     wordnet.times.insert(id);
+                }
+                if pos == NOUN && fields.get(1) == Some(&NOUN_LOCATION) {
+                    wordnet.places.insert(id);
                 }
                 if pos == VERB && fields.get(1) == Some(&VERB_EMOTION) {
                     feelings.insert(id);
@@ -616,7 +623,7 @@ impl WordNet {
     /// The class two different nouns both belong to: a common sense of
     /// each sits directly under the same hypernym ("red"/"blue" under
     /// "chromatic color", "man"/"woman" under "adult"), or for two times
-    /// one step further up; `None` for synonyms.
+    /// or two places one step further up; `None` for synonyms.
     pub fn class_of_pair(&self, a: &Word, b: &Word) -> Option<String> {
         if self.synonyms(a, b) {
             return None;
@@ -630,9 +637,12 @@ impl WordNet {
         let shared = |of_a: &[u32], of_b: &[u32]| of_b.iter().copied().find(|p| of_a.contains(p));
         let (of_a, of_b) = (up(&a.nouns), up(&b.nouns));
         let class = shared(&of_a, &of_b).or_else(|| {
-            // Times are one more step apart at most: "Sunday" is a rest
-            // day, "Friday" a weekday, both days of the week.
-            if !(self.names_time(a) && self.names_time(b)) {
+            // Times and places are one more step apart at most: "Sunday"
+            // is a rest day, "Friday" a weekday, both days of the week;
+            // Berlin is a national capital, a kind of city, and Munich a
+            // city. A city and its country or state stay apart.
+            let places = |w: &Word| w.nouns.iter().any(|s| self.places.contains(s));
+            if !(self.names_time(a) && self.names_time(b) || places(a) && places(b)) {
                 return None;
             }
             let widen = |mut of: Vec<u32>| {
