@@ -2049,3 +2049,47 @@ fn what_an_owner_s_relatives_do_is_not_what_the_owner_does() {
     assert_eq!(output.report.counts.duplicates_merged, 0);
     assert_eq!(status(&store, "u", "second"), MemoryStatus::Active);
 }
+
+#[test]
+fn another_preposition_is_another_relation_that_is_never_merged_or_denied() {
+    // Each pair differs only in how the shared words are related: a merge
+    // would keep one of two facts.
+    for (first, second) in [
+        ("Ana flew to Paris", "Ana flew from Paris"),
+        (
+            "Ana voted for the proposal",
+            "Ana voted against the proposal",
+        ),
+        ("Ana lives in Berlin", "Ana lives near Berlin"),
+        ("The keys are under the mat", "The keys are on the mat"),
+        ("Ana works with Tom", "Ana works for Tom"),
+    ] {
+        let (_dir, store, output) = consolidate_pair(first, second);
+        assert_eq!(
+            output.report.counts.duplicates_merged, 0,
+            "{first:?} / {second:?}"
+        );
+        assert!(contradiction_events(&output).is_empty(), "{first:?}");
+        assert_eq!(status(&store, "u", "first"), MemoryStatus::Active);
+        assert_eq!(status(&store, "u", "second"), MemoryStatus::Active);
+    }
+    // A denial of one relation leaves the other.
+    for (first, second) in [
+        ("Ana does not live in London", "Ana lives near London"),
+        ("Ana didn't fly to Paris", "Ana flew from Paris"),
+        ("Ana does not work with Tom", "Ana works for Tom"),
+    ] {
+        assert_not_flagged(first, second);
+    }
+    // Prepositions of one relation are one: "on" / "in" a bed, "off" /
+    // "from" a dock.
+    assert_flagged_once(
+        "The couple is not lying in bed",
+        "The couple is lying on the bed",
+    );
+    let (_dir, _store, output) = consolidate_pair(
+        "The dog is jumping off the dock",
+        "The dog is jumping from the dock",
+    );
+    assert_eq!(output.report.counts.duplicates_merged, 1);
+}

@@ -627,6 +627,11 @@ pub struct Comparison {
     /// Content words paired with a synonym on the other side ("talking" /
     /// "speaking"): the same word for the shared proposition.
     pub synonymous: usize,
+    /// Hunks whose prepositions relate the shared words another way
+    /// ("flew `to` Paris" / "… `from` Paris"): beside a conflict they
+    /// may still describe one scene ("`adding` cheese `to` the sauce" /
+    /// "`removing` cheese `from` it"), but a merge would lose one.
+    pub relations: Vec<(String, String)>,
     /// Content words both texts have, in another order. A contradiction
     /// may reorder; a merge may not ("a fish is hunting a turtle" / "a
     /// turtle is hunting fish").
@@ -802,6 +807,11 @@ impl Comparison {
             .iter()
             .filter_map(|c| c.negated_side)
             .collect();
+        // A denial beside another relation may deny only that relation:
+        // "does not live `in` London" / "lives `near` London".
+        if !negated.is_empty() && !self.relations.is_empty() {
+            return false;
+        }
         // A denial beside an opposed value denies another value: "Liam is
         // not learning German" / "… learning Italian" agree, as "The car is
         // not red" / "The car is blue" do.
@@ -845,6 +855,7 @@ impl Comparison {
             || !self.substitutions.is_empty()
             || self.negation_differs
             || self.moved > 0
+            || !self.relations.is_empty()
             || self.generalisations > 0
             || (self.extra[0] > 0 && self.extra[1] > 0)
     }
@@ -856,6 +867,7 @@ impl Comparison {
             && self.substitutions.is_empty()
             && !self.negation_differs
             && self.moved == 0
+            && self.relations.is_empty()
             && self.generalisations == 0
             && self.extra[1 - side] == 0
     }
@@ -873,6 +885,9 @@ impl Comparison {
         }
         for (x, y) in &self.substitutions {
             parts.push(format!("different facts: `{x}` ↔ `{y}`"));
+        }
+        for (x, y) in &self.relations {
+            parts.push(format!("different relations: `{x}` ↔ `{y}`"));
         }
         for (side, which) in [(0, "first"), (1, "second")] {
             if self.reframes[side] {
@@ -892,6 +907,7 @@ impl Comparison {
             || self.reframes.contains(&true)
             || self.negation_differs
             || self.generalisations > 0
+            || !self.relations.is_empty()
             || !keeps_order
         {
             "not a contradiction; never merged"
@@ -1703,6 +1719,11 @@ fn classify<'t>(
             return;
         }
     }
+    // Another preposition relates the shared words another way: "flew
+    // `to` Paris" / "… `from` Paris".
+    if let Some(relations) = other_relations(x, y) {
+        comparison.relations.push(relations);
+    }
     let negations = |side: &[&Token]| side.iter().filter(|t| t.role == Role::Negation).count();
     let (nx, ny) = (negations(x), negations(y));
     if nx != ny {
@@ -1865,6 +1886,68 @@ fn classify<'t>(
     if !ux.is_empty() && !uy.is_empty() {
         comparison.substitutions.push((ux.join(" "), uy.join(" ")));
     }
+}
+
+/// Prepositions that relate a verb or noun to what follows: place,
+/// direction, time, company, purpose, opposition. Not "of", "as", "than"
+/// or "like", which build a phrase rather than relate one.
+const PREPOSITIONS: &str = "about above across after against along among around at before \
+     behind below beneath beside between beyond by during for from in inside into near off on \
+     onto outside over past since through to toward towards under underneath until upon with \
+     within without";
+
+/// Prepositions that name one relation in other words: where or when
+/// ("in" / "on" / "at": "lying `on` a bed" / "`in` bed", "`at` the beach"
+/// / "`on` the beach", "running `in` the snow" / "`through` the snow"), a
+/// direction ("to" / "towards"), a source ("jumping `off` a dock" /
+/// "`from` a dock"), a span ("`between` 1993 and 2002" / "`from` 1993 to
+/// 2002"), nearness ("by" / "near"), a topic ("a fight `about` music" /
+/// "`over` music").
+const ONE_RELATION: [&str; 6] = [
+    "in inside within into at on upon onto during through",
+    "to toward towards into onto",
+    "off from between",
+    "by beside near",
+    "around about",
+    "about over",
+];
+
+/// The prepositions of two hunks when they are all the hunks' content,
+/// both have one and no preposition of one names a relation of the
+/// other. A hunk with other words is a detail or another fact already.
+fn other_relations(x: &[&Token], y: &[&Token]) -> Option<(String, String)> {
+    let relating = |t: &Token| listed(PREPOSITIONS, t.word.as_str());
+    if x.iter().chain(y).any(|t| t.is_content() && !relating(t)) {
+        return None;
+    }
+    // The relations a hunk names; "been to" a place is having been in it
+    // ("hasn't been `to` Japan" / "was `in` Japan").
+    fn relations<'t>(side: &[&'t Token]) -> Vec<&'t str> {
+        side.iter()
+            .enumerate()
+            .filter(|(_, t)| listed(PREPOSITIONS, t.word.as_str()))
+            .map(|(k, t)| {
+                match (
+                    k.checked_sub(1).map(|p| side[p].word.as_str()),
+                    t.word.as_str(),
+                ) {
+                    (Some("been"), "to") => "in",
+                    (_, word) => word,
+                }
+            })
+            .collect()
+    }
+    let same =
+        |p: &str, q: &str| p == q || ONE_RELATION.iter().any(|r| listed(r, p) && listed(r, q));
+    let (px, py) = (relations(x), relations(y));
+    if px.is_empty() || py.is_empty() || px.iter().any(|p| py.iter().any(|q| same(p, q))) {
+        return None;
+    }
+    let phrase = |side: &[&Token]| {
+        let kept: Vec<&Token> = side.iter().copied().filter(|t| relating(t)).collect();
+        words_of(&kept)
+    };
+    Some((phrase(x), phrase(y)))
 }
 
 /// Forms of "have" that state a possession when no participle follows.

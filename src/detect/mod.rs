@@ -160,7 +160,8 @@ impl<'a> Prepared<'a> {
     }
 
     /// Whether items `i` and `j` may be merged: nothing in conflict, no
-    /// fact swapped for another, no word paired with a more general one,
+    /// fact swapped for another, no relation for another ("to" / "from"),
+    /// no word paired with a more general one,
     /// the shared words in one order (up to a moved block), and details on
     /// both sides only when fusing, at most `fuse_max_details` a side, not
     /// in one slot and without a negation (a detail changes what it denies:
@@ -181,6 +182,7 @@ impl<'a> Prepared<'a> {
             && !c.reframes.contains(&true)
             && !c.negation_differs
             && c.generalisations == 0
+            && c.relations.is_empty()
             && (!both_sides
                 || (settings.fuse_merges
                     && c.extra.iter().all(|&e| e <= settings.fuse_max_details)
