@@ -1891,7 +1891,7 @@ fn classify<'t>(
 /// Prepositions that relate a verb or noun to what follows: place,
 /// direction, time, company, purpose, opposition. Not "of", "as", "than"
 /// or "like", which build a phrase rather than relate one.
-const PREPOSITIONS: &str = "about above across after against along among around at before \
+pub(super) const PREPOSITIONS: &str = "about above across after against along among around at before \
      behind below beneath beside between beyond by during for from in inside into near off on \
      onto outside over past since through to toward towards under underneath until upon with \
      within without";

@@ -215,17 +215,20 @@ pub fn same_order(a: &[Token], b: &[Token]) -> bool {
     })
 }
 
-/// Prepositions that relate the phrases on either side of them.
-const RELATING: &str = "of to in on at by for with from into onto than as";
+/// Besides the prepositions, words that give the phrases on either side
+/// of them their roles ("the mother `of` the bride", "taller `than`").
+const ROLE_WORDS: &str = "of than as";
 
 /// Whether the words between two blocks that traded places hold the same
 /// preposition in both texts: the blocks swapped the roles it gives them
 /// ("from Paris `to` Berlin" / "from Berlin `to` Paris"), where a clause
 /// moved past a comma or a conjunction keeps them ("A man `and` a dog").
 fn traded_around(gap_a: &[Token], gap_b: &[Token]) -> bool {
+    let relating =
+        |word: &str| align::listed(align::PREPOSITIONS, word) || align::listed(ROLE_WORDS, word);
     gap_a
         .iter()
-        .any(|x| align::listed(RELATING, &x.word) && gap_b.iter().any(|y| y.word == x.word))
+        .any(|x| relating(&x.word) && gap_b.iter().any(|y| y.word == x.word))
 }
 
 /// Whether a detail of each text sits next to the same shared word ("A
