@@ -1085,6 +1085,19 @@ fn contradiction_events(output: &CycleOutput) -> Vec<&ContradictionDetected> {
         .collect()
 }
 
+/// One user's pair, consolidated: neither is merged away, both stay
+/// active. The cycle's output, for what else the test checks.
+fn assert_kept_apart(first: &str, second: &str) -> CycleOutput {
+    let (_dir, store, output) = consolidate_pair(first, second);
+    assert_eq!(
+        output.report.counts.duplicates_merged, 0,
+        "{first:?} / {second:?}"
+    );
+    assert_eq!(status(&store, "u", "first"), MemoryStatus::Active);
+    assert_eq!(status(&store, "u", "second"), MemoryStatus::Active);
+    output
+}
+
 /// One user's pair, consolidated: nothing is flagged.
 fn assert_not_flagged(first: &str, second: &str) {
     let (_dir, _store, output) = consolidate_pair(first, second);
@@ -1942,13 +1955,7 @@ fn twins_whose_details_fill_one_slot_or_trade_roles_are_not_merged() {
     ] {
         let measured = similarity(first, second);
         assert!(measured > 0.78, "above the duplicate threshold: {measured}");
-        let (_dir, store, output) = consolidate_pair(first, second);
-        assert_eq!(
-            output.report.counts.duplicates_merged, 0,
-            "{first} / {second}"
-        );
-        assert_eq!(status(&store, "u", "first"), MemoryStatus::Active);
-        assert_eq!(status(&store, "u", "second"), MemoryStatus::Active);
+        assert_kept_apart(first, second);
     }
 }
 
@@ -2005,13 +2012,7 @@ fn terms_traded_around_a_preposition_are_another_statement_and_never_merged() {
             "Ana moved from Berlin to Paris",
         ),
     ] {
-        let (_dir, store, output) = consolidate_pair(first, second);
-        assert_eq!(
-            output.report.counts.duplicates_merged, 0,
-            "{first:?} / {second:?}"
-        );
-        assert_eq!(status(&store, "u", "first"), MemoryStatus::Active);
-        assert_eq!(status(&store, "u", "second"), MemoryStatus::Active);
+        assert_kept_apart(first, second);
     }
 }
 
@@ -2042,12 +2043,10 @@ fn what_an_owner_s_relatives_do_is_not_what_the_owner_does() {
     ] {
         assert_not_flagged(first, second);
     }
-    let (_dir, store, output) = consolidate_pair(
+    assert_kept_apart(
         "Sam lives in Paris with his wife",
         "Sam's parents live in Paris",
     );
-    assert_eq!(output.report.counts.duplicates_merged, 0);
-    assert_eq!(status(&store, "u", "second"), MemoryStatus::Active);
 }
 
 #[test]
@@ -2064,14 +2063,8 @@ fn another_preposition_is_another_relation_that_is_never_merged_or_denied() {
         ("The keys are under the mat", "The keys are on the mat"),
         ("Ana works with Tom", "Ana works for Tom"),
     ] {
-        let (_dir, store, output) = consolidate_pair(first, second);
-        assert_eq!(
-            output.report.counts.duplicates_merged, 0,
-            "{first:?} / {second:?}"
-        );
+        let output = assert_kept_apart(first, second);
         assert!(contradiction_events(&output).is_empty(), "{first:?}");
-        assert_eq!(status(&store, "u", "first"), MemoryStatus::Active);
-        assert_eq!(status(&store, "u", "second"), MemoryStatus::Active);
     }
     // A denial of one relation leaves the other.
     for (first, second) in [

@@ -1891,10 +1891,15 @@ fn classify<'t>(
 /// Prepositions that relate a verb or noun to what follows: place,
 /// direction, time, company, purpose, opposition. Not "of", "as", "than"
 /// or "like", which build a phrase rather than relate one.
-pub(super) const PREPOSITIONS: &str = "about above across after against along among around at before \
+const PREPOSITIONS: &str = "about above across after against along among around at before \
      behind below beneath beside between beyond by during for from in inside into near off on \
      onto outside over past since through to toward towards under underneath until upon with \
      within without";
+
+/// Whether `word` is one of the [`PREPOSITIONS`].
+pub(super) fn is_preposition(word: &str) -> bool {
+    listed(PREPOSITIONS, word)
+}
 
 /// Prepositions that name one relation in other words: where or when
 /// ("in" / "on" / "at": "lying `on` a bed" / "`in` bed", "`at` the beach"
@@ -1916,8 +1921,10 @@ const ONE_RELATION: [&str; 6] = [
 /// both have one and no preposition of one names a relation of the
 /// other. A hunk with other words is a detail or another fact already.
 fn other_relations(x: &[&Token], y: &[&Token]) -> Option<(String, String)> {
-    let relating = |t: &Token| listed(PREPOSITIONS, t.word.as_str());
-    if x.iter().chain(y).any(|t| t.is_content() && !relating(t)) {
+    if x.iter()
+        .chain(y)
+        .any(|t| t.is_content() && !is_preposition(&t.word))
+    {
         return None;
     }
     // The relations a hunk names; "been to" a place is having been in it
@@ -1925,7 +1932,7 @@ fn other_relations(x: &[&Token], y: &[&Token]) -> Option<(String, String)> {
     fn relations<'t>(side: &[&'t Token]) -> Vec<&'t str> {
         side.iter()
             .enumerate()
-            .filter(|(_, t)| listed(PREPOSITIONS, t.word.as_str()))
+            .filter(|(_, t)| is_preposition(&t.word))
             .map(|(k, t)| {
                 match (
                     k.checked_sub(1).map(|p| side[p].word.as_str()),
@@ -1944,7 +1951,11 @@ fn other_relations(x: &[&Token], y: &[&Token]) -> Option<(String, String)> {
         return None;
     }
     let phrase = |side: &[&Token]| {
-        let kept: Vec<&Token> = side.iter().copied().filter(|t| relating(t)).collect();
+        let kept: Vec<&Token> = side
+            .iter()
+            .copied()
+            .filter(|t| is_preposition(&t.word))
+            .collect();
         words_of(&kept)
     };
     Some((phrase(x), phrase(y)))

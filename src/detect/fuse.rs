@@ -224,8 +224,7 @@ const ROLE_WORDS: &str = "of than as";
 /// ("from Paris `to` Berlin" / "from Berlin `to` Paris"), where a clause
 /// moved past a comma or a conjunction keeps them ("A man `and` a dog").
 fn traded_around(gap_a: &[Token], gap_b: &[Token]) -> bool {
-    let relating =
-        |word: &str| align::listed(align::PREPOSITIONS, word) || align::listed(ROLE_WORDS, word);
+    let relating = |word: &str| align::is_preposition(word) || align::listed(ROLE_WORDS, word);
     gap_a
         .iter()
         .any(|x| relating(&x.word) && gap_b.iter().any(|y| y.word == x.word))
