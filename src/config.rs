@@ -166,6 +166,10 @@ pub struct ConsolidationConfig {
     /// the model scores a denial low against its statement ("There is no
     /// man driving a car" / "A man is driving a car": 0.58).
     pub negation_min_similarity: f64,
+    /// Lower floor still where a text denies with a pronoun ("Nobody is
+    /// riding a bike" / "Two people are riding a bike": 0.42): the pronoun
+    /// stands for the referent, so the denial lacks its noun.
+    pub pronoun_denial_min_similarity: f64,
     pub change_min_similarity: f64,
     /// Cosine every pair of a pattern's episodes reaches (complete linkage;
     /// measured with `make eval`, ARCHITECTURE.md).
@@ -224,6 +228,7 @@ impl Default for ConsolidationConfig {
             fuse_max_details: 3,
             contradiction_min_similarity: 0.60,
             negation_min_similarity: 0.50,
+            pronoun_denial_min_similarity: 0.35,
             change_min_similarity: 0.15,
             pattern_similarity: 0.50,
             pattern_min_size: 3,
@@ -783,6 +788,10 @@ impl Config {
             (
                 "consolidation.negation_min_similarity",
                 c.negation_min_similarity,
+            ),
+            (
+                "consolidation.pronoun_denial_min_similarity",
+                c.pronoun_denial_min_similarity,
             ),
             (
                 "consolidation.change_min_similarity",

@@ -148,6 +148,7 @@ impl CycleSettings {
             fuse_max_details: config.fuse_max_details,
             contradiction_min_similarity: config.contradiction_min_similarity,
             negation_min_similarity: config.negation_min_similarity,
+            pronoun_denial_min_similarity: config.pronoun_denial_min_similarity,
             change_min_similarity: config.change_min_similarity,
             pattern_similarity: config.pattern_similarity,
             pattern_min_size: config.pattern_min_size,
@@ -748,8 +749,13 @@ mod tests {
         let fields = stored.as_object_mut().unwrap();
         fields.remove("fuse_merges");
         fields.remove("fuse_max_details");
+        fields.remove("pronoun_denial_min_similarity");
         let read: DetectSettings = serde_json::from_value(stored).unwrap();
         assert!(!read.fuse_merges, "those runs did not fuse");
+        assert_eq!(
+            read.pronoun_denial_min_similarity, 1.0,
+            "nor lower the floor for pronouns below the negation floor"
+        );
         assert_eq!(read.duplicate_threshold, settings.duplicate_threshold);
     }
 }

@@ -2086,3 +2086,28 @@ fn another_preposition_is_another_relation_that_is_never_merged_or_denied() {
     );
     assert_eq!(output.report.counts.duplicates_merged, 1);
 }
+
+#[test]
+fn anything_is_the_general_word_a_denial_of_any_thing_uses() {
+    // "anything" / "something" stand for any thing, as WordNet's
+    // "someone" does for any person: denying it denies every case.
+    assert_flagged_once(
+        "Sam did not buy anything at the market",
+        "Sam bought apples at the market",
+    );
+    assert_flagged_once(
+        "The user is not allergic to anything",
+        "The user is allergic to peanuts",
+    );
+    // A specific denial does not deny the general statement.
+    assert_not_flagged(
+        "Sam did not buy apples at the market",
+        "Sam bought something at the market",
+    );
+    // Nor does the general statement merge with the specific one.
+    let output = assert_kept_apart(
+        "The user ate something for breakfast",
+        "The user ate eggs for breakfast",
+    );
+    assert!(contradiction_events(&output).is_empty());
+}

@@ -201,13 +201,37 @@ impl Token {
     }
 }
 
-/// Whether `text` has a negation where [`tokens`] would find one.
-pub fn has_negation(text: &str, lexicon: &Lexicon) -> bool {
+/// How `text` denies, by the negations [`tokens`] would find in it.
+pub fn denial(text: &str, lexicon: &Lexicon) -> Denial {
     let original: Vec<&str> = crate::text::word_spans(text)
         .map(|(a, b)| &text[a..b])
         .collect();
     let words = lowercase(&original);
-    (0..words.len()).any(|at| lexicon.negation_at(&words[at..]).is_some())
+    (0..words.len())
+        .filter_map(|at| {
+            let length = lexicon.negation_at(&words[at..])?;
+            let negation = words[at..at + length].join(" ");
+            Some(if listed(NEGATIVE_PRONOUNS, &negation) {
+                Denial::Pronoun
+            } else {
+                Denial::Negation
+            })
+        })
+        .max()
+        .unwrap_or_default()
+}
+
+/// How a text denies, in the order of how far it lowers the similarity
+/// the model gives it against the statement it denies.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Denial {
+    #[default]
+    None,
+    /// "not", "no", "never", …
+    Negation,
+    /// "nobody", "no one", "nothing": the pronoun stands for the referent,
+    /// so the denying text lacks the noun the other names.
+    Pronoun,
 }
 
 fn lowercase(words: &[&str]) -> Vec<String> {

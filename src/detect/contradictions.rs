@@ -424,4 +424,35 @@ mod tests {
         assert!(found_in(values(0.55), &settings()).is_empty());
         assert_eq!(found_in(values(0.65), &settings()).len(), 1);
     }
+
+    #[test]
+    fn a_denying_pronoun_is_compared_from_a_lower_floor_still() {
+        // "Nobody" stands for the referent the other text names, so the
+        // denial has one content word fewer and the model scores it lower
+        // still (0.38 for these two).
+        let denial = |first: &str, similarity: f64| {
+            vec![
+                memory("a", first, T0, vector(1.0, 1)),
+                memory(
+                    "b",
+                    "Two girls are playing the piano",
+                    T0 + 1,
+                    vector(similarity, 2),
+                ),
+            ]
+        };
+        let found = found_in(denial("Nobody is playing the piano", 0.38), &settings());
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].explanation().contains("`nobody` negates"));
+        let no_one = found_in(denial("No one is playing the piano", 0.38), &settings());
+        assert_eq!(no_one.len(), 1, "{no_one:?}");
+        assert!(found_in(denial("Nobody is playing the piano", 0.30), &settings()).is_empty());
+        // A denial that keeps its noun keeps the negation floor.
+        let noun = "There are no girls playing the piano";
+        assert!(found_in(denial(noun, 0.45), &settings()).is_empty());
+        assert_eq!(found_in(denial(noun, 0.55), &settings()).len(), 1);
+        let mut strict = settings();
+        strict.pronoun_denial_min_similarity = strict.negation_min_similarity;
+        assert!(found_in(denial("Nobody is playing the piano", 0.45), &strict).is_empty());
+    }
 }

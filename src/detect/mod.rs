@@ -41,6 +41,10 @@ use crate::text::normalise;
 
 pub const DAY_MS: i64 = 24 * 3600 * 1000;
 
+fn no_lower_floor() -> f64 {
+    1.0
+}
+
 /// Thresholds the detectors use, after capacity-tier adjustment.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DetectSettings {
@@ -54,6 +58,10 @@ pub struct DetectSettings {
     pub fuse_max_details: usize,
     pub contradiction_min_similarity: f64,
     pub negation_min_similarity: f64,
+    /// Run reports stored before this floor read as without it (1.0: the
+    /// negation floor applied to pronouns too).
+    #[serde(default = "no_lower_floor")]
+    pub pronoun_denial_min_similarity: f64,
     pub change_min_similarity: f64,
     pub pattern_similarity: f64,
     pub pattern_min_size: usize,
@@ -106,8 +114,8 @@ pub struct Prepared<'a> {
     pub items: Vec<Item<'a>>,
     /// Each item's tokens for alignment, made when first compared.
     tokens: Vec<std::sync::OnceLock<Vec<align::Token>>>,
-    /// Whether each item's text has a negation, found once for all.
-    negated: std::sync::OnceLock<Vec<bool>>,
+    /// How each item's text denies, found once for all.
+    denials: std::sync::OnceLock<Vec<align::Denial>>,
 }
 
 impl<'a> Prepared<'a> {
@@ -134,7 +142,7 @@ impl<'a> Prepared<'a> {
         Self {
             items,
             tokens,
-            negated: std::sync::OnceLock::new(),
+            denials: std::sync::OnceLock::new(),
         }
     }
 
@@ -268,23 +276,27 @@ impl<'a> Prepared<'a> {
     }
 
     /// `general`, lowered to `negation_min_similarity` for a pair where
-    /// either text has a negation ("not", "no", "never", …).
+    /// either text has a negation ("not", "no", "never", …), and to
+    /// `pronoun_denial_min_similarity` where one denies with a pronoun
+    /// ("nobody", "no one", "nothing").
     pub fn negation_floor(
         &self,
         general: f64,
         settings: &DetectSettings,
         lexicon: &Lexicon,
     ) -> Floor<'_> {
-        let marked = self.negated.get_or_init(|| {
+        let denials = self.denials.get_or_init(|| {
             self.items
                 .iter()
-                .map(|item| align::has_negation(&item.memory.content, lexicon))
+                .map(|item| align::denial(&item.memory.content, lexicon))
                 .collect()
         });
+        let negation = settings.negation_min_similarity.min(general);
         Floor {
             general,
-            lowered: settings.negation_min_similarity,
-            marked,
+            negation,
+            pronoun: settings.pronoun_denial_min_similarity.min(negation),
+            denials,
         }
     }
 

@@ -19,6 +19,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::Prepared;
+use super::align::Denial;
 use crate::embed::{dot, dot4};
 
 /// How pairs are searched for.
@@ -38,14 +39,15 @@ pub struct Pair {
     pub similarity: f64,
 }
 
-/// The similarity a pair must reach: `general`, or `lowered` when either
-/// item is `marked`.
+/// The similarity a pair must reach: `general`, `negation` when either
+/// item has a negation, `pronoun` when either denies with a pronoun.
 #[derive(Debug, Clone, Copy)]
 pub struct Floor<'m> {
     pub general: f64,
-    pub lowered: f64,
-    /// Per item index; items past its end are unmarked.
-    pub marked: &'m [bool],
+    pub negation: f64,
+    pub pronoun: f64,
+    /// Per item index; items past its end deny nothing.
+    pub denials: &'m [Denial],
 }
 
 impl Floor<'_> {
@@ -53,18 +55,19 @@ impl Floor<'_> {
     pub fn uniform(floor: f64) -> Self {
         Floor {
             general: floor,
-            lowered: floor,
-            marked: &[],
+            negation: floor,
+            pronoun: floor,
+            denials: &[],
         }
     }
 
     /// The floor of the pair of items `i` and `j`.
     pub fn of(&self, i: usize, j: usize) -> f64 {
-        let marked = |k: usize| self.marked.get(k).copied().unwrap_or(false);
-        if marked(i) || marked(j) {
-            self.lowered.min(self.general)
-        } else {
-            self.general
+        let denial = |k: usize| self.denials.get(k).copied().unwrap_or_default();
+        match denial(i).max(denial(j)) {
+            Denial::None => self.general,
+            Denial::Negation => self.negation,
+            Denial::Pronoun => self.pronoun,
         }
     }
 }

@@ -48,6 +48,11 @@ const VERB_EMOTION: &str = "37";
 /// "work" share one of run's 41 verb senses).
 const COMMON_SENSES: usize = 3;
 
+/// Indefinite pronouns WordNet lacks, read as the most general word for
+/// what they stand for: any thing, or any person (WordNet's "someone").
+const ANY_THING: [&str; 2] = ["something", "anything"];
+const ANY_PERSON: [&str; 2] = ["anyone", "anybody"];
+
 /// A pointer of a data line: symbol, target offset, target part of speech,
 /// source/target word numbers.
 type Pointer<'a> = (&'a str, u32, usize, u16);
@@ -495,6 +500,17 @@ impl WordNet {
 
     /// What alignment needs to know of a word, looked up once.
     pub fn word(&self, word: &str) -> Word {
+        if ANY_THING.contains(&word) {
+            return Word {
+                any_thing: true,
+                ..Word::plain(word)
+            };
+        }
+        if ANY_PERSON.contains(&word) {
+            let mut someone = self.word("someone");
+            someone.lemmas.push(word.to_owned());
+            return someone;
+        }
         let mut senses: Vec<u32> = (0..POS.len())
             .flat_map(|pos| self.common_senses(word, pos).collect::<Vec<_>>())
             .collect();
@@ -506,6 +522,7 @@ impl WordNet {
             nouns: self.common_senses(word, NOUN).collect(),
             verbs: self.common_senses(word, VERB).collect(),
             inflected_verb: self.base_forms(word, 1).iter().any(|base| base != word),
+            any_thing: false,
         }
     }
 
@@ -555,10 +572,14 @@ impl WordNet {
     /// Whether a common noun sense of `specific` lies at most four
     /// hypernym steps under one of `general` ("man" is a "person";
     /// "dachshund" is a "dog"), or a common verb sense under one of its
-    /// verb senses ("slice" is a way to "cut").
+    /// verb senses ("slice" is a way to "cut"); any noun is a kind of
+    /// "anything".
     pub fn kind_of(&self, specific: &Word, general: &Word) -> bool {
         if self.synonyms(specific, general) {
             return false;
+        }
+        if general.any_thing {
+            return specific.is_noun();
         }
         [
             (&specific.nouns, &general.nouns),
@@ -684,6 +705,8 @@ pub struct Word {
     verbs: Vec<u32>,
     /// An inflected verb form ("riding", "rode").
     pub inflected_verb: bool,
+    /// "something", "anything": more general than any noun.
+    any_thing: bool,
 }
 
 impl Word {
