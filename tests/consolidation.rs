@@ -2111,3 +2111,24 @@ fn anything_is_the_general_word_a_denial_of_any_thing_uses() {
     );
     assert!(contradiction_events(&output).is_empty());
 }
+
+#[test]
+fn a_denied_presence_denies_being_or_going_there_not_another_relation_to_the_place() {
+    // "was not at" / "has never been to" a place denies being there: a
+    // verb of being or going there is denied, another relation to the
+    // place is a fact of its own.
+    for (first, second) in [
+        ("Sam was not at the meeting", "Sam organised the meeting"),
+        ("Sam has never been to Japan", "Sam loves Japan"),
+        ("Sam was not at the party", "Sam hosted the party"),
+    ] {
+        assert_not_flagged(first, second);
+    }
+    for (first, second) in [
+        ("Sam was not at the meeting", "Sam attended the meeting"),
+        ("Sam has never been to Japan", "Sam visited Japan last year"),
+        ("Sam was not at the concert", "Sam went to the concert"),
+    ] {
+        assert_flagged_once(first, second);
+    }
+}

@@ -1783,7 +1783,19 @@ fn classify<'t>(
         // A denied possession ("has `no` car") does not deny another verb
         // of the thing ("`rents` a car"), only a synonym ("owns a car").
         let possession = possessive(negating) && !negating.iter().any(|t| t.word == "been");
-        let other_predicate = possession && verb_besides_having(other_content, lexicon).is_some();
+        // A denied presence ("was not `at` the meeting", "has never been
+        // `to` Japan") denies a verb of being or going there ("attended",
+        // "visited"), not another relation to the place ("organised the
+        // meeting", "loves Japan").
+        let presence = negating.iter().any(|t| listed(COPULAS, &t.word))
+            && negating.iter().any(|t| is_preposition(&t.word))
+            && !other.iter().any(|t| is_preposition(&t.word));
+        let other_relation = presence
+            && other_content
+                .iter()
+                .any(|t| t.info.inflected_verb && !lexicon.means_presence(&t.info));
+        let other_predicate =
+            other_relation || (possession && verb_besides_having(other_content, lexicon).is_some());
         if denies && own_content == 0 && !other_predicate && (!pronoun || other_content.len() <= 2)
         {
             let quantifier = other.iter().find(|t| listed(QUANTIFIERS, t.word.as_str()));

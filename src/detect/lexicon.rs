@@ -175,6 +175,12 @@ impl Lexicon {
         self.wordnet.as_ref().is_some_and(|w| w.ends_activity(verb))
     }
 
+    /// Whether WordNet knows `verb` as one of going or being somewhere
+    /// ([`WordNet::means_presence`]); without WordNet any verb may be.
+    pub fn means_presence(&self, verb: &Word) -> bool {
+        self.wordnet.as_ref().is_none_or(|w| w.means_presence(verb))
+    }
+
     /// Whether WordNet knows `word` as a time or a period
     /// ([`WordNet::names_time`]).
     pub fn names_time(&self, word: &Word) -> bool {

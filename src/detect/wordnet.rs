@@ -42,6 +42,9 @@ const NOUN_TIME: &str = "28";
 const NOUN_LOCATION: &str = "15";
 /// The lexicographer file of verbs of feeling (`verb.emotion`).
 const VERB_EMOTION: &str = "37";
+/// The lexicographer files of verbs of going (`verb.motion`) and of being
+/// (`verb.stative`: "attend", "stay", "live").
+const VERB_PRESENCE: [&str; 2] = ["38", "42"];
 
 /// How many of a word's most frequent senses count for synonymy and word
 /// classes: rare senses make nearly any two words synonyms ("run" and
@@ -87,6 +90,8 @@ pub struct WordNet {
     people: HashSet<u32>,
     /// Noun synsets of places ("Berlin", "Texas", "city").
     places: HashSet<u32>,
+    /// Verb synsets of going or being somewhere ("visit", "attend").
+    presence: HashSet<u32>,
     /// Short digest of the files read, for the run's config hash.
     digest: String,
 }
@@ -186,6 +191,9 @@ impl WordNet {
                 }
                 if pos == VERB && fields.get(1) == Some(&VERB_EMOTION) {
                     feelings.insert(id);
+                }
+                if pos == VERB && fields.get(1).is_some_and(|f| VERB_PRESENCE.contains(f)) {
+                    wordnet.presence.insert(id);
                 }
                 wordnet.synsets.push(Synset {
                     name: names.first().cloned().unwrap_or_default(),
@@ -612,6 +620,12 @@ impl WordNet {
     /// kind of it ("stopped", "quit", "ceased").
     pub fn ends_activity(&self, verb: &Word) -> bool {
         self.one_ends(&verb.verbs)
+    }
+
+    /// Whether a common verb sense of `verb` is one of going or being
+    /// somewhere ("visited", "went", "attended"; not "organised").
+    pub fn means_presence(&self, verb: &Word) -> bool {
+        verb.verbs.iter().any(|s| self.presence.contains(s))
     }
 
     /// Whether a common noun sense of `word` is a time or a period
