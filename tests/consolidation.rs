@@ -2132,3 +2132,29 @@ fn a_denied_presence_denies_being_or_going_there_not_another_relation_to_the_pla
         assert_flagged_once(first, second);
     }
 }
+
+#[test]
+fn a_denial_that_moved_with_what_it_denies_is_no_conflict() {
+    // Both texts deny the same words; only the clauses around them moved.
+    for (first, second) in [
+        (
+            "Ana said the contract was not signed by the CEO",
+            "The contract was not signed by the CEO, Ana said",
+        ),
+        (
+            "Most members voted for the plan or had no opinion.",
+            "Most members had no opinion or voted for the plan.",
+        ),
+        (
+            "During the trip Ana did not eat meat",
+            "Ana did not eat meat during the trip",
+        ),
+    ] {
+        assert_not_flagged(first, second);
+    }
+    // Denials of other words still conflict.
+    assert_flagged_once(
+        "Sam does not like tea but likes coffee",
+        "Sam likes tea but does not like coffee",
+    );
+}

@@ -1226,7 +1226,41 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
         classify(&x, &y, next, place, lexicon, &mut comparison);
     }
     cancel_denials_of_one_word(&mut comparison.conflicts);
+    // Each text denies the same words, the negation moved with them ("The
+    // marriage was `not` set up by force, Ionescu said" / "Ionescu said:
+    // the marriage was `not` set up by force"): a negation the alignment
+    // left in a hunk is no conflict.
+    let (mut denied_a, mut denied_b) = (denied_runs(a), denied_runs(b));
+    denied_a.sort_unstable();
+    denied_b.sort_unstable();
+    if !denied_a.is_empty() && denied_a == denied_b {
+        comparison.conflicts.retain(|c| c.negated_side.is_none());
+    }
     comparison
+}
+
+/// What each negation of `tokens` bears on: the run of content words
+/// from the first one after it ("`not` set up", "`no` affiliation or …"),
+/// as lemmas.
+fn denied_runs(tokens: &[Token]) -> Vec<Vec<&str>> {
+    tokens
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.role == Role::Negation)
+        .map(|(k, _)| {
+            tokens[k + 1..]
+                .iter()
+                .skip_while(|t| !t.is_content())
+                .take_while(|t| t.is_content())
+                .map(|t| {
+                    t.info
+                        .lemmas
+                        .first()
+                        .map_or(t.word.as_str(), String::as_str)
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// Two denials of one aligned word, one a side, say the same: "does `not`
