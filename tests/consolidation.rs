@@ -2158,3 +2158,14 @@ fn a_denial_that_moved_with_what_it_denies_is_no_conflict() {
         "Sam likes tea but does not like coffee",
     );
 }
+
+#[test]
+fn a_list_of_names_is_not_split_into_clauses_at_its_and() {
+    // "Associates" in a company's name is no verb, so "… Sun Microsystems,
+    // and Veritas are …" is one clause, not "Computer Associates … Sun
+    // Microsystems" asserted on its own.
+    assert_not_flagged(
+        "The partners include Computer Associates, Oracle, Sun and Veritas.",
+        "Computer Associates, Oracle, Sun Microsystems, and Veritas are also partners.",
+    );
+}

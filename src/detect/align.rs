@@ -417,9 +417,11 @@ pub fn clauses(tokens: &[Token]) -> Vec<Cow<'_, [Token]>> {
             .iter()
             .rposition(|t| listed(CLAUSE_BREAKS, t.word.as_str()))
             .map_or(0, |p| p + 1);
+        // A name is no predicate, however WordNet may read it: "Computer
+        // `Associates`, EMC and Veritas are …" is one subject.
         let predicate_at = before[own_start..]
             .iter()
-            .position(|t| finite(t) || t.info.inflected_verb)
+            .position(|t| finite(t) || (t.info.inflected_verb && t.role != Role::Name))
             .map(|p| start + own_start + p);
         let Some(predicate_at) = predicate_at else {
             continue;
