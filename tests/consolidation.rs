@@ -2169,3 +2169,18 @@ fn a_list_of_names_is_not_split_into_clauses_at_its_and() {
         "Computer Associates, Oracle, Sun Microsystems, and Veritas are also partners.",
     );
 }
+
+#[test]
+fn neither_and_nor_deny_what_they_join() {
+    // Read as plain words, "neither … nor …" let the denial absorb the
+    // statement it denies: a merge that loses "Sam likes tea".
+    for (first, second) in [
+        ("Sam likes neither tea nor coffee", "Sam likes tea"),
+        (
+            "Neither Sam nor Ana came to the party",
+            "Sam came to the party",
+        ),
+    ] {
+        assert_kept_apart(first, second);
+    }
+}
