@@ -1228,17 +1228,24 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
         classify(&x, &y, next, place, lexicon, &mut comparison);
     }
     cancel_denials_of_one_word(&mut comparison.conflicts);
-    // Each text denies the same words, the negation moved with them ("The
-    // marriage was `not` set up by force, Ionescu said" / "Ionescu said:
-    // the marriage was `not` set up by force"): a negation the alignment
-    // left in a hunk is no conflict.
+    cancel_moved_denials(&mut comparison.conflicts, a, b);
+    comparison
+}
+
+/// Each text denies the same words, the negation moved with them ("The
+/// marriage was `not` set up by force, Ionescu said" / "Ionescu said: the
+/// marriage was `not` set up by force"): a negation the alignment left in
+/// a hunk is no conflict.
+fn cancel_moved_denials(conflicts: &mut Vec<Conflict>, a: &[Token], b: &[Token]) {
+    if conflicts.iter().all(|c| c.negated_side.is_none()) {
+        return;
+    }
     let (mut denied_a, mut denied_b) = (denied_runs(a), denied_runs(b));
     denied_a.sort_unstable();
     denied_b.sort_unstable();
     if !denied_a.is_empty() && denied_a == denied_b {
-        comparison.conflicts.retain(|c| c.negated_side.is_none());
+        conflicts.retain(|c| c.negated_side.is_none());
     }
-    comparison
 }
 
 /// What each negation of `tokens` bears on: the run of content words
