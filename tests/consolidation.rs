@@ -2184,3 +2184,76 @@ fn neither_and_nor_deny_what_they_join() {
         assert_kept_apart(first, second);
     }
 }
+
+#[test]
+fn nor_before_its_auxiliary_denies_the_predicate_after_the_subject() {
+    // "nor was Dean asked" and "Dean was not asked" deny the same asking;
+    // the inverted subject is no part of the denial. The twin asserts it.
+    assert_not_flagged(
+        "None of his rivals picked him as a partner, nor was Dean asked that question.",
+        "None of his rivals picked him as a partner and Dean was not asked the question.",
+    );
+    assert_flagged_once(
+        "None of his rivals picked him as a partner and Dean was asked the question.",
+        "None of his rivals picked him as a partner and Dean was not asked the question.",
+    );
+}
+
+#[test]
+fn non_denies_the_word_it_is_joined_to() {
+    // "non-smoker" is no smoker: without the prefix as a denial, the two
+    // were one memory with a detail ("non"), and merged.
+    assert_flagged_once("Tom is a non-smoker", "Tom is a smoker");
+    assert_flagged_once(
+        "Most of the shops are non-operative",
+        "Most of the shops are operative",
+    );
+    // A hyphen the line broke ("non- operative") is still the prefix, and
+    // a denied opposite says what the opposite says.
+    assert_not_flagged(
+        "Most of the businesses were non- operative, he said.",
+        "Most of the businesses are currently inoperative, he said.",
+    );
+}
+
+#[test]
+fn a_rounded_figure_or_a_year_against_a_count_is_no_contradiction() {
+    // "$6.3 billion" is "$6.32 billion" rounded; "70" seats and the year
+    // "2006" fill no one slot, nor do "million" and the year "1999". Each
+    // twin states another value the same way, and clashes.
+    for ((first, second), (twin_first, twin_second)) in [
+        (
+            (
+                "The company revenue is $6.3 billion this year",
+                "The company revenue is $6.32 billion this year",
+            ),
+            (
+                "The company revenue is $6.3 billion this year",
+                "The company revenue is $6.8 billion this year",
+            ),
+        ),
+        (
+            (
+                "The order covers 40 jets with 70 seats",
+                "The order covers 40 jets by September 2006",
+            ),
+            (
+                "The order covers 40 jets with 70 seats",
+                "The order covers 40 jets with 50 seats",
+            ),
+        ),
+        (
+            (
+                "The record is $12.5 million for a June opening",
+                "The record is $12.5 from 1999 for a June opening",
+            ),
+            (
+                "The record is $12.5 million for a June opening",
+                "The record is $14.5 million for a June opening",
+            ),
+        ),
+    ] {
+        assert_not_flagged(first, second);
+        assert_flagged_once(twin_first, twin_second);
+    }
+}

@@ -127,6 +127,15 @@ fn spelled_number(word: &str) -> Option<u32> {
     (word == "dozen").then_some(12)
 }
 
+/// The value digits write: "37,000" is 37000, ".20" is 0.20.
+fn number_value(digits: &str) -> String {
+    let value = digits.replace(',', "");
+    match value.strip_prefix('.') {
+        Some(fraction) => format!("0.{fraction}"),
+        None => value,
+    }
+}
+
 /// The numbers of a hunk as values: digits as written, spelled numbers as
 /// digits, "fifty seven" as 57.
 fn number_values(tokens: &[&Token]) -> Vec<String> {
@@ -143,7 +152,7 @@ fn number_values(tokens: &[&Token]) -> Vec<String> {
                 values.push(value.to_string());
                 tens = (value >= 20 && value % 10 == 0).then_some(value);
             }
-            (_, None) => values.push(token.word.clone()),
+            (_, None) => values.push(number_value(&token.word)),
         }
     }
     values
@@ -234,6 +243,57 @@ pub enum Denial {
     Pronoun,
 }
 
+/// "non" joined by a hyphen to the word it denies ("non-smoker"), also
+/// where a line break left a space after the hyphen ("non- operative").
+fn non_prefix(text: &str, spans: &[(usize, usize)], words: &[String], at: usize) -> bool {
+    words[at] == "non"
+        && spans
+            .get(at + 1)
+            .is_some_and(|next| text[spans[at].1..next.0].trim_end() == "-")
+}
+
+/// The digits of `words` from `at` on that read as one number: groups
+/// joined by a decimal point or a thousands separator ("6.32", "37,000",
+/// "1,234.5"), with no space between, and a leading decimal point
+/// (".20"). Its span, the index of its last word and its role: a number,
+/// or a word when the groups run into letters ("1.4bn", a measure as
+/// written). `None` for a single group of digits.
+fn number_at(
+    text: &str,
+    spans: &[(usize, usize)],
+    words: &[String],
+    at: usize,
+) -> Option<((usize, usize), usize, Role)> {
+    let digits = |word: &str| !word.is_empty() && word.chars().all(|c| c.is_ascii_digit());
+    if !digits(&words[at]) {
+        return None;
+    }
+    let gap = |end: usize| &text[spans[end].1..spans.get(end + 1).map_or(text.len(), |s| s.0)];
+    let mut end = at;
+    while end + 1 < words.len() {
+        let joined = match gap(end) {
+            "." => true,
+            "," => words[end + 1].len() == 3,
+            _ => false,
+        };
+        if !joined {
+            break;
+        }
+        end += 1;
+        if !digits(&words[end]) {
+            return Some(((spans[at].0, spans[end].1), end, Role::Content));
+        }
+    }
+    let before = &text[..spans[at].0];
+    let leading_point = before.ends_with('.')
+        && !before[..before.len() - 1]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == '.');
+    let start = spans[at].0 - usize::from(leading_point);
+    (end > at || leading_point).then_some(((start, spans[end].1), end, Role::Number))
+}
+
 fn lowercase(words: &[&str]) -> Vec<String> {
     words.iter().map(|w| w.to_lowercase()).collect()
 }
@@ -273,6 +333,35 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
         && lexicon.negation_at(&words[1..]).is_none();
     let mut at = if existential { 2 } else { 0 };
     while at < words.len() {
+        // "non-binding" is "nonbinding", one word as WordNet spells it,
+        // and the opposite of "binding" (see [`non_prefixed`]).
+        if non_prefix(text, &spans, &words, at) {
+            let word = format!("non{}", words[at + 1]);
+            out.push(Token {
+                info: lexicon.word(&word),
+                word,
+                role: Role::Content,
+                span: (spans[at].0, spans[at + 1].1),
+            });
+            at += 2;
+            continue;
+        }
+        if let Some((span, end, role)) = number_at(text, &spans, &words, at) {
+            let word = text[span.0..span.1].to_lowercase();
+            let mut info = Word::plain(&word);
+            // ".20" and "0.20", "37,000" and "37000" are one value.
+            if role == Role::Number {
+                info.lemmas.push(number_value(&word));
+            }
+            out.push(Token {
+                info,
+                word,
+                role,
+                span,
+            });
+            at = end + 1;
+            continue;
+        }
         if let Some(len) = lexicon.negation_at(&words[at..]) {
             let word = words[at..at + len].join(" ");
             out.push(Token {
@@ -1232,35 +1321,54 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
     comparison
 }
 
-/// Each text denies the same words, the negation moved with them ("The
-/// marriage was `not` set up by force, Ionescu said" / "Ionescu said: the
-/// marriage was `not` set up by force"): a negation the alignment left in
-/// a hunk is no conflict.
+/// The other text denies the same words, the negation moved with them
+/// ("The marriage was `not` set up by force, Ionescu said" / "Ionescu
+/// said: the marriage was `not` set up by force"): a negation the
+/// alignment left in a hunk is no conflict when every denial of its side
+/// is also one of the other side's.
 fn cancel_moved_denials(conflicts: &mut Vec<Conflict>, a: &[Token], b: &[Token]) {
     if conflicts.iter().all(|c| c.negated_side.is_none()) {
         return;
     }
-    let (mut denied_a, mut denied_b) = (denied_runs(a), denied_runs(b));
-    denied_a.sort_unstable();
-    denied_b.sort_unstable();
-    if !denied_a.is_empty() && denied_a == denied_b {
-        conflicts.retain(|c| c.negated_side.is_none());
-    }
+    let runs = [denied_runs(a), denied_runs(b)];
+    let made_by_other = |side: usize| {
+        let mut other = runs[1 - side].clone();
+        !runs[side].is_empty()
+            && runs[side].iter().all(|run| {
+                let found = other.iter().position(|o| o == run);
+                found.map(|k| other.swap_remove(k)).is_some()
+            })
+    };
+    let moved = [made_by_other(0), made_by_other(1)];
+    conflicts.retain(|c| c.negated_side.is_none_or(|side| !moved[side]));
 }
 
 /// What each negation of `tokens` bears on: the run of content words
 /// from the first one after it ("`not` set up", "`no` affiliation or …"),
-/// as lemmas.
+/// as lemmas ("Deans" and "Dean's" are one). A "nor" before its
+/// auxiliary puts the subject between ("nor was Dean `asked`"): the run
+/// starts at the verb.
 fn denied_runs(tokens: &[Token]) -> Vec<Vec<&str>> {
     tokens
         .iter()
         .enumerate()
         .filter(|(_, t)| t.role == Role::Negation)
-        .map(|(k, _)| {
-            tokens[k + 1..]
+        .map(|(k, negation)| {
+            let after = &tokens[k + 1..];
+            let inverted = listed("nor neither", &negation.word)
+                && after.first().is_some_and(|t| listed(AUXILIARIES, &t.word));
+            let from = after
+                .iter()
+                .skip(1)
+                .position(|t| t.info.inflected_verb)
+                .filter(|_| inverted)
+                .map_or(0, |k| k + 1);
+            after[from..]
                 .iter()
                 .skip_while(|t| !t.is_content())
-                .take_while(|t| t.is_content())
+                // A possessive "s" does not end the run: "Dean's opponents".
+                .take_while(|t| t.is_content() || t.word == "s")
+                .filter(|t| t.is_content())
                 .map(|t| {
                     t.info
                         .lemmas
@@ -1441,11 +1549,7 @@ fn names_the_modifier(modifier: &Token, head: &Token, lexicon: &Lexicon) -> bool
 /// Whether `t` names a time: a noun of times ("year", "March") or a year
 /// ("2019").
 fn names_time(t: &Token, lexicon: &Lexicon) -> bool {
-    let year = t.word.len() == 4
-        && t.word
-            .parse::<u16>()
-            .is_ok_and(|y| (1900..2100).contains(&y));
-    year || (t.role != Role::Number && lexicon.names_time(&t.info))
+    is_year(&t.word) || (t.role != Role::Number && lexicon.names_time(&t.info))
 }
 
 /// `side` with its [`ending`] verb (at, length in words) as one negation.
@@ -1684,6 +1788,31 @@ fn antonym_in(
                     .map(|q| (p.word.clone(), q.word.clone()))
             })
         })
+        .or_else(|| {
+            x.iter().find_map(|p| {
+                y.iter()
+                    .find(|q| non_prefixed(p, q) || non_prefixed(q, p))
+                    .map(|q| (p.word.clone(), q.word.clone()))
+            })
+        })
+}
+
+/// Whether `prefixed` is `word` with "non" before it ("nonsmoker" /
+/// "smokers", "nonstop" / "stops"): its opposite, whether WordNet lists
+/// the pair or not.
+fn non_prefixed(prefixed: &Token, word: &Token) -> bool {
+    let forms = |t: &Token| -> Vec<String> {
+        std::iter::once(&t.word)
+            .chain(&t.info.lemmas)
+            .map(|w| w.replace(['_', ' ', '-'], ""))
+            .collect()
+    };
+    let stems: Vec<String> = forms(prefixed)
+        .iter()
+        .filter_map(|f| f.strip_prefix("non").map(str::to_owned))
+        .filter(|stem| stem.len() > 2)
+        .collect();
+    prefixed.is_content() && word.is_content() && forms(word).iter().any(|f| stems.contains(f))
 }
 
 fn classify<'t>(
@@ -2149,29 +2278,74 @@ fn spelling_variants(a: &str, b: &str) -> bool {
     previous[b.len()] * 5 <= a.len().max(b.len())
 }
 
+/// Whether two hunks' numbers are the same values, the less precise of
+/// each pair maybe the other rounded ("6.3" / "6.32", "5" / "5.2").
+fn same_values(x: &[String], y: &[String]) -> bool {
+    fn decimals(value: &str) -> usize {
+        value
+            .split_once('.')
+            .map_or(0, |(_, fraction)| fraction.len())
+    }
+    fn rounds(coarse: &str, fine: &str) -> bool {
+        let places = decimals(coarse);
+        if places >= decimals(fine) {
+            return false;
+        }
+        let (Ok(a), Ok(b)) = (coarse.parse::<f64>(), fine.parse::<f64>()) else {
+            return false;
+        };
+        let half_step = 0.5 * 10f64.powi(-i32::try_from(places).unwrap_or(i32::MAX));
+        (a - b).abs() <= half_step * (1.0 + 1e-9)
+    }
+    x.len() == y.len()
+        && x.iter()
+            .zip(y)
+            .all(|(a, b)| a == b || rounds(a, b) || rounds(b, a))
+}
+
+/// Whether `word` reads as a year ("2019").
+fn is_year(word: &str) -> bool {
+    word.len() == 4 && word.parse::<u16>().is_ok_and(|y| (1900..2100).contains(&y))
+}
+
 /// Whether the numbers of two hunks count the same thing the same way: an
 /// ordinal ranks ("their `third` straight week") where a cardinal counts
 /// ("`three` straight weeks"), and a number beside another unit measures
 /// in it ("90 `miles`" / "150 `kilometres`").
 fn counts_alike(x: &[&Token], y: &[&Token], lexicon: &Lexicon) -> bool {
-    // Which ways a hunk's numbers count: cardinal, ordinal, how often.
-    fn ways(side: &[&Token]) -> [bool; 3] {
-        let numbers = || side.iter().filter(|t| t.role == Role::Number);
+    // A noun right after a number: what it measures in.
+    fn unit(t: &Token) -> bool {
+        t.role == Role::Content && t.info.is_noun() && !t.info.inflected_verb
+    }
+    // Which ways a hunk's numbers count: cardinal, ordinal, how often, or
+    // not at all: a year dates ("by September `2006`") where "`70` seats"
+    // or "$54.9 `million`" count, unless a unit follows it ("2000 people").
+    fn ways(side: &[&Token]) -> [bool; 4] {
         // The number words [`tokens`] knows: "3rd" is no number token.
         let ordinal = |word: &str| listed("first second third", word);
         let often = |word: &str| listed("once twice", word);
-        [
-            numbers().any(|t| !ordinal(&t.word) && !often(&t.word)),
-            numbers().any(|t| ordinal(&t.word)),
-            numbers().any(|t| often(&t.word)),
-        ]
+        let mut ways = [false; 4];
+        for (k, t) in side.iter().enumerate() {
+            if t.role != Role::Number {
+                continue;
+            }
+            let way = if ordinal(&t.word) {
+                1
+            } else if often(&t.word) {
+                2
+            } else if is_year(&t.word) && !side.get(k + 1).is_some_and(|t| unit(t)) {
+                3
+            } else {
+                0
+            };
+            ways[way] = true;
+        }
+        ways
     }
-    // The nouns right after a number: what it measures in.
     fn units<'t>(side: &[&'t Token]) -> Vec<&'t Token> {
         side.windows(2)
-            .filter(|w| w[0].role == Role::Number && w[1].role == Role::Content)
+            .filter(|w| w[0].role == Role::Number && unit(w[1]))
             .map(|w| w[1])
-            .filter(|t| t.info.is_noun() && !t.info.inflected_verb)
             .collect()
     }
     let other_units = match (units(x).as_slice(), units(y).as_slice()) {
@@ -2195,7 +2369,7 @@ fn different_value(
     let numbers = (number_values(x), number_values(y));
     if !numbers.0.is_empty()
         && !numbers.1.is_empty()
-        && numbers.0 != numbers.1
+        && !same_values(&numbers.0, &numbers.1)
         && counts_alike(x, y, lexicon)
     {
         return Some(Conflict {
@@ -2295,6 +2469,38 @@ mod tests {
         // The full stop of an abbreviation ends no sentence.
         assert_eq!(role("They flew U.S. Airways", 3), Role::Name);
         assert_eq!(role("They met The Who", 2), Role::Name);
+    }
+
+    #[test]
+    fn digits_joined_by_a_point_or_a_thousands_separator_are_one_number() {
+        let lexicon = lexicon();
+        let found = tokens("About 37,000 at .20 for $6.32, or $1.4bn, 3, 4", &lexicon);
+        let words: Vec<(&str, Role)> = found.iter().map(|t| (t.word.as_str(), t.role)).collect();
+        assert_eq!(
+            words,
+            [
+                ("about", Role::Function),
+                ("37,000", Role::Number),
+                ("at", Role::Function),
+                (".20", Role::Number),
+                ("for", Role::Function),
+                ("6.32", Role::Number),
+                ("or", Role::Function),
+                ("1.4bn", Role::Content),
+                ("3", Role::Number),
+                ("4", Role::Number),
+            ]
+        );
+        let values: Vec<String> = found
+            .iter()
+            .filter(|t| t.role == Role::Number)
+            .map(|t| number_value(&t.word))
+            .collect();
+        assert_eq!(values, ["37000", "0.20", "6.32", "3", "4"]);
+        assert!(same_values(&["6.3".into()], &["6.32".into()]));
+        assert!(same_values(&["5".into()], &["5.2".into()]));
+        assert!(!same_values(&["6.3".into()], &["6.8".into()]));
+        assert!(!same_values(&["38.28".into()], &["38.30".into()]));
     }
 
     #[test]
