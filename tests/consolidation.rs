@@ -2257,3 +2257,18 @@ fn a_rounded_figure_or_a_year_against_a_count_is_no_contradiction() {
         assert_flagged_once(twin_first, twin_second);
     }
 }
+
+#[test]
+fn a_time_since_which_a_value_holds_leaves_the_slot_to_the_value() {
+    // "since 2015" dates where Alice lives; it is no third word beside
+    // the city that makes "Berlin" and "Munich" two facts.
+    assert_flagged_once(
+        "Alice has lived in Berlin since 2015",
+        "Alice lives in Munich",
+    );
+    assert_flagged_once("Alice works in Berlin since 2015", "Alice works in Munich");
+    assert_not_flagged(
+        "Alice has lived in Berlin since 2015",
+        "Alice lives in Berlin",
+    );
+}

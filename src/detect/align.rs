@@ -2049,11 +2049,17 @@ fn classify<'t>(
     // minutes" aligns the unit; "in Rome once" / "supports Jon and
     // believes" is not one slot). A negated value is not the other value
     // ("is `not red`" / "is `blue`"): another fact, not a conflict.
+    // A time the value has held since or until ("in Berlin `since 2015`")
+    // dates it and leaves the slot to the value.
+    let (vx, vy) = (
+        without_time_span(&cx, lexicon),
+        without_time_span(&cy, lexicon),
+    );
     if !place.subject
         && nx == ny
-        && cx.len() <= 2
-        && cy.len() <= 2
-        && let Some(conflict) = different_value(&cx, &cy, place, lexicon)
+        && vx.len() <= 2
+        && vy.len() <= 2
+        && let Some(conflict) = different_value(vx, vy, place, lexicon)
     {
         comparison.extra[0] += cx.len() - 1;
         comparison.extra[1] += cy.len() - 1;
@@ -2093,6 +2099,24 @@ fn classify<'t>(
     comparison.extra[1] += uy.len();
     if !ux.is_empty() && !uy.is_empty() {
         comparison.substitutions.push((ux.join(" "), uy.join(" ")));
+    }
+}
+
+/// `content` without a closing span of time: "since", "until" or "till"
+/// and then only times ("`since 2015`", "`until March`").
+fn without_time_span<'c, 't>(content: &'c [&'t Token], lexicon: &Lexicon) -> &'c [&'t Token] {
+    let opens = content
+        .iter()
+        .rposition(|t| listed("since until till", &t.word));
+    match opens {
+        Some(k)
+            if k > 0
+                && k + 1 < content.len()
+                && content[k + 1..].iter().all(|t| names_time(t, lexicon)) =>
+        {
+            &content[..k]
+        }
+        _ => content,
     }
 }
 
