@@ -2045,16 +2045,16 @@ fn classify<'t>(
         }
         return;
     }
-    // A value and at most one other word a side ("5 minutes" / "20
-    // minutes" aligns the unit; "in Rome once" / "supports Jon and
-    // believes" is not one slot). A negated value is not the other value
-    // ("is `not red`" / "is `blue`"): another fact, not a conflict.
     // A time the value has held since or until ("in Berlin `since 2015`")
     // dates it and leaves the slot to the value.
     let (vx, vy) = (
         without_time_span(&cx, lexicon),
         without_time_span(&cy, lexicon),
     );
+    // A value and at most one other word a side ("5 minutes" / "20
+    // minutes" aligns the unit; "in Rome once" / "supports Jon and
+    // believes" is not one slot). A negated value is not the other value
+    // ("is `not red`" / "is `blue`"): another fact, not a conflict.
     if !place.subject
         && nx == ny
         && vx.len() <= 2
