@@ -2272,3 +2272,11 @@ fn a_time_since_which_a_value_holds_leaves_the_slot_to_the_value() {
         "Alice lives in Berlin",
     );
 }
+
+#[test]
+fn alone_is_the_opposite_of_with_someone() {
+    // "alone" is with nobody: it denies company, not a thing one has.
+    assert_flagged_once("Ana lives alone", "Ana lives with her parents");
+    assert_flagged_once("Tom travels alone", "Tom travels with his brother");
+    assert_not_flagged("Ana lives alone", "Ana lives with a cat");
+}

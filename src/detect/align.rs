@@ -1253,6 +1253,17 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                 comparison.modifies_added[side] = true;
             }
         }
+        // Before words the other side has elsewhere leave the hunks: "with
+        // other `women`" is company though "woman" is the other's subject.
+        if let Some((p, q)) = alone_against_company(x, y, lexicon) {
+            comparison.conflicts.push(Conflict {
+                kind: "antonym",
+                detail: format!("`{p}` ↔ `{q}` (antonyms)"),
+                negated_side: None,
+                denied: None,
+            });
+            continue;
+        }
         let before_moving = content(x).len() + content(y).len();
         let (mut x, mut y) = (moved_out(x, b), moved_out(y, a));
         let mut dated = [false; 2];
@@ -2099,6 +2110,37 @@ fn classify<'t>(
     comparison.extra[1] += uy.len();
     if !ux.is_empty() && !uy.is_empty() {
         comparison.substitutions.push((ux.join(" "), uy.join(" ")));
+    }
+}
+
+/// "alone" on one side and "with" someone on the other ("lives `alone`"
+/// / "lives `with her parents`"): alone is with nobody. Not "with" a
+/// thing ("with a cat", "with an umbrella"), nor under a negation.
+fn alone_against_company(
+    x: &[&Token],
+    y: &[&Token],
+    lexicon: &Lexicon,
+) -> Option<(String, String)> {
+    let alone = |side: &[&Token]| matches!(content(side).as_slice(), [t] if listed("alone solo unaccompanied", &t.word));
+    let company = |side: &[&Token]| {
+        side.iter().position(|t| t.word == "with").is_some_and(|k| {
+            side[k + 1..]
+                .iter()
+                .any(|t| t.role == Role::Name || lexicon.first_names_person(&t.info))
+        })
+    };
+    if [x, y]
+        .iter()
+        .any(|side| side.iter().any(|t| t.role == Role::Negation))
+    {
+        return None;
+    }
+    if alone(x) && company(y) {
+        Some((words_of(x), words_of(y)))
+    } else if alone(y) && company(x) {
+        Some((words_of(x), words_of(y)))
+    } else {
+        None
     }
 }
 

@@ -192,6 +192,14 @@ impl Lexicon {
         self.wordnet.as_ref().is_some_and(|w| w.names_person(word))
     }
 
+    /// Whether WordNet's most frequent noun sense of `word` is a person
+    /// ([`WordNet::first_names_person`]).
+    pub fn first_names_person(&self, word: &Word) -> bool {
+        self.wordnet
+            .as_ref()
+            .is_some_and(|w| w.first_names_person(word))
+    }
+
     /// Whether WordNet knows the phrasal verb `phrase` as ending an
     /// activity ([`WordNet::phrase_ends_activity`]).
     pub fn phrase_ends_activity(&self, phrase: &str) -> bool {

@@ -640,6 +640,17 @@ impl WordNet {
         word.nouns.iter().any(|s| self.people.contains(s))
     }
 
+    /// Whether the most frequent noun sense of `word` names a person
+    /// ("parents", "brother"; not "cat", a person only in a rarer sense).
+    pub fn first_names_person(&self, word: &Word) -> bool {
+        word.lemmas.iter().any(|lemma| {
+            self.senses[NOUN]
+                .get(lemma)
+                .and_then(|senses| senses.first())
+                .is_some_and(|s| self.people.contains(s))
+        })
+    }
+
     /// Whether some sense of the phrasal verb `phrase` ("give up", "leave
     /// off") is ending an activity, or a kind of it: its particle already
     /// selects the sense, so a rarer one counts ("give up" ends an
