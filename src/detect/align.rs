@@ -2121,7 +2121,10 @@ fn alone_against_company(
     y: &[&Token],
     lexicon: &Lexicon,
 ) -> Option<(String, String)> {
-    let alone = |side: &[&Token]| matches!(content(side).as_slice(), [t] if listed("alone solo unaccompanied", &t.word));
+    let alone = |side: &[&Token]| {
+        let words = content(side);
+        words.len() == 1 && listed("alone solo unaccompanied", &words[0].word)
+    };
     let company = |side: &[&Token]| {
         side.iter().position(|t| t.word == "with").is_some_and(|k| {
             side[k + 1..]
@@ -2135,13 +2138,7 @@ fn alone_against_company(
     {
         return None;
     }
-    if alone(x) && company(y) {
-        Some((words_of(x), words_of(y)))
-    } else if alone(y) && company(x) {
-        Some((words_of(x), words_of(y)))
-    } else {
-        None
-    }
+    (alone(x) && company(y) || alone(y) && company(x)).then(|| (words_of(x), words_of(y)))
 }
 
 /// `content` without a closing span of time: "since", "until" or "till"
