@@ -723,6 +723,19 @@ pub struct Conflict {
     denied: Option<String>,
 }
 
+impl Conflict {
+    /// Two words that cannot both hold, and why: "`up` ↔ `down`
+    /// (antonyms)", "`5` ↔ `7` (numbers)".
+    fn opposed(kind: &'static str, first: &str, second: &str, why: &str) -> Self {
+        Conflict {
+            kind,
+            detail: format!("`{first}` ↔ `{second}` ({why})"),
+            negated_side: None,
+            denied: None,
+        }
+    }
+}
+
 /// What two texts' alignment says.
 #[derive(Debug, Clone, Default)]
 pub struct Comparison {
@@ -1256,12 +1269,9 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
         // Before words the other side has elsewhere leave the hunks: "with
         // other `women`" is company though "woman" is the other's subject.
         if let Some((p, q)) = alone_against_company(x, y, lexicon) {
-            comparison.conflicts.push(Conflict {
-                kind: "antonym",
-                detail: format!("`{p}` ↔ `{q}` (antonyms)"),
-                negated_side: None,
-                denied: None,
-            });
+            comparison
+                .conflicts
+                .push(Conflict::opposed("antonym", &p, &q, "antonyms"));
             continue;
         }
         let before_moving = content(x).len() + content(y).len();
@@ -1818,12 +1828,20 @@ fn non_prefixed(prefixed: &Token, word: &Token) -> bool {
             .map(|w| w.replace(['_', ' ', '-'], ""))
             .collect()
     };
+    // Asked of every word pair in a hunk without another antonym: a pair
+    // with no "non" word in it costs no allocation.
+    let starts_with_non = std::iter::once(&prefixed.word)
+        .chain(&prefixed.info.lemmas)
+        .any(|w| w.starts_with("non"));
+    if !starts_with_non || !prefixed.is_content() || !word.is_content() {
+        return false;
+    }
     let stems: Vec<String> = forms(prefixed)
         .iter()
         .filter_map(|f| f.strip_prefix("non").map(str::to_owned))
         .filter(|stem| stem.len() > 2)
         .collect();
-    prefixed.is_content() && word.is_content() && forms(word).iter().any(|f| stems.contains(f))
+    !stems.is_empty() && forms(word).iter().any(|f| stems.contains(f))
 }
 
 fn classify<'t>(
@@ -1917,12 +1935,9 @@ fn classify<'t>(
             comparison.opposed_predicate = ((ox == 0 || oy == 0)
                 && wx.iter().chain(&wy).all(|t| t.role == Role::Name))
             .then_some([ox, oy]);
-            comparison.conflicts.push(Conflict {
-                kind: "antonym",
-                detail: format!("`{p}` ↔ `{q}` (antonyms)"),
-                negated_side: None,
-                denied: None,
-            });
+            comparison
+                .conflicts
+                .push(Conflict::opposed("antonym", &p, &q, "antonyms"));
             return;
         }
     }
@@ -2435,16 +2450,12 @@ fn different_value(
         && !same_values(&numbers.0, &numbers.1)
         && counts_alike(x, y, lexicon)
     {
-        return Some(Conflict {
-            kind: "value",
-            detail: format!(
-                "`{}` ↔ `{}` (numbers)",
-                numbers.0.join(" "),
-                numbers.1.join(" ")
-            ),
-            negated_side: None,
-            denied: None,
-        });
+        return Some(Conflict::opposed(
+            "value",
+            &numbers.0.join(" "),
+            &numbers.1.join(" "),
+            "numbers",
+        ));
     }
     // Two names a verb takes as its object are two facts: one speaks
     // Spanish and French, visits Paris and Rome. A time after it dates the
@@ -2454,16 +2465,12 @@ fn different_value(
         && (!place.object || names_time(p, lexicon) || lexicon.class_of(&p.word).is_some())
         && let Some(what) = name_slot(p, q, place.predicate_noun, lexicon)
     {
-        return Some(Conflict {
-            kind: "value",
-            detail: format!(
-                "`{}` ↔ `{}` ({what})",
-                lexicon.canonical(&p.word),
-                lexicon.canonical(&q.word)
-            ),
-            negated_side: None,
-            denied: None,
-        });
+        return Some(Conflict::opposed(
+            "value",
+            lexicon.canonical(&p.word),
+            lexicon.canonical(&q.word),
+            &what,
+        ));
     }
     // A role is one slot: one works as a nurse or as a teacher, unless
     // one role is a kind of the other ("cook" / "chef").
@@ -2473,12 +2480,7 @@ fn different_value(
         && lexicon.names_person(&q.info)
         && !lexicon.related(p.pair(), q.pair())
     {
-        return Some(Conflict {
-            kind: "value",
-            detail: format!("`{}` ↔ `{}` (roles)", p.word, q.word),
-            negated_side: None,
-            denied: None,
-        });
+        return Some(Conflict::opposed("value", &p.word, &q.word, "roles"));
     }
     // A class member is a value only where a copula assigns it ("the car
     // is red" / "… is blue"); elsewhere ("cutting a potato" / "… a
@@ -2491,12 +2493,12 @@ fn different_value(
         && q.role == Role::Content
         && let Some(class) = lexicon.wordnet_class(&p.info, &q.info)
     {
-        return Some(Conflict {
-            kind: "value",
-            detail: format!("`{}` ↔ `{}` (both a kind of {class})", p.word, q.word),
-            negated_side: None,
-            denied: None,
-        });
+        return Some(Conflict::opposed(
+            "value",
+            &p.word,
+            &q.word,
+            &format!("both a kind of {class}"),
+        ));
     }
     None
 }
