@@ -1299,6 +1299,11 @@ fn facts_that_can_hold_together_are_not_flagged_and_their_single_valued_twins_ar
             ("Ana speaks Spanish", "Ana speaks French"),
             ("Ana lives in Spain", "Ana lives in France"),
         ),
+        // In the first person the verb has no ending of its own.
+        (
+            ("I speak Spanish", "I speak French"),
+            ("I live in Spain", "I live in France"),
+        ),
         (
             (
                 "The user lives near the sea",
@@ -2279,4 +2284,32 @@ fn alone_is_the_opposite_of_with_someone() {
     assert_flagged_once("Ana lives alone", "Ana lives with her parents");
     assert_flagged_once("Tom travels alone", "Tom travels with his brother");
     assert_not_flagged("Ana lives alone", "Ana lives with a cat");
+}
+
+#[test]
+fn a_relation_held_with_one_value_at_a_time_makes_two_names_one_slot() {
+    // One is married to one person and works for one employer at a time,
+    // even where WordNet knows the name as a common word ("tom", "acme").
+    assert_flagged_once("Alice is married to Tom", "Alice is married to Daniel");
+    assert_flagged_once("Alice works at Google", "Alice works at Microsoft");
+    assert_flagged_once("Alice works for Acme", "Alice works for Initech");
+    // Other relations take many: one meets, visits and likes many people.
+    assert_not_flagged("Alice met Tom", "Alice met Daniel");
+    assert_not_flagged("Alice talked to Tom", "Alice talked to Daniel");
+    assert_not_flagged("Alice works with Tom", "Alice works with Daniel");
+
+    // Stated as a change, the newer employer supersedes the older.
+    let (_dir, store) = store();
+    ingest(
+        &store,
+        &[
+            memory_created("u", "old", "Alice works at Google", 0),
+            memory_created("u", "new", "Alice now works at Microsoft", DAY),
+        ],
+        manual_cycles_only(),
+    );
+    let output = execute(&store, "u", "r1", 2 * DAY, &CycleSettings::default());
+    assert_eq!(output.report.counts.superseded, 1, "{:#?}", output.report);
+    assert_eq!(status(&store, "u", "old"), MemoryStatus::Superseded);
+    assert_eq!(status(&store, "u", "new"), MemoryStatus::Active);
 }

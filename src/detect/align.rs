@@ -74,6 +74,8 @@ fn finite(t: &Token) -> bool {
 const TIME_DEICTICS: &str = "this last next past previous coming following";
 
 /// Pronouns as the object of a verb ("told `him` to stop").
+/// Subject pronouns whose present-tense verb is its bare form.
+const PLAIN_VERB_SUBJECTS: &str = "i we you they";
 const OBJECT_PRONOUNS: &str = "me you him her it us them";
 
 /// Negations that also stand for the argument they deny ("Nobody is
@@ -1242,6 +1244,13 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                 .is_some_and(|k| listed(COPULAS, aligned_words[k].word.as_str())),
             predicate_noun: governor
                 .is_some_and(|k| listed(COPULAS, aligned_words[k].word.as_str()) || passive(k)),
+            single_valued: governor.is_some_and(|k| {
+                let before: Vec<(&str, &Word)> = aligned_words[..=k]
+                    .iter()
+                    .map(|t| (t.word.as_str(), &t.info))
+                    .collect();
+                lexicon.ends_single_valued(&before)
+            }),
             role: governor.is_some_and(|k| {
                 aligned_words[k].word == "as"
                     && k.checked_sub(1)
@@ -1249,7 +1258,13 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
             }),
             object: before.checked_sub(1).is_some_and(|k| {
                 let verb = aligned_words[k];
-                verb.is_content() && verb.info.inflected_verb && !passive(k)
+                // In the first person and the plural the finite verb has no
+                // ending of its own ("I `speak` Spanish").
+                let finite = verb.info.inflected_verb
+                    || (verb.info.is_verb()
+                        && k.checked_sub(1)
+                            .is_some_and(|s| listed(PLAIN_VERB_SUBJECTS, &aligned_words[s].word)));
+                verb.is_content() && finite && !passive(k)
             }),
             at_start,
             before_time: aligned_words
@@ -1767,6 +1782,9 @@ struct Place {
     /// After an aligned copula or passive participle and at most an
     /// article ("is the `winner`", "is named `Rex`"): what the subject is.
     predicate_noun: bool,
+    /// After aligned words ending with a relation held with one value at
+    /// a time ("works `at`", "married `to`"), and at most an article.
+    single_valued: bool,
     /// Right after an aligned active verb: its direct object ("speaks
     /// `Spanish`"), not a passive participle's complement ("is named
     /// `Lily`") nor a preposition's ("lives in `Rome`").
@@ -2308,7 +2326,8 @@ fn names_in<'t>(side: &[&'t Token]) -> Vec<&'t Token> {
 /// of one lexicon class, words of one WordNet class ("Monday" /
 /// "Tuesday"), or two proper names WordNet does not know that are not
 /// spellings of one name ("Muqtada" / "Moqtada", "Tim" / "Timothy"); after
-/// a copula (`predicate`), any two names that are not spellings of one.
+/// a copula or a relation held with one value at a time (`predicate`:
+/// "married to `Tom`"), any two names that are not spellings of one.
 fn name_slot(p: &Token, q: &Token, predicate: bool, lexicon: &Lexicon) -> Option<String> {
     let (a, b) = (lexicon.canonical(&p.word), lexicon.canonical(&q.word));
     if a == b {
@@ -2459,11 +2478,15 @@ fn different_value(
     }
     // Two names a verb takes as its object are two facts: one speaks
     // Spanish and French, visits Paris and Rome. A time after it dates the
-    // verb ("announced `Tuesday`"), and the rule file's classes are slots
-    // by declaration ("uses `PostgreSQL`" / "uses `MySQL`"): one slot.
+    // verb ("announced `Tuesday`"), and the rule file's classes and
+    // single-valued relations are slots by declaration ("uses
+    // `PostgreSQL`" / "uses `MySQL`", "married `Tom`"): one slot.
     if let ([p], [q]) = (names_in(x).as_slice(), names_in(y).as_slice())
-        && (!place.object || names_time(p, lexicon) || lexicon.class_of(&p.word).is_some())
-        && let Some(what) = name_slot(p, q, place.predicate_noun, lexicon)
+        && (!place.object
+            || place.single_valued
+            || names_time(p, lexicon)
+            || lexicon.class_of(&p.word).is_some())
+        && let Some(what) = name_slot(p, q, place.predicate_noun || place.single_valued, lexicon)
     {
         return Some(Conflict::opposed(
             "value",

@@ -25,6 +25,10 @@ pub struct LexiconSpec {
     /// a modifier that denies its noun ("former"). Lemmas match their
     /// inflections.
     pub framing: Vec<String>,
+    /// Relations held with one value at a time ("married to", "works
+    /// for"): after one, two different names fill one slot, as after a
+    /// copula. Words match their inflections ("work" matches "works").
+    pub single_valued: Vec<String>,
     /// Class name → values; `a|b` are two spellings of one value.
     pub value_classes: BTreeMap<String, Vec<String>>,
 }
@@ -37,6 +41,7 @@ pub struct Lexicon {
     antonyms: Vec<(String, String)>,
     change_markers: Vec<Vec<String>>,
     framing: BTreeSet<String>,
+    single_valued: Vec<Vec<String>>,
     /// Spelling → (class, canonical value).
     values: BTreeMap<String, (String, String)>,
     /// Lemmas, synonyms, antonyms and word classes; without it only the
@@ -77,6 +82,7 @@ impl Lexicon {
                 .collect(),
             change_markers: spec.change_markers.iter().map(|p| phrase(p)).collect(),
             framing: spec.framing.iter().map(|w| normalise(w)).collect(),
+            single_valued: spec.single_valued.iter().map(|p| phrase(p)).collect(),
             values,
             wordnet: None,
         }
@@ -257,6 +263,22 @@ impl Lexicon {
         self.framing.contains(spelling) || word.lemmas.iter().any(|l| self.framing.contains(l))
     }
 
+    /// Whether `words` (spelling and what WordNet knows, in text order)
+    /// end with a relation held with one value at a time
+    /// ([`LexiconSpec::single_valued`]).
+    pub fn ends_single_valued(&self, words: &[(&str, &Word)]) -> bool {
+        self.single_valued.iter().any(|relation| {
+            !relation.is_empty()
+                && relation.len() <= words.len()
+                && relation
+                    .iter()
+                    .zip(&words[words.len() - relation.len()..])
+                    .all(|(want, (spelling, word))| {
+                        spelling == want || word.lemmas.iter().any(|l| l == want)
+                    })
+        })
+    }
+
     /// `(class, value)` of every class value named in `words`.
     pub fn values_in(&self, words: &[String]) -> Vec<(String, String)> {
         let mut found: Vec<(String, String)> = words
@@ -301,6 +323,28 @@ mod tests {
         assert!(!lexicon.is_framing("lives", &lexicon.word("lives")));
     }
 
+    #[test]
+    fn a_single_valued_relation_ends_the_words_before_its_value() {
+        let lexicon = lexicon();
+        let words = |text: &str| -> Vec<(String, Word)> {
+            phrase(text)
+                .into_iter()
+                .map(|w| {
+                    let word = lexicon.word(&w);
+                    (w, word)
+                })
+                .collect()
+        };
+        let ends = |text: &str| {
+            let words = words(text);
+            let pairs: Vec<(&str, &Word)> = words.iter().map(|(s, w)| (s.as_str(), w)).collect();
+            lexicon.ends_single_valued(&pairs)
+        };
+        assert!(ends("alice work for"));
+        assert!(!ends("alice work for us at"));
+        assert!(!ends("for"));
+    }
+
     fn lexicon() -> Lexicon {
         Lexicon::new(&LexiconSpec {
             negations: vec![
@@ -312,6 +356,7 @@ mod tests {
             antonyms: vec![["always".into(), "never".into()]],
             change_markers: vec!["now".into(), "switched to".into()],
             framing: vec!["believe".into(), "if".into()],
+            single_valued: vec!["work for".into()],
             value_classes: BTreeMap::from([(
                 "database".into(),
                 vec!["postgresql|postgres".into(), "mysql".into()],

@@ -748,6 +748,11 @@ impl Word {
         !self.nouns.is_empty()
     }
 
+    /// Whether one of its common senses is a verb.
+    pub fn is_verb(&self) -> bool {
+        !self.verbs.is_empty()
+    }
+
     /// Whether one of its common senses is an adjective or an adverb
     /// ("blue", "light"): neither a noun's nor a verb's.
     pub fn modifies(&self) -> bool {
