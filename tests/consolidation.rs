@@ -1369,6 +1369,10 @@ fn everyday_facts_said_in_other_words_clash_and_their_compatible_twins_do_not() 
             ("Alex works as a cook", "Alex works as a chef"),
             ("Alex works as a nurse", "Alex works as a teacher"),
         ),
+        (
+            ("I work as a cook", "I work as a chef"),
+            ("I work as a nurse", "I work as a teacher"),
+        ),
         // "Sunday" is a rest day and "Friday" a weekday: both days of the
         // week, one slot; two past visits are two occurrences.
         (

@@ -1224,6 +1224,15 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
             && k.checked_sub(1)
                 .is_some_and(|p| listed(COPULAS, aligned_words[p].word.as_str()))
     };
+    // A verb with its ending, or bare after a subject that takes the bare
+    // form ("I `speak` Spanish", "we `work` as nurses").
+    let finite = |k: usize| {
+        let verb: &Token = aligned_words[k];
+        verb.info.inflected_verb
+            || (verb.info.is_verb()
+                && k.checked_sub(1)
+                    .is_some_and(|s| listed(PLAIN_VERB_SUBJECTS, &aligned_words[s].word)))
+    };
     for Hunk { x, y, before, end } in &hunks {
         let at_start = [end[0] == x.len(), end[1] == y.len()];
         let next = aligned_words[*before..]
@@ -1252,20 +1261,11 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                 lexicon.ends_single_valued(&before)
             }),
             role: governor.is_some_and(|k| {
-                aligned_words[k].word == "as"
-                    && k.checked_sub(1)
-                        .is_some_and(|v| aligned_words[v].info.inflected_verb)
+                aligned_words[k].word == "as" && k.checked_sub(1).is_some_and(finite)
             }),
-            object: before.checked_sub(1).is_some_and(|k| {
-                let verb = aligned_words[k];
-                // In the first person and the plural the finite verb has no
-                // ending of its own ("I `speak` Spanish").
-                let finite = verb.info.inflected_verb
-                    || (verb.info.is_verb()
-                        && k.checked_sub(1)
-                            .is_some_and(|s| listed(PLAIN_VERB_SUBJECTS, &aligned_words[s].word)));
-                verb.is_content() && finite && !passive(k)
-            }),
+            object: before
+                .checked_sub(1)
+                .is_some_and(|k| aligned_words[k].is_content() && finite(k) && !passive(k)),
             at_start,
             before_time: aligned_words
                 .get(*before)
