@@ -2301,6 +2301,9 @@ fn a_relation_held_with_one_value_at_a_time_makes_two_names_one_slot() {
     assert_not_flagged("Alice met Tom", "Alice met Daniel");
     assert_not_flagged("Alice talked to Tom", "Alice talked to Daniel");
     assert_not_flagged("Alice works with Tom", "Alice works with Daniel");
+    // Held at two times, two values are a history.
+    assert_not_flagged("I worked at Google", "I work at Microsoft");
+    assert_not_flagged("Alice was married to Tom", "Alice is married to Daniel");
 
     // Stated as a change, the newer employer supersedes the older.
     let (_dir, store) = store();

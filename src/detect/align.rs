@@ -74,6 +74,14 @@ fn finite(t: &Token) -> bool {
 const TIME_DEICTICS: &str = "this last next past previous coming following";
 
 /// Pronouns as the object of a verb ("told `him` to stop").
+/// A past form: of "be", "have", "do" or "used to", or an inflected verb
+/// ending neither in "-ing" nor in "-s" ("worked", "taught"; also a
+/// participle, "married", which both sides of a relation share).
+fn past_form(t: &Token) -> bool {
+    listed("was were had did used", &t.word)
+        || (t.info.inflected_verb && !t.word.ends_with("ing") && !t.word.ends_with('s'))
+}
+
 /// Subject pronouns whose present-tense verb is its bare form.
 const PLAIN_VERB_SUBJECTS: &str = "i we you they";
 const OBJECT_PRONOUNS: &str = "me you him her it us them";
@@ -1164,6 +1172,9 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
     // negation applies to: hunks remember how many words were aligned
     // before them.
     let mut aligned_words: Vec<&Token> = Vec::new();
+    // The second text's word of each aligned pair, for where its form
+    // matters ("`worked` at" / "`works` at").
+    let mut aligned_in_second: Vec<&Token> = Vec::new();
     let mut hunks: Vec<Hunk<'_>> = Vec::new();
     while i < n || j < m {
         let aligned = i < n && j < m && matches(&a[i], &b[j]) && {
@@ -1188,6 +1199,7 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                 });
             }
             aligned_words.push(&a[i]);
+            aligned_in_second.push(&b[j]);
             i += 1;
             j += 1;
         } else if i < n && (j == m || table[at(i + 1, j)] >= table[at(i, j + 1)]) {
@@ -1253,12 +1265,18 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                 .is_some_and(|k| listed(COPULAS, aligned_words[k].word.as_str())),
             predicate_noun: governor
                 .is_some_and(|k| listed(COPULAS, aligned_words[k].word.as_str()) || passive(k)),
+            // Held at one time on both sides: "worked at Google" and
+            // "works at Microsoft" are a career, not a clash.
             single_valued: governor.is_some_and(|k| {
                 let before: Vec<(&str, &Word)> = aligned_words[..=k]
                     .iter()
                     .map(|t| (t.word.as_str(), &t.info))
                     .collect();
+                let verb_group = k.saturating_sub(3)..=k;
                 lexicon.ends_single_valued(&before)
+                    && verb_group
+                        .into_iter()
+                        .all(|v| past_form(aligned_words[v]) == past_form(aligned_in_second[v]))
             }),
             role: governor.is_some_and(|k| {
                 aligned_words[k].word == "as" && k.checked_sub(1).is_some_and(finite)
