@@ -73,7 +73,6 @@ fn finite(t: &Token) -> bool {
 /// week", "`next` Monday").
 const TIME_DEICTICS: &str = "this last next past previous coming following";
 
-/// Pronouns as the object of a verb ("told `him` to stop").
 /// A past form: of "be", "have", "do" or "used to", or an inflected verb
 /// ending neither in "-ing" nor in "-s" ("worked", "taught"; also a
 /// participle, "married", which both sides of a relation share).
@@ -84,6 +83,8 @@ fn past_form(t: &Token) -> bool {
 
 /// Subject pronouns whose present-tense verb is its bare form.
 const PLAIN_VERB_SUBJECTS: &str = "i we you they";
+
+/// Pronouns as the object of a verb ("told `him` to stop").
 const OBJECT_PRONOUNS: &str = "me you him her it us them";
 
 /// Negations that also stand for the argument they deny ("Nobody is
@@ -1238,7 +1239,7 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
     };
     // A verb with its ending, or bare after a subject that takes the bare
     // form ("I `speak` Spanish", "we `work` as nurses").
-    let finite = |k: usize| {
+    let tensed_verb = |k: usize| {
         let verb: &Token = aligned_words[k];
         verb.info.inflected_verb
             || (verb.info.is_verb()
@@ -1279,11 +1280,11 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                         .all(|v| past_form(aligned_words[v]) == past_form(aligned_in_second[v]))
             }),
             role: governor.is_some_and(|k| {
-                aligned_words[k].word == "as" && k.checked_sub(1).is_some_and(finite)
+                aligned_words[k].word == "as" && k.checked_sub(1).is_some_and(tensed_verb)
             }),
             object: before
                 .checked_sub(1)
-                .is_some_and(|k| aligned_words[k].is_content() && finite(k) && !passive(k)),
+                .is_some_and(|k| aligned_words[k].is_content() && tensed_verb(k) && !passive(k)),
             at_start,
             before_time: aligned_words
                 .get(*before)
