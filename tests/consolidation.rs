@@ -1075,6 +1075,25 @@ fn consolidate_pair(
     (dir, store, output)
 }
 
+/// One user's older fact ("old") and, a day later, a newer one ("new"),
+/// consolidated the day after.
+fn older_then_newer(
+    old: &str,
+    new: &str,
+) -> (tempfile::TempDir, engram::store::EmbeddedStore, CycleOutput) {
+    let (dir, store) = store();
+    ingest(
+        &store,
+        &[
+            memory_created("u", "old", old, 0),
+            memory_created("u", "new", new, DAY),
+        ],
+        manual_cycles_only(),
+    );
+    let output = execute(&store, "u", "r1", 2 * DAY, &settings_with_wordnet());
+    (dir, store, output)
+}
+
 fn contradiction_events(output: &CycleOutput) -> Vec<&ContradictionDetected> {
     events_of(output, EventType::ContradictionDetected)
         .into_iter()
@@ -1971,16 +1990,10 @@ fn twins_whose_details_fill_one_slot_or_trade_roles_are_not_merged() {
 #[test]
 fn a_stated_change_needs_the_same_slot_and_values_written_as_names() {
     // The replaced value fills the slot the old one did: superseded.
-    let (_dir, store) = store();
-    ingest(
-        &store,
-        &[
-            memory_created("u", "old", "Using Pinecone for vector search", 0),
-            memory_created("u", "new", "Now using PostgreSQL with pgvector", DAY),
-        ],
-        manual_cycles_only(),
+    let (_dir, _store, output) = older_then_newer(
+        "Using Pinecone for vector search",
+        "Now using PostgreSQL with pgvector",
     );
-    let output = execute(&store, "u", "r1", 2 * DAY, &settings_with_wordnet());
     assert_eq!(output.report.counts.superseded, 1, "{:#?}", output.report);
 
     // "go" and "windows" as ordinary words name no language or OS, and an
@@ -2306,16 +2319,8 @@ fn a_relation_held_with_one_value_at_a_time_makes_two_names_one_slot() {
     assert_not_flagged("Alice was married to Tom", "Alice is married to Daniel");
 
     // Stated as a change, the newer employer supersedes the older.
-    let (_dir, store) = store();
-    ingest(
-        &store,
-        &[
-            memory_created("u", "old", "Alice works at Google", 0),
-            memory_created("u", "new", "Alice now works at Microsoft", DAY),
-        ],
-        manual_cycles_only(),
-    );
-    let output = execute(&store, "u", "r1", 2 * DAY, &CycleSettings::default());
+    let (_dir, store, output) =
+        older_then_newer("Alice works at Google", "Alice now works at Microsoft");
     assert_eq!(output.report.counts.superseded, 1, "{:#?}", output.report);
     assert_eq!(status(&store, "u", "old"), MemoryStatus::Superseded);
     assert_eq!(status(&store, "u", "new"), MemoryStatus::Active);

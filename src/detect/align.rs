@@ -1267,17 +1267,23 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
             predicate_noun: governor
                 .is_some_and(|k| listed(COPULAS, aligned_words[k].word.as_str()) || passive(k)),
             // Held at one time on both sides: "worked at Google" and
-            // "works at Microsoft" are a career, not a clash.
+            // "works at Microsoft" are a career, not a clash. The tense is
+            // the relation's and its auxiliaries' ("`has been` married to").
             single_valued: governor.is_some_and(|k| {
-                let before: Vec<(&str, &Word)> = aligned_words[..=k]
+                let last_first = aligned_words[..=k]
                     .iter()
-                    .map(|t| (t.word.as_str(), &t.info))
-                    .collect();
-                let verb_group = k.saturating_sub(3)..=k;
-                lexicon.ends_single_valued(&before)
-                    && verb_group
-                        .into_iter()
-                        .all(|v| past_form(aligned_words[v]) == past_form(aligned_in_second[v]))
+                    .rev()
+                    .map(|t| (t.word.as_str(), &t.info));
+                lexicon
+                    .single_valued_ending(last_first)
+                    .is_some_and(|length| {
+                        let mut start = k + 1 - length;
+                        while start > 0 && listed(AUXILIARIES, &aligned_words[start - 1].word) {
+                            start -= 1;
+                        }
+                        (start..=k)
+                            .all(|v| past_form(aligned_words[v]) == past_form(aligned_in_second[v]))
+                    })
             }),
             role: governor.is_some_and(|k| {
                 aligned_words[k].word == "as" && k.checked_sub(1).is_some_and(tensed_verb)

@@ -263,20 +263,25 @@ impl Lexicon {
         self.framing.contains(spelling) || word.lemmas.iter().any(|l| self.framing.contains(l))
     }
 
-    /// Whether `words` (spelling and what WordNet knows, in text order)
-    /// end with a relation held with one value at a time
-    /// ([`LexiconSpec::single_valued`]).
-    pub fn ends_single_valued(&self, words: &[(&str, &Word)]) -> bool {
-        self.single_valued.iter().any(|relation| {
-            !relation.is_empty()
-                && relation.len() <= words.len()
-                && relation
-                    .iter()
-                    .zip(&words[words.len() - relation.len()..])
-                    .all(|(want, (spelling, word))| {
-                        spelling == want || word.lemmas.iter().any(|l| l == want)
+    /// How many words long the relation held with one value at a time
+    /// ([`LexiconSpec::single_valued`]) is that ends the words given last
+    /// word first (spelling and what WordNet knows), if one does.
+    pub fn single_valued_ending<'w>(
+        &self,
+        last_first: impl Iterator<Item = (&'w str, &'w Word)> + Clone,
+    ) -> Option<usize> {
+        self.single_valued
+            .iter()
+            .find(|relation| {
+                let mut words = last_first.clone();
+                !relation.is_empty()
+                    && relation.iter().rev().all(|want| {
+                        words.next().is_some_and(|(spelling, word)| {
+                            spelling == want || word.lemmas.iter().any(|l| l == want)
+                        })
                     })
-        })
+            })
+            .map(Vec::len)
     }
 
     /// `(class, value)` of every class value named in `words`.
@@ -326,23 +331,19 @@ mod tests {
     #[test]
     fn a_single_valued_relation_ends_the_words_before_its_value() {
         let lexicon = lexicon();
-        let words = |text: &str| -> Vec<(String, Word)> {
-            phrase(text)
+        let ending = |text: &str| {
+            let words: Vec<(String, Word)> = phrase(text)
                 .into_iter()
                 .map(|w| {
                     let word = lexicon.word(&w);
                     (w, word)
                 })
-                .collect()
+                .collect();
+            lexicon.single_valued_ending(words.iter().rev().map(|(s, w)| (s.as_str(), w)))
         };
-        let ends = |text: &str| {
-            let words = words(text);
-            let pairs: Vec<(&str, &Word)> = words.iter().map(|(s, w)| (s.as_str(), w)).collect();
-            lexicon.ends_single_valued(&pairs)
-        };
-        assert!(ends("alice work for"));
-        assert!(!ends("alice work for us at"));
-        assert!(!ends("for"));
+        assert_eq!(ending("alice work for"), Some(2));
+        assert_eq!(ending("alice work for us at"), None);
+        assert_eq!(ending("for"), None);
     }
 
     fn lexicon() -> Lexicon {
