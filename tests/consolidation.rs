@@ -1404,6 +1404,15 @@ fn everyday_facts_said_in_other_words_clash_and_their_compatible_twins_do_not() 
                 "The user's flight leaves on Sunday",
             ),
         ),
+        // A month and its day are one date: both differing is one value,
+        // not a value beside a detail of each side's own.
+        (
+            (
+                "The user flew to Rome on March 3",
+                "The user flew to Rome on June 12",
+            ),
+            ("My birthday is on March 3", "My birthday is on June 12"),
+        ),
     ] {
         println!(
             "cosine {:.4}: {twin_first:?} / {twin_second:?}",

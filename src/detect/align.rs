@@ -2128,10 +2128,12 @@ fn classify<'t>(
         && nx == ny
         && vx.len() <= 2
         && vy.len() <= 2
-        && let Some(conflict) = different_value(vx, vy, place, lexicon)
+        && let Some((conflict, words)) = compound_value(vx, vy, place, lexicon)
+            .map(|c| (c, 2))
+            .or_else(|| different_value(vx, vy, place, lexicon).map(|c| (c, 1)))
     {
-        comparison.extra[0] += cx.len() - 1;
-        comparison.extra[1] += cy.len() - 1;
+        comparison.extra[0] += cx.len() - words;
+        comparison.extra[1] += cy.len() - words;
         comparison.conflicts.push(conflict);
         return;
     }
@@ -2479,6 +2481,41 @@ fn counts_alike(x: &[&Token], y: &[&Token], lexicon: &Lexicon) -> bool {
 
 /// One slot holding two different values: both sides of a short hunk name
 /// a number, a name or a class member, and they differ.
+/// A number beside a value of one slot on each side is one value, a date:
+/// "March 3" / "June 12" differ in both parts, which is one conflict and
+/// leaves neither month a detail of its side's own.
+fn compound_value<'t>(
+    x: &[&'t Token],
+    y: &[&'t Token],
+    place: Place,
+    lexicon: &Lexicon,
+) -> Option<Conflict> {
+    let number_and_word = |side: &[&'t Token]| -> Option<(&'t Token, &'t Token)> {
+        let [a, b] = side else { return None };
+        let numeric = |t: &Token| !number_values(&[t]).is_empty();
+        match (numeric(a), numeric(b)) {
+            (true, false) => Some((*a, *b)),
+            (false, true) => Some((*b, *a)),
+            _ => None,
+        }
+    };
+    let ((nx, wx), (ny, wy)) = (number_and_word(x)?, number_and_word(y)?);
+    let numbers = different_value(&[nx], &[ny], place, lexicon)?;
+    let words = different_value(&[wx], &[wy], place, lexicon)?;
+    Some(Conflict {
+        kind: "value",
+        detail: format!(
+            "`{}` ↔ `{}` (each part differs: {}; {})",
+            words_of(x),
+            words_of(y),
+            words.detail,
+            numbers.detail
+        ),
+        negated_side: None,
+        denied: None,
+    })
+}
+
 fn different_value(
     x: &[&Token],
     y: &[&Token],
