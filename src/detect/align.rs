@@ -97,8 +97,7 @@ const QUANTIFIERS: &str = "all every each some many most several always everyone
 
 const NUMBER_WORDS: &str = "zero one two three four five six seven eight nine ten eleven twelve thirteen \
      fourteen fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty \
-     seventy eighty ninety hundred thousand million billion dozen once twice first second \
-     third";
+     seventy eighty ninety hundred thousand million billion dozen once twice";
 
 /// The value a cardinal number word spells, so that "eight" and "8" are
 /// one value; multipliers ("million") stay words, as they do after digits.
@@ -138,6 +137,38 @@ fn spelled_number(word: &str) -> Option<u32> {
     (word == "dozen").then_some(12)
 }
 
+/// The rank an ordinal spells or writes: "third" and "3rd" are one rank.
+fn ordinal_rank(word: &str) -> Option<u32> {
+    const SPELLED: [&str; 12] = [
+        "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth",
+        "tenth", "eleventh", "twelfth",
+    ];
+    if let Some(k) = SPELLED.iter().position(|w| *w == word) {
+        return u32::try_from(k + 1).ok();
+    }
+    let digits = word
+        .strip_suffix("st")
+        .or_else(|| word.strip_suffix("nd"))
+        .or_else(|| word.strip_suffix("rd"))
+        .or_else(|| word.strip_suffix("th"))?;
+    if digits.is_empty() || !digits.chars().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// A rank as digits write it: 3 is "3rd", 11 "11th".
+fn ordinal_written(rank: u32) -> String {
+    let suffix = match (rank % 100, rank % 10) {
+        (11..=13, _) => "th",
+        (_, 1) => "st",
+        (_, 2) => "nd",
+        (_, 3) => "rd",
+        _ => "th",
+    };
+    format!("{rank}{suffix}")
+}
+
 /// The value digits write: "37,000" is 37000, ".20" is 0.20.
 fn number_value(digits: &str) -> String {
     let value = digits.replace(',', "");
@@ -163,7 +194,10 @@ fn number_values(tokens: &[&Token]) -> Vec<String> {
                 values.push(value.to_string());
                 tens = (value >= 20 && value % 10 == 0).then_some(value);
             }
-            (_, None) => values.push(number_value(&token.word)),
+            (_, None) => values.push(
+                ordinal_rank(&token.word)
+                    .map_or_else(|| number_value(&token.word), ordinal_written),
+            ),
         }
     }
     values
@@ -422,28 +456,33 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
         let inner_capital = spelled.chars().skip(1).any(char::is_uppercase);
         // A sentence or a quotation capitalises its first word whatever it
         // is: "said, "The …"" opens on the article, not on a name.
-        let role =
-            if word.chars().all(|c| c.is_ascii_digit()) || listed(NUMBER_WORDS, word.as_str()) {
-                Role::Number
-            } else if listed(FUNCTION_WORDS, word.as_str())
-                && (!capitalised || at == 0 || opens_sentence(&text[..spans[at].0]))
-            {
-                Role::Function
-            } else if lexicon.is_value(word)
-                && (capitalised || inner_capital || !lexicon.is_common_word(word))
-                || (capitalised && at > 0)
-                || inner_capital
-            {
-                Role::Name
-            } else {
-                Role::Content
-            };
+        let role = if word.chars().all(|c| c.is_ascii_digit())
+            || listed(NUMBER_WORDS, word.as_str())
+            || ordinal_rank(word).is_some()
+        {
+            Role::Number
+        } else if listed(FUNCTION_WORDS, word.as_str())
+            && (!capitalised || at == 0 || opens_sentence(&text[..spans[at].0]))
+        {
+            Role::Function
+        } else if lexicon.is_value(word)
+            && (capitalised || inner_capital || !lexicon.is_common_word(word))
+            || (capitalised && at > 0)
+            || inner_capital
+        {
+            Role::Name
+        } else {
+            Role::Content
+        };
         let mut info = lexicon.word(word);
         if lexicon.is_value(word) {
             info.lemmas.push(lexicon.canonical(word).to_owned());
         }
         if let Some(value) = spelled_number(word) {
             info.lemmas.push(value.to_string());
+        }
+        if let Some(rank) = ordinal_rank(word) {
+            info.lemmas.push(ordinal_written(rank));
         }
         out.push(Token {
             word: word.clone(),
@@ -2445,8 +2484,7 @@ fn counts_alike(x: &[&Token], y: &[&Token], lexicon: &Lexicon) -> bool {
     // not at all: a year dates ("by September `2006`") where "`70` seats"
     // or "$54.9 `million`" count, unless a unit follows it ("2000 people").
     fn ways(side: &[&Token]) -> [bool; 4] {
-        // The number words [`tokens`] knows: "3rd" is no number token.
-        let ordinal = |word: &str| listed("first second third", word);
+        let ordinal = |word: &str| ordinal_rank(word).is_some();
         let often = |word: &str| listed("once twice", word);
         let mut ways = [false; 4];
         for (k, t) in side.iter().enumerate() {
@@ -2479,8 +2517,6 @@ fn counts_alike(x: &[&Token], y: &[&Token], lexicon: &Lexicon) -> bool {
     ways(x) == ways(y) && !other_units
 }
 
-/// One slot holding two different values: both sides of a short hunk name
-/// a number, a name or a class member, and they differ.
 /// A number beside a value of one slot on each side is one value, a date:
 /// "March 3" / "June 12" differ in both parts, which is one conflict and
 /// leaves neither month a detail of its side's own.
@@ -2516,6 +2552,8 @@ fn compound_value<'t>(
     })
 }
 
+/// One slot holding two different values: both sides of a short hunk name
+/// a number, a name or a class member, and they differ.
 fn different_value(
     x: &[&Token],
     y: &[&Token],
@@ -2907,6 +2945,30 @@ mod tests {
         assert_eq!(found.explanation(), "`redis` ↔ `memcached` (cache)");
         let numbers = comparison("The deploy takes 5 minutes", "The deploy takes 20 minutes");
         assert_eq!(numbers.explanation(), "`5` ↔ `20` (numbers)");
+    }
+
+    #[test]
+    fn ordinals_spelled_or_written_are_one_rank_and_two_ranks_conflict() {
+        let grades = comparison(
+            "The user's daughter is in third grade",
+            "The user's daughter is in fifth grade",
+        );
+        assert!(grades.contradicts(), "{grades:?}");
+        assert_eq!(grades.explanation(), "`3rd` ↔ `5th` (numbers)");
+        let same = comparison(
+            "The user's office is on the 11th floor",
+            "The user's office is on the eleventh floor",
+        );
+        assert!(same.covers(0) && same.covers(1), "{same:?}");
+        // A rank is not a count: "the third week" / "three weeks".
+        let counted = comparison("It is the third week", "It is three weeks");
+        assert!(!counted.contradicts(), "{counted:?}");
+        assert_eq!(ordinal_written(1), "1st");
+        assert_eq!(ordinal_written(12), "12th");
+        assert_eq!(ordinal_written(22), "22nd");
+        assert_eq!(ordinal_rank("3rd"), Some(3));
+        assert_eq!(ordinal_rank("rd"), None);
+        assert_eq!(ordinal_rank("north"), None);
     }
 
     #[test]
