@@ -1404,6 +1404,32 @@ fn everyday_facts_said_in_other_words_clash_and_their_compatible_twins_do_not() 
                 "The user's flight leaves on Sunday",
             ),
         ),
+        // Adjacent names are one name: a full name after a copula, or a
+        // place, fills one slot; the people one meets are many.
+        (
+            (
+                "The user knows Sarah Connor",
+                "The user knows Sarah Kowalski",
+            ),
+            (
+                "The user's manager is Sarah Connor",
+                "The user's manager is Sarah Kowalski",
+            ),
+        ),
+        (
+            ("The user knows Sarah Connor", "The user knows Tom Smith"),
+            (
+                "The user's manager is Sarah Connor",
+                "The user's manager is Tom Smith",
+            ),
+        ),
+        (
+            ("The user visited New York", "The user visited Los Angeles"),
+            (
+                "The user lives in New York",
+                "The user lives in Los Angeles",
+            ),
+        ),
         // A month and its day are one date: both differing is one value,
         // not a value beside a detail of each side's own.
         (

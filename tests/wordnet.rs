@@ -192,6 +192,13 @@ fn classes_are_shared_direct_hypernyms() {
         Some("day of the week")
     );
     assert_eq!(wordnet.shared_class("sunday", "january"), None);
+    // Two places are two values; a place and one within it are not,
+    // though both names also stand for governments of one kind.
+    assert_eq!(
+        wordnet.shared_class("new york", "los angeles").as_deref(),
+        Some("city")
+    );
+    assert_eq!(wordnet.shared_class("united states", "washington"), None);
 }
 
 #[test]

@@ -1292,15 +1292,29 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
             .chain(aligned_words[..*before].iter().rev())
             .find(|t| t.is_content())
             .copied();
+        // A hunk opening with a name on both sides goes on with the aligned
+        // names before it ("is Sarah `Connor`" / "is Sarah `Kowalski`"):
+        // its place is the whole name's.
+        let opens_with_name = |hunk: &[&Token]| hunk.first().is_some_and(|t| t.role == Role::Name);
+        let value_at = if opens_with_name(x) && opens_with_name(y) {
+            before
+                - aligned_words[..*before]
+                    .iter()
+                    .rev()
+                    .take_while(|t| t.role == Role::Name)
+                    .count()
+        } else {
+            *before
+        };
         // The aligned word the hunk depends on, past an article ("is `a`
         // nurse", "works as `a` nurse").
-        let governor = aligned_words[..*before]
+        let governor = aligned_words[..value_at]
             .iter()
             .rposition(|t| !listed(ARTICLES, t.word.as_str()));
         let (hunk_x, hunk_y) = (x.as_slice(), y.as_slice());
         let place = Place {
             subject: (0..2).all(|side| subject_ends[side].is_some_and(|f| end[side] <= f)),
-            after_copula: before
+            after_copula: value_at
                 .checked_sub(1)
                 .is_some_and(|k| listed(COPULAS, aligned_words[k].word.as_str())),
             predicate_noun: governor
@@ -1327,7 +1341,7 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
             role: governor.is_some_and(|k| {
                 aligned_words[k].word == "as" && k.checked_sub(1).is_some_and(tensed_verb)
             }),
-            object: before
+            object: value_at
                 .checked_sub(1)
                 .is_some_and(|k| aligned_words[k].is_content() && tensed_verb(k) && !passive(k)),
             at_start,
@@ -2381,11 +2395,34 @@ fn verb_besides_having<'t>(content: &[&'t Token], lexicon: &Lexicon) -> Option<&
     })
 }
 
-fn names_in<'t>(side: &[&'t Token]) -> Vec<&'t Token> {
-    side.iter()
-        .copied()
-        .filter(|t| t.role == Role::Name)
-        .collect()
+/// The one name a side of a hunk gives: a name, or adjacent names with
+/// only a space or a hyphen between them, read as one ("Sarah Connor",
+/// "New York", "Goldman Sachs"). Not initials ("U.S.", "J. K."): their
+/// letters name nothing a word could be compared with.
+fn one_name<'t>(side: &[&'t Token], lexicon: &Lexicon) -> Option<Cow<'t, Token>> {
+    let first = side.iter().position(|t| t.role == Role::Name)?;
+    let run = side[first..]
+        .iter()
+        .take_while(|t| t.role == Role::Name)
+        .count();
+    let names = &side[first..first + run];
+    if side[first + run..].iter().any(|t| t.role == Role::Name) {
+        return None;
+    }
+    if let [name] = names {
+        return Some(Cow::Borrowed(*name));
+    }
+    let adjacent = names.windows(2).all(|w| w[1].span.0 <= w[0].span.1 + 1);
+    if !adjacent || names.iter().any(|t| t.word.chars().count() == 1) {
+        return None;
+    }
+    let word = words_of(names);
+    Some(Cow::Owned(Token {
+        info: lexicon.word(&word),
+        role: Role::Name,
+        span: (names[0].span.0, names[run - 1].span.1),
+        word,
+    }))
 }
 
 /// What two different names both are, when they can fill one slot: values
@@ -2396,7 +2433,9 @@ fn names_in<'t>(side: &[&'t Token]) -> Vec<&'t Token> {
 /// "married to `Tom`"), any two names that are not spellings of one.
 fn name_slot(p: &Token, q: &Token, predicate: bool, lexicon: &Lexicon) -> Option<String> {
     let (a, b) = (lexicon.canonical(&p.word), lexicon.canonical(&q.word));
-    if a == b {
+    // Two names of one thing are one value ("the United States" /
+    // "Washington" as its government).
+    if a == b || lexicon.synonyms(p.pair(), q.pair()) {
         return None;
     }
     if let (Some(x), Some(y)) = (lexicon.class_of(&p.word), lexicon.class_of(&q.word)) {
@@ -2581,12 +2620,12 @@ fn different_value(
     // verb ("announced `Tuesday`"), and the rule file's classes and
     // single-valued relations are slots by declaration ("uses
     // `PostgreSQL`" / "uses `MySQL`", "married `Tom`"): one slot.
-    if let ([p], [q]) = (names_in(x).as_slice(), names_in(y).as_slice())
+    if let (Some(p), Some(q)) = (one_name(x, lexicon), one_name(y, lexicon))
         && (!place.object
             || place.single_valued
-            || names_time(p, lexicon)
+            || names_time(&p, lexicon)
             || lexicon.class_of(&p.word).is_some())
-        && let Some(what) = name_slot(p, q, place.predicate_noun || place.single_valued, lexicon)
+        && let Some(what) = name_slot(&p, &q, place.predicate_noun || place.single_valued, lexicon)
     {
         return Some(Conflict::opposed(
             "value",

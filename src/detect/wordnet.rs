@@ -65,6 +65,9 @@ struct Synset {
     /// Its first word, to name a class.
     name: String,
     hypernyms: Vec<u32>,
+    /// The wholes it is a part of ("Washington" of the District of
+    /// Columbia, that of the United States).
+    wholes: Vec<u32>,
 }
 
 /// The WordNet database, loaded.
@@ -137,6 +140,7 @@ impl WordNet {
         let mut feelings: HashSet<u32> = HashSet::new();
         let mut pending_hypernyms: Vec<(u32, (usize, u32))> = Vec::new();
         let mut pending_similar: Vec<(u32, (usize, u32))> = Vec::new();
+        let mut pending_wholes: Vec<(u32, (usize, u32))> = Vec::new();
         for (pos, name) in POS.iter().enumerate() {
             let file = format!("data.{name}");
             let text = read(dir, &file, &mut hasher)?;
@@ -198,12 +202,14 @@ impl WordNet {
                 wordnet.synsets.push(Synset {
                     name: names.first().cloned().unwrap_or_default(),
                     hypernyms: Vec::new(),
+                    wholes: Vec::new(),
                 });
                 words.push(names);
                 part_of_speech.push(pos);
                 for (symbol, target, target_pos, source_target) in pointers {
                     match symbol {
                         "@" | "@i" => pending_hypernyms.push((id, (target_pos, target))),
+                        "#p" => pending_wholes.push((id, (target_pos, target))),
                         // Only a satellite's pointer to its head: a head's
                         // pointers to its satellites run the other way.
                         "&" if fields.get(2) == Some(&"s") => {
@@ -223,6 +229,11 @@ impl WordNet {
         for (id, target) in pending_hypernyms {
             if let Some(&hypernym) = ids.get(&target) {
                 wordnet.synsets[id as usize].hypernyms.push(hypernym);
+            }
+        }
+        for (id, target) in pending_wholes {
+            if let Some(&whole) = ids.get(&target) {
+                wordnet.synsets[id as usize].wholes.push(whole);
             }
         }
         // The words opposed to each synset's own words, for indirect
@@ -671,7 +682,10 @@ impl WordNet {
     /// "chromatic color", "man"/"woman" under "adult"), or for two times
     /// or two places one step further up; `None` for synonyms.
     pub fn class_of_pair(&self, a: &Word, b: &Word) -> Option<String> {
-        if self.synonyms(a, b) {
+        // A place and a place within it are not two values of one class,
+        // in whichever senses they would share one ("the United States" /
+        // "Washington", both also governments).
+        if self.synonyms(a, b) || self.part_of(a, b) || self.part_of(b, a) {
             return None;
         }
         let up = |synsets: &[u32]| -> Vec<u32> {
@@ -699,6 +713,29 @@ impl WordNet {
             shared(&widen(of_a), &widen(of_b))
         });
         class.map(|p| self.synsets[p as usize].name.clone())
+    }
+
+    /// Whether a common noun sense of `part` lies within one of `whole` by
+    /// at most four part-of steps ("Washington" the city is part of the
+    /// District of Columbia, a part of the United States).
+    pub fn part_of(&self, part: &Word, whole: &Word) -> bool {
+        let mut reached: Vec<u32> = part.nouns.clone();
+        let mut from = 0;
+        for _ in 0..4 {
+            let frontier = reached.len();
+            for k in from..frontier {
+                for &up in &self.synsets[reached[k] as usize].wholes {
+                    if whole.nouns.contains(&up) {
+                        return true;
+                    }
+                    if !reached.contains(&up) {
+                        reached.push(up);
+                    }
+                }
+            }
+            from = frontier;
+        }
+        false
     }
 
     /// [`WordNet::synonyms`] of two words as written.
