@@ -1337,6 +1337,28 @@ fn facts_that_can_hold_together_are_not_flagged_and_their_single_valued_twins_ar
             ("The user has no car", "The user rents a car when traveling"),
             ("The user has no car", "The user has a car"),
         ),
+        // One has lunch with many people, is married to one; a full name
+        // is compared whole ("San Francisco" / "San Diego" are two cities).
+        (
+            (
+                "The user had lunch with Sarah Connor",
+                "The user had lunch with Tom Smith",
+            ),
+            (
+                "The user is married to Sarah Connor",
+                "The user is married to Tom Smith",
+            ),
+        ),
+        (
+            (
+                "The user is friends with Sarah Connor",
+                "The user is friends with Tom Smith",
+            ),
+            (
+                "The user's sister lives in San Francisco",
+                "The user's sister lives in San Diego",
+            ),
+        ),
     ] {
         println!(
             "cosine {:.4}: {first:?} / {second:?}",

@@ -1428,7 +1428,11 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
             comparison.extra[1 - side] += content([&x, &y][1 - side]).len();
             continue;
         }
-        classify(&x, &y, next, place, lexicon, &mut comparison);
+        let names_before = [
+            &aligned_words[value_at..*before],
+            &aligned_in_second[value_at..*before],
+        ];
+        classify(&x, &y, next, names_before, place, lexicon, &mut comparison);
     }
     cancel_denials_of_one_word(&mut comparison.conflicts);
     cancel_moved_denials(&mut comparison.conflicts, a, b);
@@ -1944,6 +1948,7 @@ fn classify<'t>(
     x: &[&'t Token],
     y: &[&'t Token],
     next: Option<&Token>,
+    names_before: [&[&Token]; 2],
     place: Place,
     lexicon: &Lexicon,
     comparison: &mut Comparison,
@@ -2183,7 +2188,7 @@ fn classify<'t>(
         && vy.len() <= 2
         && let Some((conflict, words)) = compound_value(vx, vy, place, lexicon)
             .map(|c| (c, 2))
-            .or_else(|| different_value(vx, vy, place, lexicon).map(|c| (c, 1)))
+            .or_else(|| different_value(vx, vy, names_before, place, lexicon).map(|c| (c, 1)))
     {
         comparison.extra[0] += cx.len() - words;
         comparison.extra[1] += cy.len() - words;
@@ -2427,14 +2432,15 @@ fn one_name<'t>(side: &[&'t Token], lexicon: &Lexicon) -> Option<Cow<'t, Token>>
 
 /// What two different names both are, when they can fill one slot: values
 /// of one lexicon class, words of one WordNet class ("Monday" /
-/// "Tuesday"), or two proper names WordNet does not know that are not
-/// spellings of one name ("Muqtada" / "Moqtada", "Tim" / "Timothy"); after
-/// a copula or a relation held with one value at a time (`predicate`:
-/// "married to `Tom`"), any two names that are not spellings of one.
+/// "Tuesday"), or two one-word proper names WordNet does not know that
+/// are not spellings of one name ("Muqtada" / "Moqtada", "Tim" /
+/// "Timothy"); after a copula or a relation held with one value at a time
+/// (`predicate`: "married to `Tom`"), any two names that are not spellings
+/// of one, full names too.
 fn name_slot(p: &Token, q: &Token, predicate: bool, lexicon: &Lexicon) -> Option<String> {
     let (a, b) = (lexicon.canonical(&p.word), lexicon.canonical(&q.word));
-    // Two names of one thing are one value ("the United States" /
-    // "Washington" as its government).
+    // Two names of one thing are one value ("Holland" / "the
+    // Netherlands").
     if a == b || lexicon.synonyms(p.pair(), q.pair()) {
         return None;
     }
@@ -2445,7 +2451,14 @@ fn name_slot(p: &Token, q: &Token, predicate: bool, lexicon: &Lexicon) -> Option
         (true, true) => lexicon
             .wordnet_class(&p.info, &q.info)
             .or_else(|| predicate.then(|| "names".to_owned())),
-        (false, false) if !spelling_variants(a, b) => Some("names".to_owned()),
+        // A full name WordNet does not know names a person or a company,
+        // whom one may meet, work with or have lunch with many of: one
+        // slot only where a copula or a single-valued relation assigns it.
+        (false, false)
+            if !spelling_variants(a, b) && (predicate || !(a.contains(' ') || b.contains(' '))) =>
+        {
+            Some("names".to_owned())
+        }
         // What a copula assigns, two names fill one slot even where
         // WordNet knows one as a common word ("is Priya" / "is Tom"). Not
         // elsewhere: "diagnosed with CJD" / "… with vCJD" spell one name.
@@ -2575,8 +2588,8 @@ fn compound_value<'t>(
         }
     };
     let ((nx, wx), (ny, wy)) = (number_and_word(x)?, number_and_word(y)?);
-    let numbers = different_value(&[nx], &[ny], place, lexicon)?;
-    let words = different_value(&[wx], &[wy], place, lexicon)?;
+    let numbers = different_value(&[nx], &[ny], [&[], &[]], place, lexicon)?;
+    let words = different_value(&[wx], &[wy], [&[], &[]], place, lexicon)?;
     Some(Conflict {
         kind: "value",
         detail: format!(
@@ -2593,9 +2606,10 @@ fn compound_value<'t>(
 
 /// One slot holding two different values: both sides of a short hunk name
 /// a number, a name or a class member, and they differ.
-fn different_value(
-    x: &[&Token],
-    y: &[&Token],
+fn different_value<'t>(
+    x: &[&'t Token],
+    y: &[&'t Token],
+    names_before: [&[&'t Token]; 2],
     place: Place,
     lexicon: &Lexicon,
 ) -> Option<Conflict> {
@@ -2620,7 +2634,18 @@ fn different_value(
     // verb ("announced `Tuesday`"), and the rule file's classes and
     // single-valued relations are slots by declaration ("uses
     // `PostgreSQL`" / "uses `MySQL`", "married `Tom`"): one slot.
-    if let (Some(p), Some(q)) = (one_name(x, lexicon), one_name(y, lexicon))
+    // A name the hunk goes on with is compared whole ("San `Francisco`" /
+    // "San `Diego`"), or by its own part where the whole is no one name
+    // ("Dr. `Patel`").
+    let whole = |before: &[&'t Token], side: &[&'t Token]| -> Vec<&'t Token> {
+        before.iter().chain(side).copied().collect()
+    };
+    let (name_x, name_y) = (whole(names_before[0], x), whole(names_before[1], y));
+    let names = match (one_name(&name_x, lexicon), one_name(&name_y, lexicon)) {
+        (Some(p), Some(q)) => Some((p, q)),
+        _ => one_name(x, lexicon).zip(one_name(y, lexicon)),
+    };
+    if let Some((p, q)) = names
         && (!place.object
             || place.single_valued
             || names_time(&p, lexicon)
