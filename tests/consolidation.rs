@@ -1349,6 +1349,12 @@ fn facts_that_can_hold_together_are_not_flagged_and_their_single_valued_twins_ar
                 "The user is married to Tom Smith",
             ),
         ),
+        // Whose manager one is names the managed, not the manager: one
+        // may manage both.
+        (
+            ("The user is Sarah's manager", "The user is Tom's manager"),
+            ("The user's manager is Sarah", "The user's manager is Tom"),
+        ),
         (
             (
                 "The user is friends with Sarah Connor",

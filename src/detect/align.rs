@@ -1348,6 +1348,7 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
             before_time: aligned_words
                 .get(*before)
                 .is_some_and(|t| t.is_content() && names_time(t, lexicon)),
+            possessor: aligned_words.get(*before).is_some_and(|t| t.word == "s"),
             has: [(hunk_x, a), (hunk_y, b)].map(|(hunk, sentence)| has_as_verb(hunk, sentence)),
         };
         for side in 0..2 {
@@ -1878,6 +1879,9 @@ struct Place {
     at_start: [bool; 2],
     /// Right before an aligned time word ("`last` year" / "`this` year").
     before_time: bool,
+    /// Right before an aligned possessive "s": whose the next word is ("is
+    /// `Sarah`'s manager"), not a value the predicate assigns.
+    possessor: bool,
     /// Each side's hunk has "have" as its verb, not as an auxiliary
     /// ("`has` a bike", not "`has` sold", "`has` been", "`has` to").
     has: [bool; 2],
@@ -2633,7 +2637,8 @@ fn different_value<'t>(
     // Spanish and French, visits Paris and Rome. A time after it dates the
     // verb ("announced `Tuesday`"), and the rule file's classes and
     // single-valued relations are slots by declaration ("uses
-    // `PostgreSQL`" / "uses `MySQL`", "married `Tom`"): one slot.
+    // `PostgreSQL`" / "uses `MySQL`", "married `Tom`"): one slot. A
+    // possessor is no value ("is `Sarah`'s manager").
     // A name the hunk goes on with is compared whole ("San `Francisco`" /
     // "San `Diego`"), or by its own part where the whole is no one name
     // ("Dr. `Patel`").
@@ -2646,6 +2651,7 @@ fn different_value<'t>(
         _ => one_name(x, lexicon).zip(one_name(y, lexicon)),
     };
     if let Some((p, q)) = names
+        && !place.possessor
         && (!place.object
             || place.single_valued
             || names_time(&p, lexicon)
