@@ -1452,6 +1452,13 @@ fn everyday_facts_said_in_other_words_clash_and_their_compatible_twins_do_not() 
             ),
         ),
         (
+            (
+                "The user owns a Honda Civic",
+                "The user owns a Toyota Corolla",
+            ),
+            ("My car is a Honda Civic", "My car is a Toyota Corolla"),
+        ),
+        (
             ("The user visited New York", "The user visited Los Angeles"),
             (
                 "The user lives in New York",

@@ -2191,11 +2191,11 @@ fn classify<'t>(
         && vx.len() <= 2
         && vy.len() <= 2
         && let Some((conflict, words)) = compound_value(vx, vy, place, lexicon)
-            .map(|c| (c, 2))
-            .or_else(|| different_value(vx, vy, names_before, place, lexicon).map(|c| (c, 1)))
+            .map(|c| (c, [2, 2]))
+            .or_else(|| different_value(vx, vy, names_before, place, lexicon))
     {
-        comparison.extra[0] += cx.len() - words;
-        comparison.extra[1] += cy.len() - words;
+        comparison.extra[0] += cx.len().saturating_sub(words[0]);
+        comparison.extra[1] += cy.len().saturating_sub(words[1]);
         comparison.conflicts.push(conflict);
         return;
     }
@@ -2407,8 +2407,9 @@ fn verb_besides_having<'t>(content: &[&'t Token], lexicon: &Lexicon) -> Option<&
 /// The one name a side of a hunk gives: a name, or adjacent names with
 /// only a space or a hyphen between them, read as one ("Sarah Connor",
 /// "New York", "Goldman Sachs"). Not initials ("U.S.", "J. K."): their
-/// letters name nothing a word could be compared with.
-fn one_name<'t>(side: &[&'t Token], lexicon: &Lexicon) -> Option<Cow<'t, Token>> {
+/// letters name nothing a word could be compared with. With the number of
+/// words it takes.
+fn one_name<'t>(side: &[&'t Token], lexicon: &Lexicon) -> Option<(Cow<'t, Token>, usize)> {
     let first = side.iter().position(|t| t.role == Role::Name)?;
     let run = side[first..]
         .iter()
@@ -2419,19 +2420,20 @@ fn one_name<'t>(side: &[&'t Token], lexicon: &Lexicon) -> Option<Cow<'t, Token>>
         return None;
     }
     if let [name] = names {
-        return Some(Cow::Borrowed(*name));
+        return Some((Cow::Borrowed(*name), 1));
     }
     let adjacent = names.windows(2).all(|w| w[1].span.0 <= w[0].span.1 + 1);
     if !adjacent || names.iter().any(|t| t.word.chars().count() == 1) {
         return None;
     }
     let word = words_of(names);
-    Some(Cow::Owned(Token {
+    let name = Token {
         info: lexicon.word(&word),
         role: Role::Name,
         span: (names[0].span.0, names[run - 1].span.1),
         word,
-    }))
+    };
+    Some((Cow::Owned(name), run))
 }
 
 /// What two different names both are, when they can fill one slot: values
@@ -2592,8 +2594,8 @@ fn compound_value<'t>(
         }
     };
     let ((nx, wx), (ny, wy)) = (number_and_word(x)?, number_and_word(y)?);
-    let numbers = different_value(&[nx], &[ny], [&[], &[]], place, lexicon)?;
-    let words = different_value(&[wx], &[wy], [&[], &[]], place, lexicon)?;
+    let (numbers, _) = different_value(&[nx], &[ny], [&[], &[]], place, lexicon)?;
+    let (words, _) = different_value(&[wx], &[wy], [&[], &[]], place, lexicon)?;
     Some(Conflict {
         kind: "value",
         detail: format!(
@@ -2609,14 +2611,15 @@ fn compound_value<'t>(
 }
 
 /// One slot holding two different values: both sides of a short hunk name
-/// a number, a name or a class member, and they differ.
+/// a number, a name or a class member, and they differ. With the words of
+/// each side the value takes (a full name all of its own).
 fn different_value<'t>(
     x: &[&'t Token],
     y: &[&'t Token],
     names_before: [&[&'t Token]; 2],
     place: Place,
     lexicon: &Lexicon,
-) -> Option<Conflict> {
+) -> Option<(Conflict, [usize; 2])> {
     if x.len() > 3 || y.len() > 3 {
         return None;
     }
@@ -2626,11 +2629,14 @@ fn different_value<'t>(
         && !same_values(&numbers.0, &numbers.1)
         && counts_alike(x, y, lexicon)
     {
-        return Some(Conflict::opposed(
-            "value",
-            &numbers.0.join(" "),
-            &numbers.1.join(" "),
-            "numbers",
+        return Some((
+            Conflict::opposed(
+                "value",
+                &numbers.0.join(" "),
+                &numbers.1.join(" "),
+                "numbers",
+            ),
+            [1, 1],
         ));
     }
     // Two names a verb takes as its object are two facts: one speaks
@@ -2647,10 +2653,19 @@ fn different_value<'t>(
     };
     let (name_x, name_y) = (whole(names_before[0], x), whole(names_before[1], y));
     let names = match (one_name(&name_x, lexicon), one_name(&name_y, lexicon)) {
-        (Some(p), Some(q)) => Some((p, q)),
-        _ => one_name(x, lexicon).zip(one_name(y, lexicon)),
+        (Some((p, in_x)), Some((q, in_y))) => Some((
+            p,
+            q,
+            [
+                in_x.saturating_sub(names_before[0].len()),
+                in_y.saturating_sub(names_before[1].len()),
+            ],
+        )),
+        _ => one_name(x, lexicon)
+            .zip(one_name(y, lexicon))
+            .map(|((p, in_x), (q, in_y))| (p, q, [in_x, in_y])),
     };
-    if let Some((p, q)) = names
+    if let Some((p, q, words)) = names
         && !place.possessor
         && (!place.object
             || place.single_valued
@@ -2658,11 +2673,14 @@ fn different_value<'t>(
             || lexicon.class_of(&p.word).is_some())
         && let Some(what) = name_slot(&p, &q, place.predicate_noun || place.single_valued, lexicon)
     {
-        return Some(Conflict::opposed(
-            "value",
-            lexicon.canonical(&p.word),
-            lexicon.canonical(&q.word),
-            &what,
+        return Some((
+            Conflict::opposed(
+                "value",
+                lexicon.canonical(&p.word),
+                lexicon.canonical(&q.word),
+                &what,
+            ),
+            words,
         ));
     }
     // A role is one slot: one works as a nurse or as a teacher, unless
@@ -2673,7 +2691,10 @@ fn different_value<'t>(
         && lexicon.names_person(&q.info)
         && !lexicon.related(p.pair(), q.pair())
     {
-        return Some(Conflict::opposed("value", &p.word, &q.word, "roles"));
+        return Some((
+            Conflict::opposed("value", &p.word, &q.word, "roles"),
+            [1, 1],
+        ));
     }
     // A class member is a value only where a copula assigns it ("the car
     // is red" / "… is blue"); elsewhere ("cutting a potato" / "… a
@@ -2686,11 +2707,14 @@ fn different_value<'t>(
         && q.role == Role::Content
         && let Some(class) = lexicon.wordnet_class(&p.info, &q.info)
     {
-        return Some(Conflict::opposed(
-            "value",
-            &p.word,
-            &q.word,
-            &format!("both a kind of {class}"),
+        return Some((
+            Conflict::opposed(
+                "value",
+                &p.word,
+                &q.word,
+                &format!("both a kind of {class}"),
+            ),
+            [1, 1],
         ));
     }
     None
