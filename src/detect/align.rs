@@ -2639,12 +2639,6 @@ fn different_value<'t>(
             [1, 1],
         ));
     }
-    // Two names a verb takes as its object are two facts: one speaks
-    // Spanish and French, visits Paris and Rome. A time after it dates the
-    // verb ("announced `Tuesday`"), and the rule file's classes and
-    // single-valued relations are slots by declaration ("uses
-    // `PostgreSQL`" / "uses `MySQL`", "married `Tom`"): one slot. A
-    // possessor is no value ("is `Sarah`'s manager").
     // A name the hunk goes on with is compared whole ("San `Francisco`" /
     // "San `Diego`"), or by its own part where the whole is no one name
     // ("Dr. `Patel`").
@@ -2665,6 +2659,12 @@ fn different_value<'t>(
             .zip(one_name(y, lexicon))
             .map(|((p, in_x), (q, in_y))| (p, q, [in_x, in_y])),
     };
+    // Two names a verb takes as its object are two facts: one speaks
+    // Spanish and French, visits Paris and Rome. A time after it dates the
+    // verb ("announced `Tuesday`"), and the rule file's classes and
+    // single-valued relations are slots by declaration ("uses
+    // `PostgreSQL`" / "uses `MySQL`", "married `Tom`"): one slot. A
+    // possessor is no value ("is `Sarah`'s manager").
     if let Some((p, q, words)) = names
         && !place.possessor
         && (!place.object
