@@ -1465,6 +1465,17 @@ fn everyday_facts_said_in_other_words_clash_and_their_compatible_twins_do_not() 
                 "The user lives in Los Angeles",
             ),
         ),
+        // A preference holds one way only; a route runs either way.
+        (
+            (
+                "The user drove from Berlin to Paris",
+                "The user drove from Paris to Berlin",
+            ),
+            (
+                "The user prefers tea over coffee",
+                "The user prefers coffee over tea",
+            ),
+        ),
         // A month and its day are one date: both differing is one value,
         // not a value beside a detail of each side's own.
         (
@@ -2391,6 +2402,22 @@ fn a_relation_held_with_one_value_at_a_time_makes_two_names_one_slot() {
     // Stated as a change, the newer employer supersedes the older.
     let (_dir, store, output) =
         older_then_newer("Alice works at Google", "Alice now works at Microsoft");
+    assert_eq!(output.report.counts.superseded, 1, "{:#?}", output.report);
+    assert_eq!(status(&store, "u", "old"), MemoryStatus::Superseded);
+    assert_eq!(status(&store, "u", "new"), MemoryStatus::Active);
+}
+
+#[test]
+fn a_preference_stated_the_other_way_round_now_supersedes_the_old_one() {
+    // "prefers tea over coffee" holds one way only: the newer statement,
+    // marked as a change, replaces the older.
+    let (_dir, store, output) = older_then_newer(
+        "The user prefers tea over coffee",
+        "The user now prefers coffee over tea",
+    );
+    let found = contradiction_events(&output);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].signals, ["order"]);
     assert_eq!(output.report.counts.superseded, 1, "{:#?}", output.report);
     assert_eq!(status(&store, "u", "old"), MemoryStatus::Superseded);
     assert_eq!(status(&store, "u", "new"), MemoryStatus::Active);

@@ -81,6 +81,10 @@ fn past_form(t: &Token) -> bool {
         || (t.info.inflected_verb && !t.word.ends_with("ing") && !t.word.ends_with('s'))
 }
 
+/// Verbs that rank one thing over another ("prefers tea `over` coffee"),
+/// as lemmas.
+const PREFERENCE_VERBS: &str = "prefer favor favour choose";
+
 /// Subject pronouns whose present-tense verb is its bare form.
 const PLAIN_VERB_SUBJECTS: &str = "i we you they";
 
@@ -764,7 +768,7 @@ fn active_order(tokens: &[Token]) -> Option<Vec<usize>> {
 /// A conflict between the two texts, with the words that make it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Conflict {
-    /// `negation`, `quantifier`, `antonym` or `value`.
+    /// `negation`, `quantifier`, `antonym`, `value` or `order`.
     pub kind: &'static str,
     pub detail: String,
     /// Which side carries the negation (negation and quantifier only).
@@ -1437,7 +1441,78 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
     }
     cancel_denials_of_one_word(&mut comparison.conflicts);
     cancel_moved_denials(&mut comparison.conflicts, a, b);
+    if let Some(conflict) = traded_comparison(a, b, lexicon) {
+        comparison.conflicts.push(conflict);
+    }
     comparison
+}
+
+/// The two sides of a comparison or a preference traded, nothing else
+/// different: "prefers tea `over` coffee" / "prefers coffee `over` tea",
+/// "Ann is taller `than` Ben" / "Ben is taller `than` Ann". Such a
+/// relation holds one way only, so the texts state opposites, where other
+/// traded roles ("from Berlin to Paris" / "from Paris to Berlin", "as tall
+/// as") only keep a merge apart. Not under a negation: "Ann is not taller
+/// than Ben" and "Ben is not taller than Ann" both hold at equal heights.
+/// A word stating the change ("`now` prefers coffee over tea") is no
+/// difference.
+fn traded_comparison(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Option<Conflict> {
+    const LONGEST: usize = 40;
+    const PIVOTS: &str = "than over to rather instead of";
+    if a.len() > LONGEST
+        || !a.iter().any(|t| listed(PIVOTS, &t.word))
+        || a.iter().any(|t| t.role == Role::Negation)
+    {
+        return None;
+    }
+    let unchanged = |side| -> Vec<&Token> {
+        <[Token]>::iter(side)
+            .filter(|t| !lexicon.is_change_word(&t.word))
+            .collect()
+    };
+    let (a, b) = (unchanged(a), unchanged(b));
+    let n = a.len();
+    if n != b.len() {
+        return None;
+    }
+    let same = |x: &Token, y: &Token| x.word == y.word || x.shares_lemma(y);
+    let same_run = |x: &[&Token], y: &[&Token]| x.iter().zip(y).all(|(p, q)| same(p, q));
+    let prefix = (0..n).take_while(|&k| same(a[k], b[k])).count();
+    if prefix == n {
+        return None;
+    }
+    let suffix = (0..n - prefix)
+        .take_while(|&k| same(a[n - 1 - k], b[n - 1 - k]))
+        .count();
+    let (lo, hi) = (prefix, n - suffix);
+    let prefers = a[..lo]
+        .iter()
+        .any(|t| t.info.lemmas.iter().any(|l| listed(PREFERENCE_VERBS, l)));
+    // a[lo..hi] is first ++ middle ++ second, b[lo..hi] second ++ middle ++
+    // first.
+    for i in lo + 1..hi {
+        for j in i + 1..hi {
+            let (first, middle, second) = (&a[lo..i], &a[i..j], &a[j..hi]);
+            let (k, l) = (lo + second.len(), lo + second.len() + middle.len());
+            let compares = middle.iter().any(|t| t.word == "than")
+                || (prefers && middle.iter().all(|t| listed(PIVOTS, &t.word)));
+            if compares
+                && first.iter().any(|t| t.is_content())
+                && second.iter().any(|t| t.is_content())
+                && same_run(&b[lo..k], second)
+                && same_run(&b[k..l], middle)
+                && same_run(&b[l..hi], first)
+            {
+                return Some(Conflict::opposed(
+                    "order",
+                    &words_of(&a[lo..hi]),
+                    &words_of(&b[lo..hi]),
+                    "the compared sides traded",
+                ));
+            }
+        }
+    }
+    None
 }
 
 /// The other text denies the same words, the negation moved with them
@@ -3063,6 +3138,42 @@ mod tests {
         assert_eq!(ordinal_rank("3rd"), Some(3));
         assert_eq!(ordinal_rank("rd"), None);
         assert_eq!(ordinal_rank("north"), None);
+    }
+
+    #[test]
+    fn the_sides_of_a_comparison_or_a_preference_traded_are_the_opposite_statement() {
+        for (first, second) in [
+            (
+                "The user prefers tea over coffee",
+                "The user prefers coffee over tea",
+            ),
+            ("Ann is taller than Ben", "Ben is taller than Ann"),
+            (
+                "I prefer email to phone calls",
+                "I prefer phone calls to email",
+            ),
+        ] {
+            let found = comparison(first, second);
+            assert!(found.contradicts(), "{first:?} / {second:?}: {found:?}");
+        }
+        // Other traded roles keep a merge apart but state no opposite: a
+        // symmetric comparison, a route, a chase; nor do two denials.
+        for (first, second) in [
+            ("Ann is as tall as Ben", "Ben is as tall as Ann"),
+            (
+                "The user drove from Berlin to Paris",
+                "The user drove from Paris to Berlin",
+            ),
+            (
+                "A cheetah is running behind its prey",
+                "A prey is running behind the cheetah",
+            ),
+            ("Ann is not taller than Ben", "Ben is not taller than Ann"),
+        ] {
+            let found = comparison(first, second);
+            assert!(!found.contradicts(), "{first:?} / {second:?}: {found:?}");
+            assert!(found.keeps_apart(), "{first:?} / {second:?}: {found:?}");
+        }
     }
 
     #[test]
