@@ -1459,10 +1459,12 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
 fn traded_comparison(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Option<Conflict> {
     const LONGEST: usize = 40;
     const PIVOTS: &str = "than over to rather instead of";
-    if a.len() > LONGEST
-        || !a.iter().any(|t| listed(PIVOTS, &t.word))
-        || a.iter().any(|t| t.role == Role::Negation)
-    {
+    let prefers_at_all = |t: &Token| t.info.lemmas.iter().any(|l| listed(PREFERENCE_VERBS, l));
+    // The cheap bound first: no "than", and no preference with a pivot,
+    // leaves nothing to trade (most pairs, so nothing is copied for them).
+    let may_compare = a.iter().any(|t| t.word == "than")
+        || (a.iter().any(prefers_at_all) && a.iter().any(|t| listed(PIVOTS, &t.word)));
+    if a.len() > LONGEST || !may_compare || a.iter().any(|t| t.role == Role::Negation) {
         return None;
     }
     let unchanged = |side| -> Vec<&Token> {
@@ -1485,9 +1487,7 @@ fn traded_comparison(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Option<Conf
         .take_while(|&k| same(a[n - 1 - k], b[n - 1 - k]))
         .count();
     let (lo, hi) = (prefix, n - suffix);
-    let prefers = a[..lo]
-        .iter()
-        .any(|t| t.info.lemmas.iter().any(|l| listed(PREFERENCE_VERBS, l)));
+    let prefers = a[..lo].iter().any(|t| prefers_at_all(t));
     // a[lo..hi] is first ++ middle ++ second, b[lo..hi] second ++ middle ++
     // first.
     for i in lo + 1..hi {
@@ -2661,7 +2661,7 @@ fn compound_value<'t>(
 ) -> Option<Conflict> {
     let number_and_word = |side: &[&'t Token]| -> Option<(&'t Token, &'t Token)> {
         let [a, b] = side else { return None };
-        let numeric = |t: &Token| !number_values(&[t]).is_empty();
+        let numeric = |t: &Token| t.role == Role::Number;
         match (numeric(a), numeric(b)) {
             (true, false) => Some((*a, *b)),
             (false, true) => Some((*b, *a)),
@@ -2717,23 +2717,33 @@ fn different_value<'t>(
     // A name the hunk goes on with is compared whole ("San `Francisco`" /
     // "San `Diego`"), or by its own part where the whole is no one name
     // ("Dr. `Patel`").
-    let whole = |before: &[&'t Token], side: &[&'t Token]| -> Vec<&'t Token> {
-        before.iter().chain(side).copied().collect()
-    };
-    let (name_x, name_y) = (whole(names_before[0], x), whole(names_before[1], y));
-    let names = match (one_name(&name_x, lexicon), one_name(&name_y, lexicon)) {
-        (Some((p, in_x)), Some((q, in_y))) => Some((
+    let whole_names = || {
+        let whole = |before: &[&'t Token], side: &[&'t Token]| -> Vec<&'t Token> {
+            before.iter().chain(side).copied().collect()
+        };
+        let (p, in_x) = one_name(&whole(names_before[0], x), lexicon)?;
+        let (q, in_y) = one_name(&whole(names_before[1], y), lexicon)?;
+        Some((
             p,
             q,
             [
                 in_x.saturating_sub(names_before[0].len()),
                 in_y.saturating_sub(names_before[1].len()),
             ],
-        )),
-        _ => one_name(x, lexicon)
-            .zip(one_name(y, lexicon))
-            .map(|((p, in_x), (q, in_y))| (p, q, [in_x, in_y])),
+        ))
     };
+    // Both sides continue a name or neither does (the aligned names are
+    // pairs).
+    let names = if names_before[0].is_empty() {
+        None
+    } else {
+        whole_names()
+    }
+    .or_else(|| {
+        one_name(x, lexicon)
+            .zip(one_name(y, lexicon))
+            .map(|((p, in_x), (q, in_y))| (p, q, [in_x, in_y]))
+    });
     // Two names a verb takes as its object are two facts: one speaks
     // Spanish and French, visits Paris and Rome. A time after it dates the
     // verb ("announced `Tuesday`"), and the rule file's classes and
