@@ -1485,6 +1485,42 @@ fn everyday_facts_said_in_other_words_clash_and_their_compatible_twins_do_not() 
             ),
             ("My birthday is on March 3", "My birthday is on June 12"),
         ),
+        // A denial in general terms denies every specific case; a denied
+        // specific case leaves the general statement standing.
+        (
+            ("The user has a vehicle", "The user does not have a car"),
+            ("The user has a car", "The user does not have a vehicle"),
+        ),
+        (
+            ("I have a vehicle", "I do not have a car"),
+            ("I have a car", "I do not have a vehicle"),
+        ),
+        (
+            ("The user eats fish", "The user does not eat salmon"),
+            ("The user eats salmon", "The user does not eat fish"),
+        ),
+        // A place lies within the larger place it is in: living in or
+        // visiting the city is living in or visiting the country.
+        (
+            (
+                "The user lives in Germany",
+                "The user does not live in Berlin",
+            ),
+            (
+                "The user lives in Berlin",
+                "The user does not live in Germany",
+            ),
+        ),
+        (
+            (
+                "The user has never been to Tokyo",
+                "The user visited Japan last year",
+            ),
+            (
+                "The user has never been to Japan",
+                "The user visited Tokyo last year",
+            ),
+        ),
     ] {
         println!(
             "cosine {:.4}: {twin_first:?} / {twin_second:?}",

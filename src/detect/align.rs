@@ -502,8 +502,10 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
 /// A cheap bound before aligning: whether `a` and `b` share enough
 /// content lemmas that their alignment could be a contradiction. A conflict
 /// replaces at most a few words a side; the more specific side may add up
-/// to half its words.
-pub fn may_conflict(a: &[Token], b: &[Token]) -> bool {
+/// to half its words. Without a shared lemma, a word of one naming a kind
+/// of the other's ("I have a `car`" / "I do not have a `vehicle`") is the
+/// shared thing, looked up only then.
+pub fn may_conflict(a: &[Token], b: &[Token], lexicon: &Lexicon) -> bool {
     let unshared = |mine: &[Token], theirs: &[Token]| {
         let content = mine.iter().filter(|t| t.is_content()).count();
         let alone = mine
@@ -514,7 +516,17 @@ pub fn may_conflict(a: &[Token], b: &[Token]) -> bool {
     };
     let ((ca, ua), (cb, ub)) = (unshared(a, b), unshared(b, a));
     let shared = ca - ua;
-    shared >= 1 && ua.min(ub) <= 3 && ua <= ca / 2 + 3 && ub <= cb / 2 + 3
+    let bounded = ua.min(ub) <= 3 && ua <= ca / 2 + 3 && ub <= cb / 2 + 3;
+    let one_thing = || {
+        a.iter().filter(|t| t.is_content()).any(|t| {
+            b.iter().filter(|o| o.is_content()).any(|o| {
+                lexicon.related(t.pair(), o.pair())
+                    || lexicon.within(&t.info, &o.info)
+                    || lexicon.within(&o.info, &t.info)
+            })
+        })
+    };
+    bounded && (shared >= 1 || one_thing())
 }
 
 /// Conjunctions that may join two clauses.
@@ -670,7 +682,7 @@ pub fn clause_conflict(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Option<Co
         .map(|y| (a, y.as_ref()));
     with_b
         .chain(with_a)
-        .filter(|(x, y)| may_conflict(x, y))
+        .filter(|(x, y)| may_conflict(x, y, lexicon))
         .map(|(x, y)| compare(x, y, lexicon))
         .find(Comparison::contradicts)
 }
@@ -806,6 +818,9 @@ pub struct Comparison {
     /// Words paired with a more general word on the other side ("man" /
     /// "person"): they agree, but a merge would lose the specific one.
     pub generalisations: usize,
+    /// Per side, the details that are those specific words ("`car`" /
+    /// "vehicle"): they name the shared thing, more precisely.
+    specifics: [usize; 2],
     /// Content words paired with a synonym on the other side ("talking" /
     /// "speaking"): the same word for the shared proposition.
     pub synonymous: usize,
@@ -952,12 +967,13 @@ impl Comparison {
     /// side may be more specific.
     pub fn contradicts(&self) -> bool {
         // The shared proposition: two aligned content words, or one when
-        // nothing else differs ("The car is red" / "… blue") or the
+        // nothing else differs ("The car is red" / "… blue"; "I have a
+        // `car`" / "I do not have a `vehicle`" names one thing) or the
         // opposed predicate differs only by a complement.
         let aligned = self.aligned + self.generalisations + self.synonymous;
         let shared = aligned >= 2
             || (aligned == 1
-                && (self.extra == [0, 0] || self.opposed_predicate == Some(self.extra)));
+                && (self.extra == self.specifics || self.opposed_predicate == Some(self.extra)));
         // A framed text does not state the shared words: "Sam `hopes` to
         // live in Paris" is compatible with "Sam does not live in Paris".
         if self.conflicts.is_empty()
@@ -2142,12 +2158,16 @@ fn classify<'t>(
         // the same or more general terms ("no `woman`" / "a lady"; "does
         // not `own`" / "has"), are the denied argument, not a fact of its
         // own: a general denial denies every specific case.
-        let own_content = content(negating)
-            .into_iter()
+        let names = |t: &Token, o: &Token| {
+            lexicon.synonyms(t.pair(), o.pair())
+                || lexicon.is_a(&o.info, &t.info)
+                || lexicon.within(&o.info, &t.info)
+        };
+        let negating_content = content(negating);
+        let own_content = negating_content
+            .iter()
             .filter(|t| {
-                let names_other = other_content.iter().any(|o| {
-                    lexicon.synonyms(t.pair(), o.pair()) || lexicon.is_a(&o.info, &t.info)
-                });
+                let names_other = other_content.iter().any(|o| names(t, o));
                 let says_has = possessive(other) && means_have(t, lexicon);
                 !names_other && !says_has
             })
@@ -2174,12 +2194,40 @@ fn classify<'t>(
                 .any(|t| t.info.inflected_verb && !lexicon.means_presence(&t.info));
         let other_predicate =
             other_relation || (possession && verb_besides_having(other_content, lexicon).is_some());
+        // The other side's words the denial names are the denied argument
+        // the two share ("a `car`" / "not … a `vehicle`"; "`visited`" /
+        // "has never been to"), not details.
+        let named = other_content
+            .iter()
+            .filter(|o| {
+                negating_content.iter().any(|t| names(t, o))
+                    || (presence && o.info.inflected_verb && lexicon.means_presence(&o.info))
+            })
+            .count();
         if denies && own_content == 0 && !other_predicate && (!pronoun || other_content.len() <= 2)
         {
             let quantifier = other.iter().find(|t| listed(QUANTIFIERS, t.word.as_str()));
-            let target = match (pronoun, next) {
+            // What is denied: the word the negation stands before in the
+            // hunk ("is not `cutting`" / "is slicing", "does not `have`"),
+            // or the aligned word after the hunk.
+            let scope = negating
+                .iter()
+                .rposition(|t| t.role == Role::Negation)
+                .map_or(&[][..], |k| &negating[k + 1..]);
+            let shown = scope
+                .iter()
+                .find(|t| !listed(ARTICLES, &t.word))
+                .filter(|t| t.is_content() || listed(POSSESSIVE_VERBS, &t.word))
+                .or_else(|| {
+                    scope
+                        .iter()
+                        .find(|t| t.is_content() && other_content.iter().any(|o| names(t, o)))
+                })
+                .copied()
+                .or(next);
+            let target = match (pronoun, shown) {
                 (true, _) | (_, None) => String::new(),
-                (false, Some(next)) => format!(" `{}`", next.word),
+                (false, Some(shown)) => format!(" `{}`", shown.word),
             };
             let which = if side == 0 { "first" } else { "second" };
             let conflict = match quantifier {
@@ -2201,7 +2249,8 @@ fn classify<'t>(
             // it ("`Nobody` is typing" / "`Someone` is typing on a keyboard"),
             // not a detail.
             if !pronoun {
-                comparison.extra[1 - side] += other_content.len();
+                comparison.extra[1 - side] += other_content.len() - named;
+                comparison.generalisations += named;
             } else if !other_content.is_empty() {
                 comparison.aligned += 1;
             }
@@ -2295,9 +2344,20 @@ fn classify<'t>(
                 }
                 continue;
             }
-            if theirs.iter().any(|o| lexicon.is_a(&o.info, &t.info)) {
+            // A place is the general word of a place within it ("Germany"
+            // / "Berlin").
+            if theirs
+                .iter()
+                .any(|o| lexicon.is_a(&o.info, &t.info) || lexicon.within(&o.info, &t.info))
+            {
                 comparison.generalisations += 1;
                 continue;
+            }
+            if theirs
+                .iter()
+                .any(|o| lexicon.is_a(&t.info, &o.info) || lexicon.within(&t.info, &o.info))
+            {
+                comparison.specifics[side] += 1;
             }
             left[side].push(t.word.clone());
         }

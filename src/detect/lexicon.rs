@@ -163,6 +163,11 @@ impl Lexicon {
             .is_some_and(|w| w.kind_of(specific, general))
     }
 
+    /// Whether `part` is a place inside `whole` ([`WordNet::within`]).
+    pub fn within(&self, part: &Word, whole: &Word) -> bool {
+        self.wordnet.as_ref().is_some_and(|w| w.within(part, whole))
+    }
+
     /// Whether WordNet marks the two words as antonyms.
     pub fn wordnet_antonyms(&self, a: &Word, b: &Word) -> bool {
         self.wordnet.as_ref().is_some_and(|w| w.opposite(a, b))

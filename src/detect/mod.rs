@@ -217,7 +217,11 @@ impl<'a> Prepared<'a> {
     /// enough content lemmas that their alignment could be a
     /// contradiction ([`align::may_conflict`]).
     pub fn may_conflict(&self, i: usize, j: usize, lexicon: &Lexicon) -> bool {
-        align::may_conflict(self.item_tokens(i, lexicon), self.item_tokens(j, lexicon))
+        align::may_conflict(
+            self.item_tokens(i, lexicon),
+            self.item_tokens(j, lexicon),
+            lexicon,
+        )
     }
 
     /// [`align::clause_conflict`] of items `i` and `j`.

@@ -738,6 +738,15 @@ impl WordNet {
         false
     }
 
+    /// Whether `part` names a place inside the place `whole` names
+    /// ("Berlin" / "Germany", "Tokyo" / "Japan"): being there is being in
+    /// the whole. Parts of things are not (an engine is part of a car, and
+    /// liking one is not liking the other).
+    pub fn within(&self, part: &Word, whole: &Word) -> bool {
+        let place = |w: &Word| w.nouns.iter().any(|s| self.places.contains(s));
+        place(part) && place(whole) && self.part_of(part, whole)
+    }
+
     /// [`WordNet::synonyms`] of two words as written.
     pub fn same_or_synonym(&self, a: &str, b: &str) -> bool {
         a == b || self.synonyms(&self.word(a), &self.word(b))
