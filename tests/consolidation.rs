@@ -1521,6 +1521,18 @@ fn everyday_facts_said_in_other_words_clash_and_their_compatible_twins_do_not() 
                 "The user visited Tokyo last year",
             ),
         ),
+        // Only being there is: liking a city is not liking its country.
+        (
+            ("The user does not like Germany", "The user likes Berlin"),
+            ("The user is not from Germany", "The user is from Munich"),
+        ),
+        (
+            ("The user has never been to France", "The user loves Paris"),
+            (
+                "The user has never been to Europe",
+                "The user visited Paris last summer",
+            ),
+        ),
     ] {
         println!(
             "cosine {:.4}: {twin_first:?} / {twin_second:?}",

@@ -230,6 +230,27 @@ fn verbs_have_kinds_too() {
     assert!(!wordnet.kind_of(&word("playing"), &word("eating")));
 }
 
+#[test]
+fn a_place_lies_within_the_larger_places_it_is_part_of() {
+    let wordnet = wordnet();
+    let word = |w: &str| wordnet.word(w);
+    for (part, whole) in [
+        ("tokyo", "japan"),
+        ("berlin", "germany"),
+        ("japan", "asia"),
+        ("paris", "europe"),
+    ] {
+        assert!(
+            wordnet.within(&word(part), &word(whole)),
+            "{part} lies within {whole}"
+        );
+        assert!(!wordnet.within(&word(whole), &word(part)));
+    }
+    // A part of a body is no place in it.
+    assert!(wordnet.part_of(&word("finger"), &word("hand")));
+    assert!(!wordnet.within(&word("finger"), &word("hand")));
+}
+
 /// The alignment of two texts with WordNet, as the detectors see them.
 fn compare(a: &str, b: &str) -> engram::detect::align::Comparison {
     use engram::detect::align;

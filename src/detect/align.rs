@@ -1370,6 +1370,11 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                 .is_some_and(|t| t.is_content() && names_time(t, lexicon)),
             possessor: aligned_words.get(*before).is_some_and(|t| t.word == "s"),
             has: [(hunk_x, a), (hunk_y, b)].map(|(hunk, sentence)| has_as_verb(hunk, sentence)),
+            locative: governor.is_some_and(|k| {
+                let word: &Token = aligned_words[k];
+                listed(LOCATIVES, &word.word)
+                    || (word.info.inflected_verb && lexicon.means_presence(&word.info))
+            }),
         };
         for side in 0..2 {
             let hunks = [hunk_x, hunk_y];
@@ -1976,7 +1981,14 @@ struct Place {
     /// Each side's hunk has "have" as its verb, not as an auxiliary
     /// ("`has` a bike", not "`has` sold", "`has` been", "`has` to").
     has: [bool; 2],
+    /// After an aligned preposition of being in or going to a place, or a
+    /// verb of presence, and at most an article ("lives `in` Berlin",
+    /// "`visited` Tokyo"): being there is being in what it lies within.
+    locative: bool,
 }
+
+/// Prepositions of being in or going to a place, or coming from it.
+const LOCATIVES: &str = "in at to into inside within from";
 
 /// The opposed words of a hunk, if any: the rule file's antonyms, on the
 /// words or their lemmas, or WordNet's.
@@ -2158,10 +2170,25 @@ fn classify<'t>(
         // the same or more general terms ("no `woman`" / "a lady"; "does
         // not `own`" / "has"), are the denied argument, not a fact of its
         // own: a general denial denies every specific case.
+        // A denied presence ("was not `at` the meeting", "has never been
+        // `to` Japan") denies a verb of being or going there ("attended",
+        // "visited"), not another relation to the place ("organised the
+        // meeting", "loves Japan").
+        let presence = negating.iter().any(|t| listed(COPULAS, &t.word))
+            && negating.iter().any(|t| is_preposition(&t.word))
+            && !other.iter().any(|t| is_preposition(&t.word));
+        // A place within the denied one is in it, where both sides speak of
+        // being there ("has never been to `Japan`" / "visited `Tokyo`";
+        // not "loves Tokyo").
+        let there = place.locative
+            || (negating.iter().any(|t| listed(LOCATIVES, &t.word))
+                && other_content
+                    .iter()
+                    .any(|o| o.info.inflected_verb && lexicon.means_presence(&o.info)));
         let names = |t: &Token, o: &Token| {
             lexicon.synonyms(t.pair(), o.pair())
                 || lexicon.is_a(&o.info, &t.info)
-                || lexicon.within(&o.info, &t.info)
+                || (there && lexicon.within(&o.info, &t.info))
         };
         let negating_content = content(negating);
         let own_content = negating_content
@@ -2181,13 +2208,6 @@ fn classify<'t>(
         // A denied possession ("has `no` car") does not deny another verb
         // of the thing ("`rents` a car"), only a synonym ("owns a car").
         let possession = possessive(negating) && !negating.iter().any(|t| t.word == "been");
-        // A denied presence ("was not `at` the meeting", "has never been
-        // `to` Japan") denies a verb of being or going there ("attended",
-        // "visited"), not another relation to the place ("organised the
-        // meeting", "loves Japan").
-        let presence = negating.iter().any(|t| listed(COPULAS, &t.word))
-            && negating.iter().any(|t| is_preposition(&t.word))
-            && !other.iter().any(|t| is_preposition(&t.word));
         let other_relation = presence
             && other_content
                 .iter()
@@ -2346,16 +2366,19 @@ fn classify<'t>(
             }
             // A place is the general word of a place within it ("Germany"
             // / "Berlin").
+            let within = |part: &Token, whole: &Token| {
+                place.locative && lexicon.within(&part.info, &whole.info)
+            };
             if theirs
                 .iter()
-                .any(|o| lexicon.is_a(&o.info, &t.info) || lexicon.within(&o.info, &t.info))
+                .any(|o| lexicon.is_a(&o.info, &t.info) || within(o, t))
             {
                 comparison.generalisations += 1;
                 continue;
             }
             if theirs
                 .iter()
-                .any(|o| lexicon.is_a(&t.info, &o.info) || lexicon.within(&t.info, &o.info))
+                .any(|o| lexicon.is_a(&t.info, &o.info) || within(t, o))
             {
                 comparison.specifics[side] += 1;
             }

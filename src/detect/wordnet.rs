@@ -40,6 +40,9 @@ const NOUN_PERSON: &str = "18";
 const NOUN_TIME: &str = "28";
 /// The lexicographer file of nouns for places (`noun.location`).
 const NOUN_LOCATION: &str = "15";
+/// The lexicographer file of natural objects (`noun.object`), where
+/// continents and islands are ("Asia", "Europe").
+const NOUN_OBJECT: &str = "17";
 /// The lexicographer file of verbs of feeling (`verb.emotion`).
 const VERB_EMOTION: &str = "37";
 /// The lexicographer files of verbs of going (`verb.motion`) and of being
@@ -93,6 +96,9 @@ pub struct WordNet {
     people: HashSet<u32>,
     /// Noun synsets of places ("Berlin", "Texas", "city").
     places: HashSet<u32>,
+    /// Noun synsets of land one can be in: places and natural objects
+    /// ("Asia", "Hawaii").
+    lands: HashSet<u32>,
     /// Verb synsets of going or being somewhere ("visit", "attend").
     presence: HashSet<u32>,
     /// Short digest of the files read, for the run's config hash.
@@ -192,6 +198,10 @@ impl WordNet {
                 }
                 if pos == NOUN && fields.get(1) == Some(&NOUN_LOCATION) {
                     wordnet.places.insert(id);
+                    wordnet.lands.insert(id);
+                }
+                if pos == NOUN && fields.get(1) == Some(&NOUN_OBJECT) {
+                    wordnet.lands.insert(id);
                 }
                 if pos == VERB && fields.get(1) == Some(&VERB_EMOTION) {
                     feelings.insert(id);
@@ -739,12 +749,11 @@ impl WordNet {
     }
 
     /// Whether `part` names a place inside the place `whole` names
-    /// ("Berlin" / "Germany", "Tokyo" / "Japan"): being there is being in
-    /// the whole. Parts of things are not (an engine is part of a car, and
-    /// liking one is not liking the other).
+    /// ("Berlin" / "Germany", "Japan" / "Asia"): being there is being in
+    /// the whole. Parts of things are not (an engine is part of a car).
     pub fn within(&self, part: &Word, whole: &Word) -> bool {
-        let place = |w: &Word| w.nouns.iter().any(|s| self.places.contains(s));
-        place(part) && place(whole) && self.part_of(part, whole)
+        let land = |w: &Word| w.nouns.iter().any(|s| self.lands.contains(s));
+        land(part) && land(whole) && self.part_of(part, whole)
     }
 
     /// [`WordNet::synonyms`] of two words as written.
