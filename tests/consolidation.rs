@@ -2117,6 +2117,26 @@ fn twins_whose_details_fill_one_slot_or_trade_roles_are_not_merged() {
 }
 
 #[test]
+fn a_state_held_then_and_the_same_state_held_now_are_not_merged() {
+    // One text in the past, the other in the present: a merge would keep
+    // one time and lose the other (whether the user still works there).
+    for (first, second) in [
+        ("Tom works for Google", "Tom worked for Google"),
+        ("The user lived in Berlin", "The user lives in Berlin"),
+    ] {
+        let measured = similarity(first, second);
+        assert!(measured > 0.78, "above the duplicate threshold: {measured}");
+        let output = assert_kept_apart(first, second);
+        assert!(contradiction_events(&output).is_empty());
+    }
+    // The same time on both sides still merges.
+    let (_dir, store, output) =
+        consolidate_pair("Tom worked for Google", "Tom worked for Google in 2019");
+    assert_eq!(output.report.counts.duplicates_merged, 1);
+    assert_eq!(status(&store, "u", "first"), MemoryStatus::Superseded);
+}
+
+#[test]
 fn a_stated_change_needs_the_same_slot_and_values_written_as_names() {
     // The replaced value fills the slot the old one did: superseded.
     let (_dir, _store, output) = older_then_newer(

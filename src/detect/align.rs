@@ -78,7 +78,10 @@ const TIME_DEICTICS: &str = "this last next past previous coming following";
 /// participle, "married", which both sides of a relation share).
 fn past_form(t: &Token) -> bool {
     listed("was were had did used", &t.word)
-        || (t.info.inflected_verb && !t.word.ends_with("ing") && !t.word.ends_with('s'))
+        || (t.info.inflected_verb
+            && !t.word.ends_with("ing")
+            && !t.word.ends_with('s')
+            && !listed("are am", &t.word))
 }
 
 /// Verbs that rank one thing over another ("prefers tea `over` coffee"),
@@ -852,6 +855,12 @@ pub struct Comparison {
     pub class_changes: Vec<(String, String, String)>,
     /// Per side: when its main verb places what it says, if it tells.
     frames: [Option<Frame>; 2],
+    /// The main verb, aligned, in the past on one side and in the present
+    /// on the other ("Tom `worked` for Google" / "Tom `works` for
+    /// Google"): two times of one state, and a merge would keep one and
+    /// lose the other. Not a verb of telling ("Byrne `said`" / "Byrne
+    /// `says`"): when a thing was said does not change what was.
+    pub retensed: bool,
     /// Per side, the words beside an antonym that is the predicate
     /// itself: one side has none, the other only names in a complement
     /// ("is `married` to Ana" / "is `divorced`", unlike "is `old`" / "is a
@@ -878,6 +887,8 @@ enum Tense {
 struct Frame {
     tense: Tense,
     event: bool,
+    /// Where the verb or auxiliary that tells the tense is, if one does.
+    at: Option<usize>,
 }
 
 /// Words before a noun: a verb form right after one is a noun ("the
@@ -927,6 +938,7 @@ fn frame(tokens: &[Token]) -> Option<Frame> {
             return auxiliary_tense(auxiliary).map(|tense| Frame {
                 tense,
                 event: auxiliary == "did",
+                at: Some(k),
             });
         }
         let after_determiner = k
@@ -952,6 +964,7 @@ fn frame(tokens: &[Token]) -> Option<Frame> {
             return Some(Frame {
                 tense,
                 event: tense == Tense::Past,
+                at: Some(k),
             });
         }
     }
@@ -1044,30 +1057,31 @@ impl Comparison {
         })
     }
 
-    /// Neither text covers the other: a conflict, a substitution, words
-    /// in another order, or details on both sides. Some of these merge
-    /// with a fused text ([`super::Prepared::mergeable`]).
-    pub fn keeps_apart(&self) -> bool {
+    /// The texts say different things, so no merge may join them, fused
+    /// or not: a conflict, a substitution, a reframing, a denial, a more
+    /// general word, another relation, or [another
+    /// tense](Self::retensed).
+    pub fn never_merged(&self) -> bool {
         !self.conflicts.is_empty()
             || self.reframes.contains(&true)
             || !self.substitutions.is_empty()
             || self.negation_differs
-            || self.moved > 0
             || !self.relations.is_empty()
             || self.generalisations > 0
-            || (self.extra[0] > 0 && self.extra[1] > 0)
+            || self.retensed
+    }
+
+    /// Neither text covers the other: what is [never
+    /// merged](Self::never_merged), words in another order, or details on
+    /// both sides. Some of these merge with a fused text
+    /// ([`super::Prepared::mergeable`]).
+    pub fn keeps_apart(&self) -> bool {
+        self.never_merged() || self.moved > 0 || (self.extra[0] > 0 && self.extra[1] > 0)
     }
 
     /// Whether side `side`'s text carries every content word of the other.
     pub fn covers(&self, side: usize) -> bool {
-        self.conflicts.is_empty()
-            && !self.reframes.contains(&true)
-            && self.substitutions.is_empty()
-            && !self.negation_differs
-            && self.moved == 0
-            && self.relations.is_empty()
-            && self.generalisations == 0
-            && self.extra[1 - side] == 0
+        !self.never_merged() && self.moved == 0 && self.extra[1 - side] == 0
     }
 
     /// What the alignment means for the detectors, in one line;
@@ -1092,6 +1106,9 @@ impl Comparison {
                 parts.push(format!("the {which} reframes the shared words"));
             }
         }
+        if self.retensed {
+            parts.push("one in the past, the other in the present".to_owned());
+        }
         if self.extra != [0, 0] {
             parts.push(format!(
                 "details only in the first: {}, only in the second: {}",
@@ -1100,14 +1117,7 @@ impl Comparison {
         }
         let decision = if self.contradicts() {
             "contradiction"
-        } else if !self.conflicts.is_empty()
-            || !self.substitutions.is_empty()
-            || self.reframes.contains(&true)
-            || self.negation_differs
-            || self.generalisations > 0
-            || !self.relations.is_empty()
-            || !keeps_order
-        {
+        } else if self.never_merged() || !keeps_order {
             "not a contradiction; never merged"
         } else if self.keeps_apart() {
             "neither covers the other; merged only with a fused text (`consolidation.fuse_merges`)"
@@ -1269,6 +1279,26 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
             hunk_b.push(&b[j]);
             j += 1;
         }
+    }
+    if let [
+        Some(Frame {
+            tense: x,
+            at: Some(p),
+            ..
+        }),
+        Some(Frame {
+            tense: y,
+            at: Some(q),
+            ..
+        }),
+    ] = comparison.frames
+    {
+        comparison.retensed = x != y
+            && !lexicon.tells(&a[p].info)
+            && aligned_words
+                .iter()
+                .zip(&aligned_in_second)
+                .any(|(s, t)| std::ptr::eq(*s, &a[p]) && std::ptr::eq(*t, &b[q]));
     }
     if !hunk_a.is_empty() || !hunk_b.is_empty() {
         hunks.push(Hunk {
@@ -1799,6 +1829,7 @@ fn ending_frame(tokens: &[Token], at: usize) -> Frame {
     Frame {
         tense: if past { Tense::Past } else { Tense::Present },
         event: false,
+        at: None,
     }
 }
 

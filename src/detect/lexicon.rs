@@ -192,6 +192,12 @@ impl Lexicon {
         self.wordnet.as_ref().is_none_or(|w| w.means_presence(verb))
     }
 
+    /// Whether WordNet knows `verb` first as one of telling
+    /// ([`WordNet::tells`]).
+    pub fn tells(&self, verb: &Word) -> bool {
+        self.wordnet.as_ref().is_some_and(|w| w.tells(verb))
+    }
+
     /// Whether WordNet knows `word` as a time or a period
     /// ([`WordNet::names_time`]).
     pub fn names_time(&self, word: &Word) -> bool {

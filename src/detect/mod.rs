@@ -185,12 +185,7 @@ impl<'a> Prepared<'a> {
         let (a, b) = (self.item_tokens(i, lexicon), self.item_tokens(j, lexicon));
         let c = align::compare(a, b, lexicon);
         let both_sides = c.extra[0] > 0 && c.extra[1] > 0;
-        c.conflicts.is_empty()
-            && c.substitutions.is_empty()
-            && !c.reframes.contains(&true)
-            && !c.negation_differs
-            && c.generalisations == 0
-            && c.relations.is_empty()
+        !c.never_merged()
             && (!both_sides
                 || (settings.fuse_merges
                     && c.extra.iter().all(|&e| e <= settings.fuse_max_details)

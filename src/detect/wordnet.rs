@@ -48,6 +48,8 @@ const VERB_EMOTION: &str = "37";
 /// The lexicographer files of verbs of going (`verb.motion`) and of being
 /// (`verb.stative`: "attend", "stay", "live").
 const VERB_PRESENCE: [&str; 2] = ["38", "42"];
+/// The lexicographer file of verbs of telling (`verb.communication`).
+const VERB_COMMUNICATION: &str = "32";
 
 /// How many of a word's most frequent senses count for synonymy and word
 /// classes: rare senses make nearly any two words synonyms ("run" and
@@ -101,6 +103,8 @@ pub struct WordNet {
     lands: HashSet<u32>,
     /// Verb synsets of going or being somewhere ("visit", "attend").
     presence: HashSet<u32>,
+    /// Verb synsets of telling ("say", "announce", "warn").
+    telling: HashSet<u32>,
     /// Short digest of the files read, for the run's config hash.
     digest: String,
 }
@@ -208,6 +212,9 @@ impl WordNet {
                 }
                 if pos == VERB && fields.get(1).is_some_and(|f| VERB_PRESENCE.contains(f)) {
                     wordnet.presence.insert(id);
+                }
+                if pos == VERB && fields.get(1) == Some(&VERB_COMMUNICATION) {
+                    wordnet.telling.insert(id);
                 }
                 wordnet.synsets.push(Synset {
                     name: names.first().cloned().unwrap_or_default(),
@@ -647,6 +654,12 @@ impl WordNet {
     /// somewhere ("visited", "went", "attended"; not "organised").
     pub fn means_presence(&self, verb: &Word) -> bool {
         verb.verbs.iter().any(|s| self.presence.contains(s))
+    }
+
+    /// Whether the most frequent verb sense of `verb` is one of telling
+    /// ("said", "warns"; not "works").
+    pub fn tells(&self, verb: &Word) -> bool {
+        verb.verbs.first().is_some_and(|s| self.telling.contains(s))
     }
 
     /// Whether a common noun sense of `word` is a time or a period
