@@ -251,6 +251,18 @@ fn a_place_lies_within_the_larger_places_it_is_part_of() {
     assert!(!wordnet.within(&word("finger"), &word("hand")));
 }
 
+#[test]
+fn verbs_of_telling_are_known_by_their_first_sense() {
+    let wordnet = wordnet();
+    let word = |w: &str| wordnet.word(w);
+    for telling in ["said", "says", "announced", "warns"] {
+        assert!(wordnet.tells(&word(telling)), "{telling}");
+    }
+    for other in ["works", "lived", "published"] {
+        assert!(!wordnet.tells(&word(other)), "{other}");
+    }
+}
+
 /// The alignment of two texts with WordNet, as the detectors see them.
 fn compare(a: &str, b: &str) -> engram::detect::align::Comparison {
     use engram::detect::align;

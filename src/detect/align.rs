@@ -2197,10 +2197,6 @@ fn classify<'t>(
             .iter()
             .find(|t| t.role == Role::Negation)
             .map_or("", |t| t.word.as_str());
-        // The negating side's words that name what the other side says, in
-        // the same or more general terms ("no `woman`" / "a lady"; "does
-        // not `own`" / "has"), are the denied argument, not a fact of its
-        // own: a general denial denies every specific case.
         // A denied presence ("was not `at` the meeting", "has never been
         // `to` Japan") denies a verb of being or going there ("attended",
         // "visited"), not another relation to the place ("organised the
@@ -2221,6 +2217,10 @@ fn classify<'t>(
                 || lexicon.is_a(&o.info, &t.info)
                 || (there && lexicon.within(&o.info, &t.info))
         };
+        // The negating side's words that name what the other side says, in
+        // the same or more general terms ("no `woman`" / "a lady"; "does
+        // not `own`" / "has"), are the denied argument, not a fact of its
+        // own: a general denial denies every specific case.
         let negating_content = content(negating);
         let own_content = negating_content
             .iter()
@@ -2379,6 +2379,10 @@ fn classify<'t>(
     // specific side keeps it as a detail), or is left: a substitution or a
     // detail.
     let mut left: [Vec<String>; 2] = Default::default();
+    // A place is the general word of a place within it ("Germany" /
+    // "Berlin") where the texts speak of being there.
+    let within =
+        |part: &Token, whole: &Token| place.locative && lexicon.within(&part.info, &whole.info);
     for (side, (mine, theirs)) in [(&cx, &cy), (&cy, &cx)].into_iter().enumerate() {
         for t in mine {
             // What the other side says is absent is no general word of
@@ -2395,11 +2399,6 @@ fn classify<'t>(
                 }
                 continue;
             }
-            // A place is the general word of a place within it ("Germany"
-            // / "Berlin").
-            let within = |part: &Token, whole: &Token| {
-                place.locative && lexicon.within(&part.info, &whole.info)
-            };
             if theirs
                 .iter()
                 .any(|o| lexicon.is_a(&o.info, &t.info) || within(o, t))
