@@ -1402,8 +1402,7 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
             has: [(hunk_x, a), (hunk_y, b)].map(|(hunk, sentence)| has_as_verb(hunk, sentence)),
             locative: governor.is_some_and(|k| {
                 let word: &Token = aligned_words[k];
-                listed(LOCATIVES, &word.word)
-                    || (word.info.inflected_verb && lexicon.means_presence(&word.info))
+                listed(LOCATIVES, &word.word) || verb_of_presence(word, lexicon)
             }),
         };
         for side in 0..2 {
@@ -2209,9 +2208,7 @@ fn classify<'t>(
         // not "loves Tokyo").
         let there = place.locative
             || (negating.iter().any(|t| listed(LOCATIVES, &t.word))
-                && other_content
-                    .iter()
-                    .any(|o| o.info.inflected_verb && lexicon.means_presence(&o.info)));
+                && other_content.iter().any(|o| verb_of_presence(o, lexicon)));
         let names = |t: &Token, o: &Token| {
             lexicon.synonyms(t.pair(), o.pair())
                 || lexicon.is_a(&o.info, &t.info)
@@ -2252,7 +2249,7 @@ fn classify<'t>(
             .iter()
             .filter(|o| {
                 negating_content.iter().any(|t| names(t, o))
-                    || (presence && o.info.inflected_verb && lexicon.means_presence(&o.info))
+                    || (presence && verb_of_presence(o, lexicon))
             })
             .count();
         if denies && own_content == 0 && !other_predicate && (!pronoun || other_content.len() <= 2)
@@ -2572,6 +2569,12 @@ fn has_as_verb(hunk: &[&Token], sentence: &[Token]) -> bool {
 /// Whether a side has a form of "have" of its own.
 fn possessive(side: &[&Token]) -> bool {
     side.iter().any(|t| listed(POSSESSIVE_VERBS, &t.word))
+}
+
+/// A verb form of going or being somewhere ("`visited` Tokyo", "`lives`
+/// in Berlin"), as a denied "been to" denies it.
+fn verb_of_presence(t: &Token, lexicon: &Lexicon) -> bool {
+    t.info.inflected_verb && lexicon.means_presence(&t.info)
 }
 
 /// A verb whose first sense is a sense of "have" ("owns", "features")
