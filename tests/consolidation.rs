@@ -1544,6 +1544,49 @@ fn everyday_facts_said_in_other_words_clash_and_their_compatible_twins_do_not() 
 }
 
 #[test]
+fn a_place_relation_that_holds_one_way_traded_is_a_contradiction() {
+    // Of two things, only one can be behind, under or on the other at a
+    // time: traded, the texts state opposites.
+    for (first, second) in [
+        (
+            "The bakery is behind the station",
+            "The station is behind the bakery",
+        ),
+        (
+            "The cat is sleeping on the dog",
+            "The dog is sleeping on the cat",
+        ),
+        (
+            "The lamp is in front of the sofa",
+            "The sofa is in front of the lamp",
+        ),
+        (
+            "A cheetah is running behind its prey",
+            "The prey is running behind the cheetah",
+        ),
+    ] {
+        assert_flagged_once(first, second);
+        assert_kept_apart(first, second);
+    }
+    // A preposition a verb takes as its own ("rely on"), a relation that
+    // holds both ways, or two events at other times are no such
+    // opposites; nor are roles traded around a possessive, though they
+    // are never merged, fused or not.
+    for (first, second) in [
+        ("Tom relies on Ann", "Ann relies on Tom"),
+        ("Tom sits next to Ann", "Ann sits next to Tom"),
+        (
+            "Tom stood behind Ann in the queue",
+            "Ann stood behind Tom in the queue",
+        ),
+        ("Sam is Maria's manager", "Maria is Sam's manager"),
+    ] {
+        assert_not_flagged(first, second);
+        assert_kept_apart(first, second);
+    }
+}
+
+#[test]
 fn numbers_counted_another_way_and_two_denials_of_one_fact_are_not_contradictions() {
     // An ordinal ranks where a cardinal counts; miles and kilometres are
     // other units; "does not have" and "has no" deny one fact. Each twin

@@ -94,6 +94,30 @@ fn the_words_of_a_synset_share_its_antonym_in_every_part_of_speech() {
 }
 
 #[test]
+fn a_word_whose_definition_denies_another_is_opposed_to_it() {
+    let wordnet = wordnet();
+    // WordNet defines "fast" as "abstain from eating", "silent" (in a
+    // common sense) as "failing to speak or communicate", "blind" as
+    // "unable to see": each is opposed to the word its definition denies,
+    // and to that word's synonyms in its first sense ("talk", "speak").
+    assert_opposed_both_ways(&[
+        ("fasting", "eating"),
+        ("silent", "talking"),
+        ("silent", "speaking"),
+        ("blind", "see"),
+    ]);
+    // Only a definition that denies the word alone: "nonthermal" is "not
+    // involving heat", no opposite of "involve".
+    assert!(!wordnet.antonyms("nonthermal", "involve"));
+    assert_verdict("The man is eating", "The man is fasting", true);
+    assert_verdict(
+        "A man and a woman are talking",
+        "A man and a woman are silent",
+        true,
+    );
+}
+
+#[test]
 fn a_feeling_is_opposed_to_what_the_feeling_it_names_is_opposed_to() {
     // "hate" is to dislike intensely, "adore" to love, "enjoy" to like:
     // each keeps its hypernym's opposite, and that opposite's kinds.

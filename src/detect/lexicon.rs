@@ -225,6 +225,14 @@ impl Lexicon {
             .is_some_and(|w| w.phrase_ends_activity(phrase))
     }
 
+    /// Whether WordNet lists `verb` with `particle` as a verb of its own
+    /// ([`WordNet::phrasal_verb`]); never without WordNet.
+    pub fn phrasal_verb(&self, verb: &str, particle: &str) -> bool {
+        self.wordnet
+            .as_ref()
+            .is_some_and(|w| w.phrasal_verb(verb, particle))
+    }
+
     /// The WordNet class two different nouns share, if any.
     pub fn wordnet_class(&self, a: &Word, b: &Word) -> Option<String> {
         self.wordnet.as_ref()?.class_of_pair(a, b)

@@ -136,6 +136,54 @@ fn lemma(word: &str) -> String {
     word.replace('_', " ").to_lowercase()
 }
 
+/// Openings of a definition that deny what follows.
+const DENYING: [&str; 11] = [
+    "not",
+    "abstain from",
+    "abstaining from",
+    "fail to",
+    "failing to",
+    "refrain from",
+    "lacking",
+    "without",
+    "devoid of",
+    "unable to",
+    "incapable of",
+];
+
+/// The word a definition denies, when that is all it says: "abstain from
+/// eating", "not genuine or real", "failing to speak or communicate etc
+/// when expected to" (a clause after "when", "especially" or "as" only
+/// qualifies). Not "not involving heat", which denies a phrase.
+fn denied_by_definition(definition: &str) -> Option<String> {
+    let definition = definition.trim().trim_end_matches('.').to_lowercase();
+    let rest = DENYING.iter().find_map(|opening| {
+        definition
+            .strip_prefix(opening)
+            .and_then(|r| r.strip_prefix(' '))
+    })?;
+    let spaced = rest.replace(',', " , ");
+    let mut tokens = spaced
+        .split_whitespace()
+        .skip_while(|w| matches!(*w, "a" | "an" | "any"))
+        .peekable();
+    let is_word = |w: &str| !w.is_empty() && w.chars().all(|c| c.is_ascii_lowercase() || c == '-');
+    let denied = tokens.next().filter(|w| is_word(w))?.to_owned();
+    // Then only more words joined to it ("or real"), up to a qualifying
+    // clause.
+    let mut expects_word = false;
+    while let Some(token) = tokens.next() {
+        match token {
+            "," | "or" | "and" => expects_word = true,
+            "etc" if !expects_word => {}
+            "when" | "especially" | "as" if !expects_word => break,
+            word if expects_word && is_word(word) => expects_word = false,
+            _ => return None,
+        }
+    }
+    (!expects_word).then_some(denied)
+}
+
 impl WordNet {
     /// Reads the database files in `dir`.
     pub fn load(dir: &Path) -> Result<Self, WordNetError> {
@@ -151,6 +199,7 @@ impl WordNet {
         let mut pending_hypernyms: Vec<(u32, (usize, u32))> = Vec::new();
         let mut pending_similar: Vec<(u32, (usize, u32))> = Vec::new();
         let mut pending_wholes: Vec<(u32, (usize, u32))> = Vec::new();
+        let mut denials: Vec<(u32, String)> = Vec::new();
         for (pos, name) in POS.iter().enumerate() {
             let file = format!("data.{name}");
             let text = read(dir, &file, &mut hasher)?;
@@ -162,7 +211,9 @@ impl WordNet {
                 if line.starts_with(' ') || line.is_empty() {
                     continue;
                 }
-                let body = line.split(" | ").next().unwrap_or(line);
+                let mut halves = line.split(" | ");
+                let body = halves.next().unwrap_or(line);
+                let definition = halves.next().and_then(|gloss| gloss.split(';').next());
                 let fields: Vec<&str> = body.split(' ').collect();
                 let parse = || -> Option<(u32, Vec<String>, Vec<Pointer<'_>>)> {
                     let offset: u32 = fields.first()?.parse().ok()?;
@@ -221,6 +272,11 @@ impl WordNet {
                     hypernyms: Vec::new(),
                     wholes: Vec::new(),
                 });
+                if pos == VERB || pos == ADJECTIVE {
+                    if let Some(denied) = definition.and_then(denied_by_definition) {
+                        denials.push((id, denied));
+                    }
+                }
                 words.push(names);
                 part_of_speech.push(pos);
                 for (symbol, target, target_pos, source_target) in pointers {
@@ -385,6 +441,31 @@ impl WordNet {
             let opposite = family(b);
             for p in family(a) {
                 indirect.extend(opposite.iter().map(|q| (p.clone(), q.clone())));
+            }
+        }
+        // A verb or adjective defined as the denial of one word ("fast":
+        // "abstain from eating"; "silent": "failing to speak or
+        // communicate") is opposed to that word and its synonyms in its
+        // first sense ("talk", "speak"), in a common sense of its own.
+        // The words of the most frequent sense of a word, in the first of
+        // verb, adjective and noun that knows it.
+        let first_sense_words = |word: &str| -> Vec<String> {
+            [VERB, ADJECTIVE, NOUN]
+                .into_iter()
+                .find_map(|pos| {
+                    let base = wordnet.base_forms(word, pos).into_iter().next()?;
+                    let first = *wordnet.senses[pos].get(&base)?.first()?;
+                    Some(words[first as usize].clone())
+                })
+                .unwrap_or_default()
+        };
+        for (synset, denied) in denials {
+            let pos = part_of_speech[synset as usize];
+            let opposed = first_sense_words(&denied);
+            for word in &words[synset as usize] {
+                if wordnet.ranks(pos, word, synset, COMMON_SENSES) {
+                    indirect.extend(opposed.iter().map(|o| (word.clone(), o.clone())));
+                }
             }
         }
         for (a, b) in indirect {
@@ -691,6 +772,13 @@ impl WordNet {
     /// activity in its fourth sense).
     pub fn phrase_ends_activity(&self, phrase: &str) -> bool {
         self.one_ends(self.senses[VERB].get(phrase).map_or(&[][..], Vec::as_slice))
+    }
+
+    /// Whether WordNet lists `verb` with `particle` as a verb of its own
+    /// ("rely on", "count on"): the particle belongs to the verb and
+    /// places nothing.
+    pub fn phrasal_verb(&self, verb: &str, particle: &str) -> bool {
+        self.senses[VERB].contains_key(&format!("{verb} {particle}"))
     }
 
     /// Whether one of the verb `senses` is ending an activity or a kind
