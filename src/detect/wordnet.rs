@@ -165,14 +165,13 @@ fn denied_by_definition(definition: &str) -> Option<String> {
     let spaced = rest.replace(',', " , ");
     let mut tokens = spaced
         .split_whitespace()
-        .skip_while(|w| matches!(*w, "a" | "an" | "any"))
-        .peekable();
+        .skip_while(|w| matches!(*w, "a" | "an" | "any"));
     let is_word = |w: &str| !w.is_empty() && w.chars().all(|c| c.is_ascii_lowercase() || c == '-');
     let denied = tokens.next().filter(|w| is_word(w))?.to_owned();
     // Then only more words joined to it ("or real"), up to a qualifying
     // clause.
     let mut expects_word = false;
-    while let Some(token) = tokens.next() {
+    for token in tokens {
         match token {
             "," | "or" | "and" => expects_word = true,
             "etc" if !expects_word => {}
@@ -272,10 +271,10 @@ impl WordNet {
                     hypernyms: Vec::new(),
                     wholes: Vec::new(),
                 });
-                if pos == VERB || pos == ADJECTIVE {
-                    if let Some(denied) = definition.and_then(denied_by_definition) {
-                        denials.push((id, denied));
-                    }
+                if (pos == VERB || pos == ADJECTIVE)
+                    && let Some(denied) = definition.and_then(denied_by_definition)
+                {
+                    denials.push((id, denied));
                 }
                 words.push(names);
                 part_of_speech.push(pos);
