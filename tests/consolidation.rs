@@ -1287,10 +1287,12 @@ fn minimal_pairs_that_contradict_are_flagged_with_their_words_and_never_merged()
 
 #[test]
 fn a_denial_of_a_more_specific_case_does_not_deny_the_general_statement() {
-    // No lady, but the woman may be no lady: nothing to flag.
+    // No girl (WordNet: "a young woman"), but the woman may be no girl:
+    // nothing to flag. ("lady" is first "a polite name for any woman",
+    // so "no lady" denies her.)
     let (_dir, _store, output) = consolidate_pair(
         "A woman is watering the plants",
-        "There is no lady watering the plants",
+        "There is no girl watering the plants",
     );
     let found = contradiction_events(&output);
     assert!(found.is_empty(), "{found:?}");

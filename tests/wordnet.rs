@@ -118,6 +118,25 @@ fn a_word_whose_definition_denies_another_is_opposed_to_it() {
 }
 
 #[test]
+fn a_word_first_defined_as_another_name_for_its_hypernym_is_its_synonym() {
+    let wordnet = wordnet();
+    // "lady": "a polite name for any woman"; "guy": "an informal term for
+    // a youth or man"; "dad": "an informal term for a father".
+    for (a, b) in [("lady", "woman"), ("guy", "man"), ("dad", "father")] {
+        assert!(wordnet.same_or_synonym(a, b), "{a} / {b}");
+        assert!(wordnet.same_or_synonym(b, a), "{b} / {a}");
+    }
+    // Only in the word's first sense: "dog" is "informal term for a man"
+    // in its third.
+    assert!(!wordnet.same_or_synonym("dog", "man"));
+    assert_verdict(
+        "A woman is peeling a potato",
+        "There is no lady peeling the potato",
+        true,
+    );
+}
+
+#[test]
 fn a_feeling_is_opposed_to_what_the_feeling_it_names_is_opposed_to() {
     // "hate" is to dislike intensely, "adore" to love, "enjoy" to like:
     // each keeps its hypernym's opposite, and that opposite's kinds.

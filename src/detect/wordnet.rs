@@ -105,6 +105,9 @@ pub struct WordNet {
     presence: HashSet<u32>,
     /// Verb synsets of telling ("say", "announce", "warn").
     telling: HashSet<u32>,
+    /// Noun synsets defined as another name for their hypernym ("lady":
+    /// "a polite name for any woman"), with that hypernym.
+    other_names: HashMap<u32, Vec<u32>>,
     /// Short digest of the files read, for the run's config hash.
     digest: String,
 }
@@ -134,6 +137,42 @@ fn read(dir: &Path, name: &str, hasher: &mut Sha256) -> Result<String, WordNetEr
 fn lemma(word: &str) -> String {
     let word = word.split('(').next().unwrap_or(word);
     word.replace('_', " ").to_lowercase()
+}
+
+/// Registers a definition may give a word in: "a `polite` name for", "an
+/// `informal` term for", "a `friendly informal` reference to".
+const REGISTERS: &str = "polite informal friendly colloquial slang familiar affectionate";
+
+/// The words a definition says the word is another name for ("a polite
+/// name for any woman": `woman`; "an informal term for a youth or man":
+/// `youth`, `man`), up to four.
+fn named_otherwise(definition: &str) -> Option<Vec<String>> {
+    let definition = definition.trim().to_lowercase();
+    let mut words = definition
+        .split(|c: char| !(c.is_ascii_lowercase() || c == '-'))
+        .filter(|w| !w.is_empty())
+        .skip_while(|w| matches!(*w, "a" | "an"))
+        .peekable();
+    let mut registers = 0;
+    while words
+        .next_if(|w| REGISTERS.split(' ').any(|r| r == *w))
+        .is_some()
+    {
+        registers += 1;
+    }
+    let (Some(noun), Some(relation)) = (words.next(), words.next()) else {
+        return None;
+    };
+    let names_another = registers > 0
+        && matches!(noun, "name" | "term" | "reference")
+        && matches!(relation, "for" | "to");
+    names_another.then(|| {
+        words
+            .filter(|w| !matches!(*w, "a" | "an" | "any" | "your" | "or"))
+            .take(4)
+            .map(str::to_owned)
+            .collect()
+    })
 }
 
 /// Openings of a definition that deny what follows.
@@ -199,6 +238,7 @@ impl WordNet {
         let mut pending_similar: Vec<(u32, (usize, u32))> = Vec::new();
         let mut pending_wholes: Vec<(u32, (usize, u32))> = Vec::new();
         let mut denials: Vec<(u32, String)> = Vec::new();
+        let mut named: Vec<(u32, Vec<String>)> = Vec::new();
         for (pos, name) in POS.iter().enumerate() {
             let file = format!("data.{name}");
             let text = read(dir, &file, &mut hasher)?;
@@ -276,6 +316,11 @@ impl WordNet {
                 {
                     denials.push((id, denied));
                 }
+                if pos == NOUN
+                    && let Some(names) = definition.and_then(named_otherwise)
+                {
+                    named.push((id, names));
+                }
                 words.push(names);
                 part_of_speech.push(pos);
                 for (symbol, target, target_pos, source_target) in pointers {
@@ -301,6 +346,19 @@ impl WordNet {
         for (id, target) in pending_hypernyms {
             if let Some(&hypernym) = ids.get(&target) {
                 wordnet.synsets[id as usize].hypernyms.push(hypernym);
+            }
+        }
+        // Another name is a synonym of the hypernym its definition names
+        // ("any `woman`"), not a kind of it.
+        for (id, names) in named {
+            let hypernyms: Vec<u32> = wordnet.synsets[id as usize]
+                .hypernyms
+                .iter()
+                .copied()
+                .filter(|h| words[*h as usize].iter().any(|w| names.contains(w)))
+                .collect();
+            if !hypernyms.is_empty() {
+                wordnet.other_names.insert(id, hypernyms);
             }
         }
         for (id, target) in pending_wholes {
@@ -630,6 +688,12 @@ impl WordNet {
         let mut senses: Vec<u32> = (0..POS.len())
             .flat_map(|pos| self.common_senses(word, pos).collect::<Vec<_>>())
             .collect();
+        // Another name for a word, in its most frequent sense ("lady" for
+        // "woman"; not "dog", "informal term for a man" in its third).
+        let first_noun = self.common_senses(word, NOUN).next();
+        if let Some(names) = first_noun.and_then(|first| self.other_names.get(&first)) {
+            senses.extend(names);
+        }
         senses.sort_unstable();
         senses.dedup();
         Word {
