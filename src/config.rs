@@ -168,7 +168,9 @@ pub struct ConsolidationConfig {
     pub negation_min_similarity: f64,
     /// Lower floor still where a text denies with a pronoun ("Nobody is
     /// riding a bike" / "Two people are riding a bike": 0.42): the pronoun
-    /// stands for the referent, so the denial lacks its noun.
+    /// stands for the referent, so the denial lacks its noun; and where it
+    /// denies existence ("There is no man eating food" / "A man is eating
+    /// a pizza": 0.43).
     pub pronoun_denial_min_similarity: f64,
     pub change_min_similarity: f64,
     /// Cosine every pair of a pattern's episodes reaches (complete linkage;

@@ -272,8 +272,14 @@ pub fn denial(text: &str, lexicon: &Lexicon) -> Denial {
         .filter_map(|at| {
             let length = lexicon.negation_at(&words[at..])?;
             let negation = words[at..at + length].join(" ");
+            let of_existence = at >= 2
+                && words[at - 2] == "there"
+                && listed("is are was were", &words[at - 1])
+                && negation == "no";
             Some(if listed(NEGATIVE_PRONOUNS, &negation) {
                 Denial::Pronoun
+            } else if of_existence {
+                Denial::Existence
             } else {
                 Denial::Negation
             })
@@ -290,6 +296,10 @@ pub enum Denial {
     None,
     /// "not", "no", "never", …
     Negation,
+    /// "There is no …", "There are no …": the denial of existence is
+    /// worded far from the statement it denies ("There is no man eating
+    /// food" / "A man is eating a pizza": 0.43).
+    Existence,
     /// "nobody", "no one", "nothing": the pronoun stands for the referent,
     /// so the denying text lacks the noun the other names.
     Pronoun,

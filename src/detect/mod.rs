@@ -277,7 +277,8 @@ impl<'a> Prepared<'a> {
     /// `general`, lowered to `negation_min_similarity` for a pair where
     /// either text has a negation ("not", "no", "never", …), and to
     /// `pronoun_denial_min_similarity` where one denies with a pronoun
-    /// ("nobody", "no one", "nothing").
+    /// ("nobody", "no one", "nothing") or denies existence ("There is no
+    /// …").
     pub fn negation_floor(
         &self,
         general: f64,

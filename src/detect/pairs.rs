@@ -40,7 +40,8 @@ pub struct Pair {
 }
 
 /// The similarity a pair must reach: `general`, `negation` when either
-/// item has a negation, `pronoun` when either denies with a pronoun.
+/// item has a negation, `pronoun` when either denies with a pronoun or
+/// denies existence ("There is no …").
 #[derive(Debug, Clone, Copy)]
 pub struct Floor<'m> {
     pub general: f64,
@@ -67,7 +68,7 @@ impl Floor<'_> {
         match denial(i).max(denial(j)) {
             Denial::None => self.general,
             Denial::Negation => self.negation,
-            Denial::Pronoun => self.pronoun,
+            Denial::Existence | Denial::Pronoun => self.pronoun,
         }
     }
 }
