@@ -107,8 +107,15 @@ fn a_word_whose_definition_denies_another_is_opposed_to_it() {
         ("blind", "see"),
     ]);
     // Only a definition that denies the word alone: "nonthermal" is "not
-    // involving heat", no opposite of "involve".
+    // involving heat", no opposite of "involve". The denied word's
+    // synonyms count only where the shared sense is common for them:
+    // "escape" is "fail to experience", and "see" means "experience" only
+    // in a rare sense. A word after "lacking" is a noun: "new" is
+    // "lacking training", no opposite of the verb "develop".
     assert!(!wordnet.antonyms("nonthermal", "involve"));
+    assert!(wordnet.antonyms("escape", "experience"));
+    assert!(!wordnet.antonyms("escape", "see"));
+    assert!(!wordnet.antonyms("new", "develop"));
     assert_verdict("The man is eating", "The man is fasting", true);
     assert_verdict(
         "A man and a woman are talking",

@@ -193,8 +193,11 @@ const DENYING: [&str; 11] = [
 /// The word a definition denies, when that is all it says: "abstain from
 /// eating", "not genuine or real", "failing to speak or communicate etc
 /// when expected to" (a clause after "when", "especially" or "as" only
-/// qualifies). Not "not involving heat", which denies a phrase.
-fn denied_by_definition(definition: &str) -> Option<String> {
+/// qualifies). Not "not involving heat", which denies a phrase. With the
+/// parts of speech to read it in, most likely first: a noun after
+/// "lacking", "without" or "devoid of" ("lacking training"), a verb or
+/// an adjective otherwise.
+fn denied_by_definition(definition: &str) -> Option<(String, [usize; 3])> {
     let definition = definition.trim().trim_end_matches('.').to_lowercase();
     let rest = DENYING.iter().find_map(|opening| {
         definition
@@ -219,7 +222,15 @@ fn denied_by_definition(definition: &str) -> Option<String> {
             _ => return None,
         }
     }
-    (!expects_word).then_some(denied)
+    let order = if ["lacking", "without", "devoid of"]
+        .iter()
+        .any(|opening| definition.starts_with(opening))
+    {
+        [NOUN, ADJECTIVE, VERB]
+    } else {
+        [VERB, ADJECTIVE, NOUN]
+    };
+    (!expects_word).then_some((denied, order))
 }
 
 impl WordNet {
@@ -237,7 +248,7 @@ impl WordNet {
         let mut pending_hypernyms: Vec<(u32, (usize, u32))> = Vec::new();
         let mut pending_similar: Vec<(u32, (usize, u32))> = Vec::new();
         let mut pending_wholes: Vec<(u32, (usize, u32))> = Vec::new();
-        let mut denials: Vec<(u32, String)> = Vec::new();
+        let mut denials: Vec<(u32, (String, [usize; 3]))> = Vec::new();
         let mut named: Vec<(u32, Vec<String>)> = Vec::new();
         for (pos, name) in POS.iter().enumerate() {
             let file = format!("data.{name}");
@@ -504,21 +515,27 @@ impl WordNet {
         // "abstain from eating"; "silent": "failing to speak or
         // communicate") is opposed to that word and its synonyms in its
         // first sense ("talk", "speak"), in a common sense of its own.
-        // The words of the most frequent sense of a word, in the first of
-        // verb, adjective and noun that knows it.
-        let first_sense_words = |word: &str| -> Vec<String> {
-            [VERB, ADJECTIVE, NOUN]
+        // The words of the most frequent sense of a word, in the first
+        // part of speech of those the definition allows that knows it.
+        // Its words for which that sense is common too ("see" means
+        // "experience" only rarely).
+        let first_sense_words = |word: &str, order: [usize; 3]| -> Vec<String> {
+            order
                 .into_iter()
                 .find_map(|pos| {
                     let base = wordnet.base_forms(word, pos).into_iter().next()?;
                     let first = *wordnet.senses[pos].get(&base)?.first()?;
-                    Some(words[first as usize].clone())
+                    let common = words[first as usize]
+                        .iter()
+                        .filter(|w| wordnet.ranks(pos, w, first, COMMON_SENSES))
+                        .cloned();
+                    Some(common.collect())
                 })
                 .unwrap_or_default()
         };
-        for (synset, denied) in denials {
+        for (synset, (denied, order)) in denials {
             let pos = part_of_speech[synset as usize];
-            let opposed = first_sense_words(&denied);
+            let opposed = first_sense_words(&denied, order);
             for word in &words[synset as usize] {
                 if wordnet.ranks(pos, word, synset, COMMON_SENSES) {
                     indirect.extend(opposed.iter().map(|o| (word.clone(), o.clone())));
