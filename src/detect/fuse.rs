@@ -196,17 +196,15 @@ pub fn same_order(a: &[Token], b: &[Token]) -> bool {
     // `Sam's` manager"), where "the SIA's president" / "SIA President"
     // only says it another way.
     let owns = |text: &[Token], at: usize| text.get(at + 1).is_some_and(|t| t.word == "s");
-    let owner_in = |side: usize| {
-        shared.iter().any(|&(at, k)| {
-            let (in_a, in_b) = (owns(a, at), owns(b, b_content[k]));
-            if side == 0 {
-                in_a && !in_b
-            } else {
-                in_b && !in_a
-            }
-        })
-    };
-    if owner_in(0) && owner_in(1) {
+    let (mut owns_in_a_only, mut owns_in_b_only) = (false, false);
+    for &(at, k) in &shared {
+        match (owns(a, at), owns(b, b_content[k])) {
+            (true, false) => owns_in_a_only = true,
+            (false, true) => owns_in_b_only = true,
+            _ => {}
+        }
+    }
+    if owns_in_a_only && owns_in_b_only {
         return false;
     }
     // One block moved: ranks = [0, i) ++ [j, l) ++ [i, j) ++ [l, n).

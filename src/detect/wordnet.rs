@@ -190,6 +190,9 @@ const DENYING: [&str; 11] = [
     "incapable of",
 ];
 
+/// Of the [`DENYING`] openings, those a noun follows ("lacking training").
+const DENYING_A_THING: [&str; 3] = ["lacking", "without", "devoid of"];
+
 /// The word a definition denies, when that is all it says: "abstain from
 /// eating", "not genuine or real", "failing to speak or communicate etc
 /// when expected to" (a clause after "when", "especially" or "as" only
@@ -199,10 +202,9 @@ const DENYING: [&str; 11] = [
 /// an adjective otherwise.
 fn denied_by_definition(definition: &str) -> Option<(String, [usize; 3])> {
     let definition = definition.trim().trim_end_matches('.').to_lowercase();
-    let rest = DENYING.iter().find_map(|opening| {
-        definition
-            .strip_prefix(opening)
-            .and_then(|r| r.strip_prefix(' '))
+    let (opening, rest) = DENYING.iter().find_map(|opening| {
+        let rest = definition.strip_prefix(opening)?.strip_prefix(' ')?;
+        Some((*opening, rest))
     })?;
     let spaced = rest.replace(',', " , ");
     let mut tokens = spaced
@@ -222,10 +224,7 @@ fn denied_by_definition(definition: &str) -> Option<(String, [usize; 3])> {
             _ => return None,
         }
     }
-    let order = if ["lacking", "without", "devoid of"]
-        .iter()
-        .any(|opening| definition.starts_with(opening))
-    {
+    let order = if DENYING_A_THING.contains(&opening) {
         [NOUN, ADJECTIVE, VERB]
     } else {
         [VERB, ADJECTIVE, NOUN]
@@ -515,10 +514,9 @@ impl WordNet {
         // "abstain from eating"; "silent": "failing to speak or
         // communicate") is opposed to that word and its synonyms in its
         // first sense ("talk", "speak"), in a common sense of its own.
-        // The words of the most frequent sense of a word, in the first
-        // part of speech of those the definition allows that knows it.
-        // Its words for which that sense is common too ("see" means
-        // "experience" only rarely).
+        // The synonyms are the words of that sense, in the first part of
+        // speech the definition allows that knows the word, for which
+        // the sense is common too ("see" means "experience" only rarely).
         let first_sense_words = |word: &str, order: [usize; 3]| -> Vec<String> {
             order
                 .into_iter()
@@ -702,13 +700,15 @@ impl WordNet {
             someone.lemmas.push(word.to_owned());
             return someone;
         }
-        let mut senses: Vec<u32> = (0..POS.len())
-            .flat_map(|pos| self.common_senses(word, pos).collect::<Vec<_>>())
+        let nouns: Vec<u32> = self.common_senses(word, NOUN).collect();
+        let mut senses: Vec<u32> = nouns
+            .iter()
+            .copied()
+            .chain((VERB..POS.len()).flat_map(|pos| self.common_senses(word, pos)))
             .collect();
         // Another name for a word, in its most frequent sense ("lady" for
         // "woman"; not "dog", "informal term for a man" in its third).
-        let first_noun = self.common_senses(word, NOUN).next();
-        if let Some(names) = first_noun.and_then(|first| self.other_names.get(&first)) {
+        if let Some(names) = nouns.first().and_then(|first| self.other_names.get(first)) {
             senses.extend(names);
         }
         senses.sort_unstable();
@@ -716,7 +716,7 @@ impl WordNet {
         Word {
             lemmas: self.lemmas(word),
             senses,
-            nouns: self.common_senses(word, NOUN).collect(),
+            nouns,
             verbs: self.common_senses(word, VERB).collect(),
             inflected_verb: self.base_forms(word, 1).iter().any(|base| base != word),
             any_thing: false,
