@@ -2535,3 +2535,98 @@ fn a_preference_stated_the_other_way_round_now_supersedes_the_old_one() {
     assert_eq!(status(&store, "u", "old"), MemoryStatus::Superseded);
     assert_eq!(status(&store, "u", "new"), MemoryStatus::Active);
 }
+
+#[test]
+fn a_noun_that_only_modifies_an_added_head_names_another_thing_never_merged() {
+    // A dog collar is no dog: the text that adds the head noun does not
+    // say what the other says, so a merge into it would drop a fact.
+    for (first, second) in [
+        ("Sam bought a dog", "Sam bought a dog collar"),
+        ("Tom has a car", "Tom has a car seat"),
+        ("The user bought a phone", "The user bought a phone case"),
+        ("Kim got a job at Google", "Kim got a job offer from Google"),
+    ] {
+        println!(
+            "cosine {:.4}: {first:?} / {second:?}",
+            similarity(first, second)
+        );
+        assert_kept_apart(first, second);
+        assert_not_flagged(first, second);
+    }
+    // An adjective, a compound that is a kind of its modifier ("a panda
+    // bear" is a panda), a noun inside a compound whose head is shared ("the
+    // takeover offer" is an offer) or a phrase after the noun is a detail
+    // the detailed text carries.
+    for (first, second) in [
+        ("Ben ordered a pizza", "Ben ordered a large pizza"),
+        ("A panda is eating bamboo", "A panda bear is eating bamboo"),
+        (
+            "The board rejected the Oracle offer",
+            "The board rejected the Oracle takeover offer",
+        ),
+        (
+            "Ann is walking her dog",
+            "Ann is walking her dog down the street",
+        ),
+    ] {
+        let (_dir, _store, output) = consolidate_pair(first, second);
+        assert_eq!(
+            output.report.counts.duplicates_merged, 1,
+            "{first:?} / {second:?}"
+        );
+    }
+}
+
+#[test]
+fn another_value_added_with_also_or_liked_as_well_is_no_contradiction() {
+    // "also" says the value holds beside another; one likes or loves many
+    // things at once. Preferring, using a declared slot's value, or a
+    // copula still picks one.
+    for (first, second) in [
+        ("Bob likes Rust", "Bob also likes Go"),
+        ("Bob likes Rust", "Bob likes Go"),
+        ("Bob loves Python", "Bob loves Java"),
+        ("The service uses PostgreSQL", "The service also uses MySQL"),
+        ("Tom works at Google", "Tom also works at Microsoft"),
+    ] {
+        assert_not_flagged(first, second);
+    }
+    for (first, second) in [
+        ("Bob prefers Rust", "Bob prefers Go"),
+        ("The service uses PostgreSQL", "The service uses MySQL"),
+        (
+            "Bob's favourite language is Rust",
+            "Bob's favourite language is Go",
+        ),
+        ("Tom works at Google", "Tom works at Microsoft"),
+    ] {
+        assert_flagged_once(first, second);
+    }
+}
+
+#[test]
+fn a_contrast_with_a_denial_traded_is_the_opposite_statement() {
+    // "X but not Y" asserts X and denies Y: traded, each text denies what
+    // the other asserts. Never merged, fused or not.
+    for (first, second) in [
+        (
+            "The user likes cats but not dogs",
+            "The user likes dogs but not cats",
+        ),
+        (
+            "Sam speaks French, not German",
+            "Sam speaks German, not French",
+        ),
+    ] {
+        assert_flagged_once(first, second);
+        assert_kept_apart(first, second);
+    }
+    // Only the contrast traded: a denial outside it, or one side alone,
+    // is no such opposite.
+    for (first, second) in [
+        ("The user likes cats but not dogs", "The user likes cats"),
+        ("Ann is not taller than Ben", "Ben is not taller than Ann"),
+    ] {
+        assert_not_flagged(first, second);
+    }
+}

@@ -1069,10 +1069,12 @@ impl Comparison {
 
     /// The texts say different things, so no merge may join them, fused
     /// or not: a conflict, a substitution, a reframing, a denial, a more
-    /// general word, another relation, or [another
-    /// tense](Self::retensed).
+    /// general word, another relation, [another tense](Self::retensed),
+    /// or a shared noun that on one side only modifies a noun it adds ("a
+    /// dog" / "a dog `collar`": the collar is no dog).
     pub fn never_merged(&self) -> bool {
         !self.conflicts.is_empty()
+            || self.modifies_added.contains(&true)
             || self.reframes.contains(&true)
             || !self.substitutions.is_empty()
             || self.negation_differs
@@ -1404,6 +1406,13 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
             object: value_at
                 .checked_sub(1)
                 .is_some_and(|k| aligned_words[k].is_content() && tensed_verb(k) && !passive(k)),
+            object_of_feeling: value_at.checked_sub(1).is_some_and(|k| {
+                let verb: &Token = aligned_words[k];
+                tensed_verb(k)
+                    && lexicon.feels(&verb.info)
+                    && !verb.info.lemmas.iter().any(|l| listed(PREFERENCE_VERBS, l))
+            }),
+            additive: adds_a_value(a) || adds_a_value(b),
             at_start,
             before_time: aligned_words
                 .get(*before)
@@ -1417,7 +1426,13 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
         };
         for side in 0..2 {
             let hunks = [hunk_x, hunk_y];
+            // A head the other text has elsewhere is no added noun: "a
+            // camera `lens`" / "the lens of a camera".
+            let has_elsewhere = hunks[side]
+                .first()
+                .is_some_and(|head| [b, a][side].iter().any(|t| t.shares_lemma(head)));
             if hunks[1 - side].iter().all(|t| !t.is_content())
+                && !has_elsewhere
                 && (modifies_an_added_noun(hunks[side], [a, b][side], end[side], lexicon)
                     || attaches_to_added_object(hunks[side], [a, b][side], end[side]))
             {
@@ -1517,18 +1532,21 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
 /// A word stating the change ("`now` prefers coffee over tea") is no
 /// difference. A place relation that holds one way at a time traded is
 /// the same ([`one_way_place`]: "the cat is on the dog" / "the dog is on
-/// the cat").
+/// the cat"), and so is a contrast ([`contrasts`]: "likes cats but not
+/// dogs" / "likes dogs but not cats").
 fn traded_comparison(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Option<Conflict> {
     const LONGEST: usize = 40;
     const PIVOTS: &str = "than over to rather instead of";
     let prefers_at_all = |t: &Token| t.info.lemmas.iter().any(|l| listed(PREFERENCE_VERBS, l));
     // The cheap bound first: no "than", and no preference with a pivot,
     // leaves nothing to trade (most pairs, so nothing is copied for them).
+    let denials = |side: &[Token]| side.iter().filter(|t| t.role == Role::Negation).count();
+    let (denied_a, denied_b) = (denials(a), denials(b));
     let may_compare = a.iter().any(|t| t.word == "than")
         || (a.iter().any(prefers_at_all) && a.iter().any(|t| listed(PIVOTS, &t.word)))
-        || a.iter().any(|t| listed(ONE_WAY_PLACES, &t.word));
-    let denies = |side: &[Token]| side.iter().any(|t| t.role == Role::Negation);
-    if a.len() > LONGEST || !may_compare || denies(a) || denies(b) {
+        || a.iter().any(|t| listed(ONE_WAY_PLACES, &t.word))
+        || (denied_a == 1 && denied_b == 1);
+    if a.len() > LONGEST || !may_compare {
         return None;
     }
     let unchanged = |side| -> Vec<&Token> {
@@ -1563,20 +1581,25 @@ fn traded_comparison(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Option<Conf
         for j in i + 1..hi {
             let (first, middle, second) = (&a[lo..i], &a[i..j], &a[j..hi]);
             let (k, l) = (lo + second.len(), lo + second.len() + middle.len());
+            // The one denial a contrast may hold is its own; any other
+            // denies the relation itself.
+            let contrast = contrasts(middle);
             let place = one_way_place(middle, lexicon);
             let compares = middle.iter().any(|t| t.word == "than")
                 || (prefers && middle.iter().all(|t| listed(PIVOTS, &t.word)))
                 || place.is_some();
-            if compares
+            if (contrast || (compares && denied_a == 0 && denied_b == 0))
                 && first.iter().any(|t| t.is_content())
                 && second.iter().any(|t| t.is_content())
                 && same_run(&b[lo..k], second)
                 && same_run(&b[k..l], middle)
                 && same_run(&b[l..hi], first)
             {
-                let why = place.map_or("the compared sides traded".to_owned(), |relation| {
-                    format!("the sides of `{relation}` traded")
-                });
+                let why = match place {
+                    _ if contrast => "the contrasted sides traded".to_owned(),
+                    Some(relation) => format!("the sides of `{relation}` traded"),
+                    None => "the compared sides traded".to_owned(),
+                };
                 return Some(Conflict::opposed(
                     "order",
                     &words_of(&a[lo..hi]),
@@ -1587,6 +1610,19 @@ fn traded_comparison(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Option<Conf
         }
     }
     None
+}
+
+/// Whether `middle`, the words between two traded phrases, is a denial
+/// that sets the second against the first ("cats `but not` dogs", "French,
+/// `not` German", "tea `and never` coffee"): the text asserts one side
+/// and denies the other, so traded it states the opposite.
+fn contrasts(middle: &[&Token]) -> bool {
+    match middle {
+        [joined @ .., denial] => {
+            denial.role == Role::Negation && joined.iter().all(|t| listed("but and", &t.word))
+        }
+        [] => false,
+    }
 }
 
 /// Prepositions of a place relation that holds one way at a time: of two
@@ -1757,6 +1793,9 @@ fn plain_noun(t: &Token) -> bool {
     t.is_content() && t.info.is_noun() && !t.info.inflected_verb
 }
 
+/// Adverbial particles that are nouns too ("down", "back").
+const PARTICLES: &str = "up down out away back";
+
 /// Whether `hunk`, words of `text` only it has, ending before `end`, adds
 /// the noun that the shared noun right before it only modifies: "a
 /// `college` party", "a `dog` collar", "plays `football` video games". The
@@ -1768,7 +1807,23 @@ fn modifies_an_added_noun(hunk: &[&Token], text: &[Token], end: usize, lexicon: 
     };
     let shared = &text[k];
     let noun = |t: &Token| plain_noun(t) && !t.info.modifies();
-    let Some(head) = hunk.first().filter(|t| plain_noun(t)) else {
+    // A compound is written as one: the head follows the shared noun after
+    // one space, no comma or quotation mark ("a problem," Mr. Dhaliwal
+    // said). A preposition, a particle or an ordinal opens a phrase of its
+    // own ("walking the dog `down` the street", "the staff `first`
+    // focused"), and so does a word followed by "of" ("a day `full of`
+    // sun"), whatever noun senses they have.
+    let Some(head) = hunk.first().filter(|t| {
+        plain_noun(t)
+            && t.role == Role::Content
+            && !names_time(t, lexicon)
+            && !listed(PLAIN_VERB_SUBJECTS, &t.word)
+            && t.span.0 == shared.span.1 + 1
+            && !is_preposition(&t.word)
+            && !listed(PARTICLES, &t.word)
+            && ordinal_rank(&t.word).is_none()
+            && hunk.get(1).is_none_or(|next| next.word != "of")
+    }) else {
         return false;
     };
     let Some(opener) = k.checked_sub(1).map(|d| &text[d]) else {
@@ -1782,7 +1837,21 @@ fn modifies_an_added_noun(hunk: &[&Token], text: &[Token], end: usize, lexicon: 
     } else {
         opener.is_content() && opener.info.inflected_verb && noun(head)
     };
-    noun(shared) && head_of_phrase && !names_the_modifier(shared, head, lexicon)
+    // The compound goes on with a shared noun, its real head: "the Oracle
+    // `takeover` offer" is an offer. A plural before a word is its subject
+    // ("interactions `come` into play"), where a modifier is singular.
+    let last = hunk[hunk.len() - 1];
+    let goes_on = plain_noun(last)
+        && text
+            .get(end)
+            .is_some_and(|next| plain_noun(next) && next.span.0 == last.span.1 + 1);
+    let singular = shared.info.lemmas.is_empty() || shared.info.lemmas.contains(&shared.word);
+    noun(shared)
+        && singular
+        && head_of_phrase
+        && !goes_on
+        && !names_the_modifier(shared, head, lexicon)
+        && !lexicon.is_a(&shared.info, &head.info)
 }
 
 /// Whether `t` is the comparative or superlative of an adjective
@@ -2059,6 +2128,14 @@ struct Place {
     /// `Spanish`"), not a passive participle's complement ("is named
     /// `Lily`") nor a preposition's ("lives in `Rome`").
     object: bool,
+    /// That object is one of a verb of feeling, which one holds toward
+    /// many things at once ("likes `Rust`", "loves", "hates"); not of a
+    /// preference ("prefers"), which ranks one above the rest.
+    object_of_feeling: bool,
+    /// A side adds its value to another it leaves implied ("Bob `also`
+    /// likes Go", "… Go `too`", "… `as well`"): the values hold side by
+    /// side.
+    additive: bool,
     /// After an aligned "as" that follows an aligned verb, and at most an
     /// article: the role the verb is done in ("works as a `nurse`").
     role: bool,
@@ -2076,6 +2153,19 @@ struct Place {
     /// verb of presence, and at most an article ("lives `in` Berlin",
     /// "`visited` Tokyo"): being there is being in what it lies within.
     locative: bool,
+}
+
+/// Whether `text` adds what it says to something it leaves implied: an
+/// "also" or "additionally", or a "too" or "as well" closing it ("likes
+/// Go `too`"; before an adjective "too" is a degree: "too hot").
+fn adds_a_value(text: &[Token]) -> bool {
+    let last = text.len().saturating_sub(1);
+    text.iter().enumerate().any(|(k, t)| match t.word.as_str() {
+        "also" | "additionally" => true,
+        "too" => k == last,
+        "well" => k == last && k > 0 && text[k - 1].word == "as",
+        _ => false,
+    })
 }
 
 /// Prepositions of being in or going to a place, or coming from it.
@@ -2420,6 +2510,7 @@ fn classify<'t>(
     // believes" is not one slot). A negated value is not the other value
     // ("is `not red`" / "is `blue`"): another fact, not a conflict.
     if !place.subject
+        && !place.additive
         && nx == ny
         && vx.len() <= 2
         && vy.len() <= 2
@@ -2925,14 +3016,15 @@ fn different_value<'t>(
     // Spanish and French, visits Paris and Rome. A time after it dates the
     // verb ("announced `Tuesday`"), and the rule file's classes and
     // single-valued relations are slots by declaration ("uses
-    // `PostgreSQL`" / "uses `MySQL`", "married `Tom`"): one slot. A
+    // `PostgreSQL`" / "uses `MySQL`", "married `Tom`"): one slot, though
+    // not after a verb of feeling ("likes `Rust`" / "likes `Go`"). A
     // possessor is no value ("is `Sarah`'s manager").
     if let Some((p, q, words)) = names
         && !place.possessor
         && (!place.object
             || place.single_valued
             || names_time(&p, lexicon)
-            || lexicon.class_of(&p.word).is_some())
+            || (lexicon.class_of(&p.word).is_some() && !place.object_of_feeling))
         && let Some(what) = name_slot(&p, &q, place.predicate_noun || place.single_valued, lexicon)
     {
         return Some((

@@ -198,6 +198,11 @@ impl Lexicon {
         self.wordnet.as_ref().is_some_and(|w| w.tells(verb))
     }
 
+    /// Whether WordNet knows `verb` as one of feeling ([`WordNet::feels`]).
+    pub fn feels(&self, verb: &Word) -> bool {
+        self.wordnet.as_ref().is_some_and(|w| w.feels(verb))
+    }
+
     /// Whether WordNet knows `word` as a time or a period
     /// ([`WordNet::names_time`]).
     pub fn names_time(&self, word: &Word) -> bool {

@@ -105,6 +105,8 @@ pub struct WordNet {
     presence: HashSet<u32>,
     /// Verb synsets of telling ("say", "announce", "warn").
     telling: HashSet<u32>,
+    /// Verb synsets of feeling ("like", "love", "hate").
+    feelings: HashSet<u32>,
     /// Noun synsets defined as another name for their hypernym ("lady":
     /// "a polite name for any woman"), with that hypernym.
     other_names: HashMap<u32, Vec<u32>>,
@@ -243,7 +245,6 @@ impl WordNet {
         let mut words: Vec<Vec<String>> = Vec::new();
         let mut part_of_speech: Vec<usize> = Vec::new();
         let mut pending: Vec<(u32, usize, (usize, u32), usize)> = Vec::new();
-        let mut feelings: HashSet<u32> = HashSet::new();
         let mut pending_hypernyms: Vec<(u32, (usize, u32))> = Vec::new();
         let mut pending_similar: Vec<(u32, (usize, u32))> = Vec::new();
         let mut pending_wholes: Vec<(u32, (usize, u32))> = Vec::new();
@@ -308,7 +309,7 @@ impl WordNet {
                     wordnet.lands.insert(id);
                 }
                 if pos == VERB && fields.get(1) == Some(&VERB_EMOTION) {
-                    feelings.insert(id);
+                    wordnet.feelings.insert(id);
                 }
                 if pos == VERB && fields.get(1).is_some_and(|f| VERB_PRESENCE.contains(f)) {
                     wordnet.presence.insert(id);
@@ -386,7 +387,7 @@ impl WordNet {
             let Some(&other) = ids.get(&target) else {
                 continue;
             };
-            if feelings.contains(&id) && feelings.contains(&other) {
+            if wordnet.feelings.contains(&id) && wordnet.feelings.contains(&other) {
                 opposed_feelings.push((id, other));
             }
             let name = |synset: u32, at: usize| words[synset as usize].get(at.wrapping_sub(1));
@@ -486,7 +487,7 @@ impl WordNet {
         // Only feelings: a kind of motion is not opposed to every kind of
         // its opposite.
         let mut kinds: HashMap<u32, Vec<u32>> = HashMap::new();
-        for &feeling in &feelings {
+        for &feeling in &wordnet.feelings {
             for &hypernym in &wordnet.synsets[feeling as usize].hypernyms {
                 kinds.entry(hypernym).or_default().push(feeling);
             }
@@ -821,6 +822,12 @@ impl WordNet {
     /// ("said", "warns"; not "works").
     pub fn tells(&self, verb: &Word) -> bool {
         verb.verbs.first().is_some_and(|s| self.telling.contains(s))
+    }
+
+    /// Whether a common verb sense of `verb` is one of feeling ("likes",
+    /// "loves", "hates").
+    pub fn feels(&self, verb: &Word) -> bool {
+        verb.verbs.iter().any(|s| self.feelings.contains(s))
     }
 
     /// Whether a common noun sense of `word` is a time or a period
