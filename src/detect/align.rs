@@ -877,11 +877,12 @@ pub struct Comparison {
     /// `new` employee" or "is `happy`" / "is `unhappy` with her job").
     opposed_predicate: Option<[usize; 2]>,
     /// Per side: a shared noun only modifies a noun this side adds right
-    /// after it ("a `college` party" / "college"), or is only in a phrase
+    /// after it ("a `college` party" / "college"), is only in a phrase
     /// attached to an object this side adds ("enjoyed the popcorn at the
-    /// `movie`"), so what this side speaks of is that noun, not the
-    /// shared one.
-    modifies_added: [bool; 2],
+    /// `movie`"), or makes with a word this side adds before it a compound
+    /// that is no kind of it ("a vice `president`"), so what this side
+    /// speaks of is another thing than the shared one.
+    another_thing: [bool; 2],
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1050,7 +1051,7 @@ impl Comparison {
                 // side to side on its back"), not another thing the
                 // denied noun only modifies ("did not go to college" /
                 // "went to a college party").
-                if self.modifies_added[side] {
+                if self.another_thing[side] {
                     0
                 } else {
                     usize::MAX
@@ -1074,7 +1075,7 @@ impl Comparison {
     /// dog" / "a dog `collar`": the collar is no dog).
     pub fn never_merged(&self) -> bool {
         !self.conflicts.is_empty()
-            || self.modifies_added.contains(&true)
+            || self.another_thing.contains(&true)
             || self.reframes.contains(&true)
             || !self.substitutions.is_empty()
             || self.negation_differs
@@ -1434,9 +1435,10 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
             if hunks[1 - side].iter().all(|t| !t.is_content())
                 && !has_elsewhere
                 && (modifies_an_added_noun(hunks[side], [a, b][side], end[side], lexicon)
-                    || attaches_to_added_object(hunks[side], [a, b][side], end[side]))
+                    || attaches_to_added_object(hunks[side], [a, b][side], end[side])
+                    || compounds_into_another(hunks[side], [a, b][side], end[side], lexicon))
             {
-                comparison.modifies_added[side] = true;
+                comparison.another_thing[side] = true;
             }
         }
         // Before words the other side has elsewhere leave the hunks: "with
@@ -1905,6 +1907,29 @@ fn attaches_to_added_object(hunk: &[&Token], text: &[Token], end: usize) -> bool
             .iter()
             .all(|t| listed(DETERMINERS, t.word.as_str()))
         && text.get(end).is_some_and(plain_noun)
+}
+
+/// Whether the last word of `hunk`, words of `text` only it has, ending
+/// before `end`, is a noun that makes with the shared noun right after it
+/// a compound WordNet lists as no kind of that noun in any sense: a
+/// "`vice` president" is no president, a "`water` gun" no gun, where
+/// "`cooking` oil" is oil. Not an adjective, which modifies its noun
+/// whatever idiom WordNet lists ("cold water" is disparagement, "black
+/// cat" a marten).
+fn compounds_into_another(hunk: &[&Token], text: &[Token], end: usize, lexicon: &Lexicon) -> bool {
+    let (Some(modifier), Some(noun)) = (hunk.last(), text.get(end)) else {
+        return false;
+    };
+    if !plain_noun(noun)
+        || !plain_noun(modifier)
+        || modifier.info.modifies()
+        || noun.span.0 != modifier.span.1 + 1
+    {
+        return false;
+    }
+    std::iter::once(&noun.word)
+        .chain(&noun.info.lemmas)
+        .any(|lemma| lexicon.compound_names_another(&format!("{} {lemma}", modifier.word), lemma))
 }
 
 /// Whether the compound of `modifier` and `head` is one WordNet lists as

@@ -163,6 +163,14 @@ impl Lexicon {
             .is_some_and(|w| w.kind_of(specific, general))
     }
 
+    /// Whether WordNet lists the compound as a noun that is no kind of its
+    /// head ([`WordNet::compound_names_another`]).
+    pub fn compound_names_another(&self, compound: &str, head: &str) -> bool {
+        self.wordnet
+            .as_ref()
+            .is_some_and(|w| w.compound_names_another(compound, head))
+    }
+
     /// Whether `part` is a place inside `whole` ([`WordNet::within`]).
     pub fn within(&self, part: &Word, whole: &Word) -> bool {
         self.wordnet.as_ref().is_some_and(|w| w.within(part, whole))

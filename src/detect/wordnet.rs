@@ -787,6 +787,24 @@ impl WordNet {
         .any(|(specific, general)| self.under(specific, general))
     }
 
+    /// Whether `compound` is a noun WordNet lists and none of its senses is
+    /// a sense of its head noun `head` or lies at most four hypernym steps
+    /// under one, however rare: a "vice president" is no president, where
+    /// "cooking oil" is a vegetable oil, oil's fourth sense.
+    pub fn compound_names_another(&self, compound: &str, head: &str) -> bool {
+        let Some(specific) = self.senses[NOUN].get(compound) else {
+            return false;
+        };
+        let general: Vec<u32> = self
+            .base_forms(head, NOUN)
+            .iter()
+            .filter_map(|base| self.senses[NOUN].get(base))
+            .flatten()
+            .copied()
+            .collect();
+        !specific.iter().any(|s| general.contains(s)) && !self.under(specific, &general)
+    }
+
     /// Whether a synset of `specific` lies at most four hypernym steps
     /// under one of `general`.
     fn under(&self, specific: &[u32], general: &[u32]) -> bool {
