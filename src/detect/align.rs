@@ -1071,8 +1071,8 @@ impl Comparison {
     /// The texts say different things, so no merge may join them, fused
     /// or not: a conflict, a substitution, a reframing, a denial, a more
     /// general word, another relation, [another tense](Self::retensed),
-    /// or a shared noun that on one side only modifies a noun it adds ("a
-    /// dog" / "a dog `collar`": the collar is no dog).
+    /// or a shared noun that on one side is part of the name of [another
+    /// thing](Self::another_thing) ("a dog" / "a dog `collar`").
     pub fn never_merged(&self) -> bool {
         !self.conflicts.is_empty()
             || self.another_thing.contains(&true)
@@ -1348,6 +1348,7 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                 && k.checked_sub(1)
                     .is_some_and(|s| listed(PLAIN_VERB_SUBJECTS, &aligned_words[s].word)))
     };
+    let additive = adds_a_value(a) || adds_a_value(b);
     for Hunk { x, y, before, end } in &hunks {
         let at_start = [end[0] == x.len(), end[1] == y.len()];
         let next = aligned_words[*before..]
@@ -1413,7 +1414,7 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                     && lexicon.feels(&verb.info)
                     && !verb.info.lemmas.iter().any(|l| listed(PREFERENCE_VERBS, l))
             }),
-            additive: adds_a_value(a) || adds_a_value(b),
+            additive,
             at_start,
             before_time: aligned_words
                 .get(*before)
@@ -1544,11 +1545,14 @@ fn traded_comparison(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Option<Conf
     // leaves nothing to trade (most pairs, so nothing is copied for them).
     let denials = |side: &[Token]| side.iter().filter(|t| t.role == Role::Negation).count();
     let (denied_a, denied_b) = (denials(a), denials(b));
-    let may_compare = a.iter().any(|t| t.word == "than")
-        || (a.iter().any(prefers_at_all) && a.iter().any(|t| listed(PIVOTS, &t.word)))
-        || a.iter().any(|t| listed(ONE_WAY_PLACES, &t.word))
-        || (denied_a == 1 && denied_b == 1);
-    if a.len() > LONGEST || !may_compare {
+    // Not under a negation, but for one that is a contrast's own.
+    let compared = denied_a == 0
+        && denied_b == 0
+        && (a.iter().any(|t| t.word == "than")
+            || (a.iter().any(prefers_at_all) && a.iter().any(|t| listed(PIVOTS, &t.word)))
+            || a.iter().any(|t| listed(ONE_WAY_PLACES, &t.word)));
+    let contrasted = denied_a == 1 && denied_b == 1;
+    if a.len() > LONGEST || !(compared || contrasted) {
         return None;
     }
     let unchanged = |side| -> Vec<&Token> {
@@ -1577,20 +1581,27 @@ fn traded_comparison(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Option<Conf
         .count();
     let (lo, hi) = (prefix, n - suffix);
     let prefers = a[..lo].iter().any(|t| prefers_at_all(t));
+    // A contrast's middle ends with its denial.
+    let contrast_ends = a
+        .iter()
+        .position(|t| t.role == Role::Negation)
+        .filter(|_| contrasted)
+        .map(|k| k + 1);
     // a[lo..hi] is first ++ middle ++ second, b[lo..hi] second ++ middle ++
     // first.
     for i in lo + 1..hi {
         for j in i + 1..hi {
             let (first, middle, second) = (&a[lo..i], &a[i..j], &a[j..hi]);
             let (k, l) = (lo + second.len(), lo + second.len() + middle.len());
-            // The one denial a contrast may hold is its own; any other
-            // denies the relation itself.
-            let contrast = contrasts(middle);
+            let contrast = contrast_ends == Some(j) && contrasts(middle);
+            if !contrast && !compared {
+                continue;
+            }
             let place = one_way_place(middle, lexicon);
             let compares = middle.iter().any(|t| t.word == "than")
                 || (prefers && middle.iter().all(|t| listed(PIVOTS, &t.word)))
                 || place.is_some();
-            if (contrast || (compares && denied_a == 0 && denied_b == 0))
+            if (contrast || compares)
                 && first.iter().any(|t| t.is_content())
                 && second.iter().any(|t| t.is_content())
                 && same_run(&b[lo..k], second)
