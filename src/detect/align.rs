@@ -1431,7 +1431,8 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
             // A head the other text has elsewhere is no added noun: "a
             // camera `lens`" / "the lens of a camera".
             let has_elsewhere = hunks[side]
-                .first()
+                .iter()
+                .find(|t| t.is_content())
                 .is_some_and(|head| [b, a][side].iter().any(|t| t.shares_lemma(head)));
             if hunks[1 - side].iter().all(|t| !t.is_content())
                 && !has_elsewhere
@@ -1920,27 +1921,59 @@ fn attaches_to_added_object(hunk: &[&Token], text: &[Token], end: usize) -> bool
         && text.get(end).is_some_and(plain_noun)
 }
 
-/// Whether the last word of `hunk`, words of `text` only it has, ending
-/// before `end`, is a noun that makes with the shared noun right after it
-/// a compound WordNet lists as no kind of that noun in any sense: a
-/// "`vice` president" is no president, a "`water` gun" no gun, where
-/// "`cooking` oil" is oil. Not an adjective, which modifies its noun
-/// whatever idiom WordNet lists ("cold water" is disparagement, "black
-/// cat" a marten).
+/// Whether `hunk`, words of `text` only it has, ending before `end`, makes
+/// with a shared noun beside it a compound WordNet lists as no kind of
+/// that noun in any sense. Before it, a noun: a "`vice` president" is no
+/// president, a "`water` gun" no gun, where "`cooking` oil" is oil; not an
+/// adjective, which modifies its noun whatever idiom WordNet lists ("cold
+/// water" is disparagement, "black cat" a marten). After it, the whole
+/// hunk: a "brother`-in-law`" is no brother.
 fn compounds_into_another(hunk: &[&Token], text: &[Token], end: usize, lexicon: &Lexicon) -> bool {
-    let (Some(modifier), Some(noun)) = (hunk.last(), text.get(end)) else {
-        return false;
+    let written_as_one =
+        |words: &[&Token]| words.windows(2).all(|w| w[1].span.0 == w[0].span.1 + 1);
+    // A name's senses in WordNet are rarely the one meant ("the
+    // Solomons" / "Solomon Islands": King Solomon).
+    let names_another = |words: &[&Token], noun: &Token| {
+        noun.role == Role::Content
+            && written_as_one(words)
+            && std::iter::once(&noun.word)
+                .chain(&noun.info.lemmas)
+                .any(|lemma| {
+                    let spelled = |joint: &str| {
+                        words
+                            .iter()
+                            .map(|t| {
+                                if t.word == noun.word {
+                                    lemma.as_str()
+                                } else {
+                                    &t.word
+                                }
+                            })
+                            .collect::<Vec<_>>()
+                            .join(joint)
+                    };
+                    [" ", "-"]
+                        .iter()
+                        .any(|joint| lexicon.compound_names_another(&spelled(joint), lemma))
+                })
     };
-    if !plain_noun(noun)
-        || !plain_noun(modifier)
-        || modifier.info.modifies()
-        || noun.span.0 != modifier.span.1 + 1
-    {
-        return false;
-    }
-    std::iter::once(&noun.word)
-        .chain(&noun.info.lemmas)
-        .any(|lemma| lexicon.compound_names_another(&format!("{} {lemma}", modifier.word), lemma))
+    let before = hunk
+        .last()
+        .zip(text.get(end))
+        .is_some_and(|(modifier, noun)| {
+            plain_noun(noun)
+                && plain_noun(modifier)
+                && !modifier.info.modifies()
+                && names_another(&[modifier, noun], noun)
+        });
+    let after = (end - hunk.len())
+        .checked_sub(1)
+        .map(|k| &text[k])
+        .is_some_and(|noun| {
+            let words: Vec<&Token> = std::iter::once(noun).chain(hunk.iter().copied()).collect();
+            plain_noun(noun) && hunk.len() <= 3 && names_another(&words, noun)
+        });
+    before || after
 }
 
 /// Whether the compound of `modifier` and `head` is one WordNet lists as
