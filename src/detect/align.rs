@@ -1071,8 +1071,9 @@ impl Comparison {
     /// The texts say different things, so no merge may join them, fused
     /// or not: a conflict, a substitution, a reframing, a denial, a more
     /// general word, another relation, [another tense](Self::retensed),
-    /// or a shared noun that on one side is part of the name of [another
-    /// thing](Self::another_thing) ("a dog" / "a dog `collar`").
+    /// or a shared noun that on one side is part of the name of another
+    /// thing ("a dog" / "a dog `collar`", "the president" / "the vice
+    /// president").
     pub fn never_merged(&self) -> bool {
         !self.conflicts.is_empty()
             || self.another_thing.contains(&true)
