@@ -786,7 +786,8 @@ fn similarity_explains_a_file_of_pairs_one_line_each() {
          sand\tThe dog is running through the wet sand\tThe dog is running through the dry sand\n\
          A man is driving a car\tThere is no man driving a car\n\
          \n\
-         same\tLives in Berlin\tLives in Berlin\n",
+         same\tLives in Berlin\tLives in Berlin\n\
+         slot\tThe user is gluten intolerant\tThe user can eat gluten\n",
     )
     .unwrap();
     let out = ok(&engram(
@@ -794,10 +795,10 @@ fn similarity_explains_a_file_of_pairs_one_line_each() {
         &[],
     ));
     let lines: Vec<Vec<&str>> = out.lines().map(|l| l.split('\t').collect()).collect();
-    assert_eq!(lines.len(), 3, "{out}");
+    assert_eq!(lines.len(), 4, "{out}");
     // id (its own, or the line number), cosine, verdict, clause verdict.
     let ids: Vec<&str> = lines.iter().map(|l| l[0]).collect();
-    assert_eq!(ids, ["sand", "3", "same"]);
+    assert_eq!(ids, ["sand", "3", "same", "slot"]);
     for line in &lines {
         assert_eq!(line.len(), 4, "{line:?}");
         let cosine: f64 = line[1].parse().unwrap();
@@ -807,6 +808,12 @@ fn similarity_explains_a_file_of_pairs_one_line_each() {
     assert!(lines[0][2].contains("`wet` ↔ `dry` (antonyms)"), "{out}");
     assert!(lines[1][2].contains("`no` negates `man`"), "{out}");
     assert!(lines[2][2].starts_with("mergeable either way"), "{out}");
+    // Details of each beside one shared word are two values of one
+    // attribute: the cycle never fuses them, and the verdict says so.
+    assert!(
+        lines[3][2].starts_with("neither covers the other; never merged"),
+        "{out}"
+    );
 
     // The same from stdin.
     let piped = engram_with_stdin(

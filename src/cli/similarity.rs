@@ -8,7 +8,7 @@ use anyhow::{Context, Result, bail};
 use engram::config::Config;
 use engram::detect::Lexicon;
 use engram::detect::align::{Token, clause_conflict, compare, statement};
-use engram::detect::fuse::same_order;
+use engram::detect::fuse::{fusable, same_order};
 use engram::embed::{LocalEmbedder, dot, embed_bucketed};
 
 use crate::app::cycle_settings;
@@ -100,6 +100,6 @@ fn verdicts(a: &[Token], b: &[Token], lexicon: &Lexicon) -> (String, Option<Stri
     let clause = (!whole.contradicts())
         .then(|| clause_conflict(a, b, lexicon))
         .flatten()
-        .map(|c| c.verdict(true));
-    (whole.verdict(keeps_order), clause)
+        .map(|c| c.verdict(true, true));
+    (whole.verdict(keeps_order, fusable(a, b, lexicon)), clause)
 }

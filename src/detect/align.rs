@@ -1100,8 +1100,10 @@ impl Comparison {
 
     /// What the alignment means for the detectors, in one line;
     /// `keeps_order` says whether the shared words keep their order up to
-    /// a moved block ([`super::fuse::same_order`]), which a merge needs.
-    pub fn verdict(&self, keeps_order: bool) -> String {
+    /// a moved block ([`super::fuse::same_order`]), which a merge needs,
+    /// and `fusable` whether a fused text may join texts that each have
+    /// details of their own ([`super::fuse::fusable`]).
+    pub fn verdict(&self, keeps_order: bool, fusable: bool) -> String {
         let mut parts = vec![format!("{} content words aligned", self.aligned)];
         if !keeps_order {
             parts.push("the shared words trade roles".to_owned());
@@ -1133,6 +1135,8 @@ impl Comparison {
             "contradiction"
         } else if self.never_merged() || !keeps_order {
             "not a contradiction; never merged"
+        } else if self.keeps_apart() && !fusable {
+            "neither covers the other; never merged (a detail of each beside one shared word, or a denial)"
         } else if self.keeps_apart() {
             "neither covers the other; merged only with a fused text (`consolidation.fuse_merges`)"
         } else if self.covers(0) && self.covers(1) {

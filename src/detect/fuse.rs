@@ -246,6 +246,17 @@ fn traded_around(gap_a: &[Token], gap_b: &[Token]) -> bool {
         .any(|x| relating(&x.word) && gap_b.iter().any(|y| y.word == x.word))
 }
 
+/// Whether a fused text may join two texts that each have details the
+/// other lacks: no detail of each beside one shared word
+/// ([`details_in_one_slot`]), and no denial on either side (appended to a
+/// denial, the other's details would be denied too).
+pub fn fusable(a: &[Token], b: &[Token], lexicon: &Lexicon) -> bool {
+    !details_in_one_slot(a, b, lexicon)
+        && ![a, b]
+            .iter()
+            .any(|side| side.iter().any(|t| t.role == Role::Negation))
+}
+
 /// Whether a detail of each text sits next to the same shared word ("A
 /// `blond` child" / "A child `with dark hair`"): two values of one
 /// attribute, perhaps in conflict, not two facts to keep side by side.

@@ -189,10 +189,7 @@ impl<'a> Prepared<'a> {
             && (!both_sides
                 || (settings.fuse_merges
                     && c.extra.iter().all(|&e| e <= settings.fuse_max_details)
-                    && !fuse::details_in_one_slot(a, b, lexicon)
-                    && ![a, b]
-                        .iter()
-                        .any(|side| side.iter().any(|t| t.role == align::Role::Negation))))
+                    && fuse::fusable(a, b, lexicon)))
             && (c.moved == 0 || fuse::same_order(a, b))
     }
 
