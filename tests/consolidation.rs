@@ -1117,6 +1117,20 @@ fn assert_kept_apart(first: &str, second: &str) -> CycleOutput {
     output
 }
 
+/// One user's pair, consolidated: one merges into the other. The store and
+/// the cycle's output, for what else the test checks.
+fn assert_merged(
+    first: &str,
+    second: &str,
+) -> (tempfile::TempDir, engram::store::EmbeddedStore, CycleOutput) {
+    let (dir, store, output) = consolidate_pair(first, second);
+    assert_eq!(
+        output.report.counts.duplicates_merged, 1,
+        "{first:?} / {second:?}"
+    );
+    (dir, store, output)
+}
+
 /// One user's pair, consolidated: nothing is flagged.
 fn assert_not_flagged(first: &str, second: &str) {
     let (_dir, _store, output) = consolidate_pair(first, second);
@@ -1852,11 +1866,7 @@ fn going_to_do_an_activity_is_doing_it_and_merges_with_it() {
         ),
         ("Mia goes swimming on Sundays", "Mia swims on Sundays"),
     ] {
-        let (_dir, store, output) = consolidate_pair(went, plain);
-        assert_eq!(
-            output.report.counts.duplicates_merged, 1,
-            "{went:?} / {plain:?}"
-        );
+        let (_dir, store, output) = assert_merged(went, plain);
         assert!(contradiction_events(&output).is_empty(), "{went:?}");
         // The canonical is the text that carries every word.
         assert_eq!(status(&store, "u", "first"), MemoryStatus::Active);
@@ -1963,11 +1973,7 @@ fn something_done_with_a_possession_does_not_absorb_having_it() {
         ("Tom has an old red bike", "Tom has a bike"),
         ("The user has two black cats", "The user has two cats"),
     ] {
-        let (_dir, store, output) = consolidate_pair(detailed, had);
-        assert_eq!(
-            output.report.counts.duplicates_merged, 1,
-            "{detailed:?} / {had:?}"
-        );
+        let (_dir, store, _output) = assert_merged(detailed, had);
         assert_eq!(status(&store, "u", "first"), MemoryStatus::Active);
     }
 }
@@ -2588,11 +2594,7 @@ fn a_noun_that_only_modifies_an_added_head_names_another_thing_never_merged() {
         ),
         ("Sam has a cat", "Sam has a black cat"),
     ] {
-        let (_dir, _store, output) = consolidate_pair(first, second);
-        assert_eq!(
-            output.report.counts.duplicates_merged, 1,
-            "{first:?} / {second:?}"
-        );
+        assert_merged(first, second);
     }
 }
 

@@ -1159,6 +1159,13 @@ impl Comparison {
     }
 }
 
+/// Whether `then` follows `first` after at most a space or a hyphen, no
+/// punctuation between: written together ("dog collar", "brother-in-law";
+/// not "a problem," Mr. Dhaliwal said).
+fn written_together(first: &Token, then: &Token) -> bool {
+    then.span.0 <= first.span.1 + 1
+}
+
 /// `side` with each two adjacent words that `other` writes as one word
 /// joined into that word: an open and a closed compound ("per cent" /
 /// "percent", "web site" / "website", "multi-year" / "multiyear") are one
@@ -1168,7 +1175,7 @@ pub fn join_compounds<'t>(side: &'t [Token], other: &[Token]) -> Cow<'t, [Token]
         let words = [x, y];
         if words.iter().any(|t| !t.is_content() || t.role == Role::Number)
             // Only a space or a hyphen between them.
-            || y.span.0 > x.span.1 + 1
+            || !written_together(x, y)
         {
             return None;
         }
@@ -1381,6 +1388,12 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
             .iter()
             .rposition(|t| !listed(ARTICLES, t.word.as_str()));
         let (hunk_x, hunk_y) = (x.as_slice(), y.as_slice());
+        let object_verb = value_at
+            .checked_sub(1)
+            .map(|k| aligned_words[k])
+            .filter(|verb| {
+                verb.is_content() && tensed_verb(value_at - 1) && !passive(value_at - 1)
+            });
         let place = Place {
             subject: (0..2).all(|side| subject_ends[side].is_some_and(|f| end[side] <= f)),
             after_copula: value_at
@@ -1410,13 +1423,9 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
             role: governor.is_some_and(|k| {
                 aligned_words[k].word == "as" && k.checked_sub(1).is_some_and(tensed_verb)
             }),
-            object: value_at
-                .checked_sub(1)
-                .is_some_and(|k| aligned_words[k].is_content() && tensed_verb(k) && !passive(k)),
-            object_of_feeling: value_at.checked_sub(1).is_some_and(|k| {
-                let verb: &Token = aligned_words[k];
-                tensed_verb(k)
-                    && lexicon.feels(&verb.info)
+            object: object_verb.is_some(),
+            object_of_feeling: object_verb.is_some_and(|verb| {
+                lexicon.feels(&verb.info)
                     && !verb.info.lemmas.iter().any(|l| listed(PREFERENCE_VERBS, l))
             }),
             additive,
@@ -1837,7 +1846,7 @@ fn modifies_an_added_noun(hunk: &[&Token], text: &[Token], end: usize, lexicon: 
             && t.role == Role::Content
             && !names_time(t, lexicon)
             && !listed(PLAIN_VERB_SUBJECTS, &t.word)
-            && t.span.0 == shared.span.1 + 1
+            && written_together(shared, t)
             && !is_preposition(&t.word)
             && !listed(PARTICLES, &t.word)
             && ordinal_rank(&t.word).is_none()
@@ -1863,7 +1872,7 @@ fn modifies_an_added_noun(hunk: &[&Token], text: &[Token], end: usize, lexicon: 
     let goes_on = plain_noun(last)
         && text
             .get(end)
-            .is_some_and(|next| plain_noun(next) && next.span.0 == last.span.1 + 1);
+            .is_some_and(|next| plain_noun(next) && written_together(last, next));
     let singular = shared.info.lemmas.is_empty() || shared.info.lemmas.contains(&shared.word);
     noun(shared)
         && singular
@@ -1934,13 +1943,11 @@ fn attaches_to_added_object(hunk: &[&Token], text: &[Token], end: usize) -> bool
 /// water" is disparagement, "black cat" a marten). After it, the whole
 /// hunk: a "brother`-in-law`" is no brother.
 fn compounds_into_another(hunk: &[&Token], text: &[Token], end: usize, lexicon: &Lexicon) -> bool {
-    let written_as_one =
-        |words: &[&Token]| words.windows(2).all(|w| w[1].span.0 == w[0].span.1 + 1);
     // A name's senses in WordNet are rarely the one meant ("the
     // Solomons" / "Solomon Islands": King Solomon).
     let names_another = |words: &[&Token], noun: &Token| {
         noun.role == Role::Content
-            && written_as_one(words)
+            && words.windows(2).all(|w| written_together(w[0], w[1]))
             && std::iter::once(&noun.word)
                 .chain(&noun.info.lemmas)
                 .any(|lemma| {
@@ -1974,9 +1981,10 @@ fn compounds_into_another(hunk: &[&Token], text: &[Token], end: usize, lexicon: 
     let after = (end - hunk.len())
         .checked_sub(1)
         .map(|k| &text[k])
+        .filter(|noun| plain_noun(noun) && (1..=3).contains(&hunk.len()))
         .is_some_and(|noun| {
             let words: Vec<&Token> = std::iter::once(noun).chain(hunk.iter().copied()).collect();
-            plain_noun(noun) && hunk.len() <= 3 && names_another(&words, noun)
+            names_another(&words, noun)
         });
     before || after
 }
@@ -2115,7 +2123,7 @@ fn reframes(text: &[Token], other: &[Token], lexicon: &Lexicon) -> bool {
         let goes = t.info.lemmas.iter().any(|l| l == "go");
         // Right after it, with no punctuation between: "agreed, saying"
         // reports, it does not govern.
-        let adjacent = next.is_some_and(|n| n.span.0 <= t.span.1 + 1);
+        let adjacent = next.is_some_and(|n| written_together(t, n));
         // Past an object pronoun: "told `him` to stop".
         let (next, after) = match next {
             Some(n)
@@ -2839,7 +2847,7 @@ fn one_name<'t>(side: &[&'t Token], lexicon: &Lexicon) -> Option<(Cow<'t, Token>
     if let [name] = names {
         return Some((Cow::Borrowed(*name), 1));
     }
-    let adjacent = names.windows(2).all(|w| w[1].span.0 <= w[0].span.1 + 1);
+    let adjacent = names.windows(2).all(|w| written_together(w[0], w[1]));
     if !adjacent || names.iter().any(|t| t.word.chars().count() == 1) {
         return None;
     }

@@ -702,10 +702,12 @@ impl WordNet {
             return someone;
         }
         let nouns: Vec<u32> = self.common_senses(word, NOUN).collect();
+        let verbs: Vec<u32> = self.common_senses(word, VERB).collect();
         let mut senses: Vec<u32> = nouns
             .iter()
+            .chain(&verbs)
             .copied()
-            .chain((VERB..POS.len()).flat_map(|pos| self.common_senses(word, pos)))
+            .chain((ADJECTIVE..POS.len()).flat_map(|pos| self.common_senses(word, pos)))
             .collect();
         // Another name for a word, in its most frequent sense ("lady" for
         // "woman"; not "dog", "informal term for a man" in its third).
@@ -718,7 +720,7 @@ impl WordNet {
             lemmas: self.lemmas(word),
             senses,
             nouns,
-            verbs: self.common_senses(word, VERB).collect(),
+            verbs,
             inflected_verb: self.base_forms(word, 1).iter().any(|base| base != word),
             any_thing: false,
         }
