@@ -834,3 +834,28 @@ fn similarity_explains_a_file_of_pairs_one_line_each() {
     assert!(error.contains("line 2"), "{error}");
     assert!(bad.stdout.is_empty());
 }
+
+#[test]
+fn output_piped_into_a_reader_that_stops_early_ends_quietly() {
+    use std::process::Stdio;
+    // `engram similarity --pairs … | head` is how a platform skims a
+    // large file of pairs: a reader that stops early is no error.
+    let dir = tempfile::tempdir().unwrap();
+    let pairs = dir.path().join("pairs.tsv");
+    std::fs::write(&pairs, "Lives in Berlin\tWorks in Berlin\n".repeat(50)).unwrap();
+    let mut child = command(
+        &["similarity", "--pairs", &pairs.display().to_string()],
+        &[],
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    // The reader goes away before the first line is written.
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(stderr.trim().is_empty(), "{stderr}");
+}

@@ -2,6 +2,8 @@
 
 use std::time::{Duration, Instant};
 
+use std::io::{self, Write};
+
 use anyhow::{Context, Result, bail};
 
 use engram::config::Config;
@@ -16,6 +18,7 @@ use super::ConsolidateArgs;
 use crate::app::{command_producer, cycle_settings, open_store, runtime};
 
 pub fn run(config: &Config, args: &ConsolidateArgs) -> Result<()> {
+    let mut out = io::stdout().lock();
     if args.execute && config.uses_broker() {
         return through_the_stream(config, args);
     }
@@ -62,7 +65,8 @@ pub fn run(config: &Config, args: &ConsolidateArgs) -> Result<()> {
             let report = run(user)?;
             let c = &report.counts;
             bar.suspend(|| {
-                println!(
+                writeln!(
+out,
                     "{user}: run {} ({}), {} memories, {} merged, {} contradictions, {} superseded, {} patterns, {} archived",
                     report.run_id,
                     match report.mode {
@@ -76,20 +80,20 @@ pub fn run(config: &Config, args: &ConsolidateArgs) -> Result<()> {
                     c.patterns_extracted,
                     c.archived
                 )
-            });
+            })?;
             bar.inc(1);
         }
         bar.finish_and_clear();
-        println!("{} users consolidated", users.len());
+        writeln!(out, "{} users consolidated", users.len())?;
         return Ok(());
     };
     let report = run(user)?;
-    print_report(&report);
+    print_report(&mut out, &report)?;
     if let Some(path) = &args.report {
         let json = serde_json::to_string_pretty(&report)?;
         std::fs::write(path, json + "\n")
             .with_context(|| format!("cannot write report {}", path.display()))?;
-        println!("report written to {}", path.display());
+        writeln!(out, "report written to {}", path.display())?;
     }
     Ok(())
 }
@@ -99,6 +103,7 @@ pub fn run(config: &Config, args: &ConsolidateArgs) -> Result<()> {
 /// so the user keeps one writer (and the run's events go out). Waits for the
 /// reports in the store the service writes to.
 fn through_the_stream(config: &Config, args: &ConsolidateArgs) -> Result<()> {
+    let mut out = io::stdout().lock();
     if args.now.is_some() {
         bail!("--now cannot be used with --execute against a service: it runs at its own clock");
     }
@@ -117,7 +122,10 @@ fn through_the_stream(config: &Config, args: &ConsolidateArgs) -> Result<()> {
             tokio::time::timeout(Duration::from_secs(10), producer.send(request)).await
         });
         sent.map_err(|_| anyhow::anyhow!("the broker did not take the request within 10 s"))??;
-        println!("{user}: run {run_id} requested from the service that owns the user");
+        writeln!(
+            out,
+            "{user}: run {run_id} requested from the service that owns the user"
+        )?;
         requested.push((user, run_id));
     }
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -125,13 +133,14 @@ fn through_the_stream(config: &Config, args: &ConsolidateArgs) -> Result<()> {
         loop {
             if let Some(stored) = store.run_report(&user, &run_id)? {
                 let report: CycleReport = serde_json::from_value(stored.report)?;
-                print_report(&report);
+                print_report(&mut out, &report)?;
                 break;
             }
             if Instant::now() >= deadline {
-                println!(
+                writeln!(
+                    out,
                     "{user}: run {run_id} is not reported yet; `engram report --run {run_id} --html FILE` shows it once the service has run it"
-                );
+                )?;
                 break;
             }
             std::thread::sleep(Duration::from_millis(200));
@@ -140,22 +149,28 @@ fn through_the_stream(config: &Config, args: &ConsolidateArgs) -> Result<()> {
     Ok(())
 }
 
-fn print_report(report: &CycleReport) {
+fn print_report(out: &mut impl Write, report: &CycleReport) -> io::Result<()> {
     let mode = match report.mode {
         RunMode::DryRun => "dry run: nothing was changed",
         RunMode::Execute => "executed",
     };
-    println!("run {} for user {} ({mode})", report.run_id, report.user_id);
-    println!(
+    writeln!(
+        out,
+        "run {} for user {} ({mode})",
+        report.run_id, report.user_id
+    )?;
+    writeln!(
+        out,
         "  tier {:?}: {} of {} tokens; duplicate threshold {:.2}, archive threshold {:.2}",
         report.tier,
         report.tokens,
         report.token_budget,
         report.thresholds.duplicate_threshold,
         report.thresholds.archive_threshold
-    );
+    )?;
     let c = &report.counts;
-    println!(
+    writeln!(
+        out,
         "  {} memories: {} merged, {} contradictions, {} superseded, {} patterns, {} archived, {} split, {} promoted, {} links created",
         c.memories_processed,
         c.duplicates_merged,
@@ -166,29 +181,31 @@ fn print_report(report: &CycleReport) {
         c.split,
         c.promoted,
         c.links_created
-    );
+    )?;
     for action in &report.actions {
-        println!(
+        writeln!(
+            out,
             "  - {} [{}] {} (score {:.4})",
             action.action_type.as_str(),
             action.rule_id,
             action.target_ids.join(", "),
             action.score
-        );
+        )?;
         for reason in &action.reasons {
-            println!("      {reason}");
+            writeln!(out, "      {reason}")?;
         }
     }
     for skipped in &report.skipped {
-        println!(
+        writeln!(
+            out,
             "  · skipped {:?} {}: {}",
             skipped.detection,
             skipped.target_ids.join(", "),
             skipped.reason
-        );
+        )?;
     }
     for warning in &report.warnings {
-        println!("  ! {warning}");
+        writeln!(out, "  ! {warning}")?;
     }
-    println!("  config hash {}", report.config_hash);
+    writeln!(out, "  config hash {}", report.config_hash)
 }

@@ -1,5 +1,7 @@
 //! `engram doctor`: what engram finds (runtime, model, store, broker); exits non-zero on any problem.
 
+use std::io::{self, Write};
+
 use anyhow::{Result, bail};
 
 use engram::config::Config;
@@ -8,91 +10,102 @@ use engram::kafka;
 use engram::store::{self, EmbeddedStore, ScyllaStore};
 
 pub fn run(config: &Config) -> Result<()> {
+    let mut out = io::stdout().lock();
     let mut problems = Vec::new();
-    println!("engram {}", env!("CARGO_PKG_VERSION"));
-    println!();
-    println!("embedding (enabled = {})", config.embedding.enabled);
+    writeln!(out, "engram {}", env!("CARGO_PKG_VERSION"))?;
+    writeln!(out)?;
+    writeln!(out, "embedding (enabled = {})", config.embedding.enabled)?;
     let report = inspect_model(&config.embedding);
-    println!("  runtime library   {}", absolute(&report.runtime_library));
-    println!(
+    writeln!(
+        out,
+        "  runtime library   {}",
+        absolute(&report.runtime_library)
+    )?;
+    writeln!(
+        out,
         "  runtime version   {}",
         report
             .runtime_version
             .as_deref()
             .unwrap_or("unknown (no VERSION file beside it)")
-    );
-    println!("  model directory   {}", absolute(&report.model_dir));
+    )?;
+    writeln!(out, "  model directory   {}", absolute(&report.model_dir))?;
     for (file, digest) in &report.files {
         match digest {
-            Ok(sha256) => println!("    {file:<24} sha256 {sha256}"),
-            Err(reason) => println!("    {file:<24} MISSING ({reason})"),
+            Ok(sha256) => writeln!(out, "    {file:<24} sha256 {sha256}")?,
+            Err(reason) => writeln!(out, "    {file:<24} MISSING ({reason})")?,
         }
     }
     match report.dimension {
-        Some(dimension) => println!("  dimension         {dimension}"),
-        None => println!("  dimension         unknown (the model did not load)"),
+        Some(dimension) => writeln!(out, "  dimension         {dimension}")?,
+        None => writeln!(out, "  dimension         unknown (the model did not load)")?,
     }
     if config.embedding.enabled {
         problems.extend(report.problems);
     }
-    println!();
-    println!("state store");
+    writeln!(out)?;
+    writeln!(out, "state store")?;
     if !config.scylla.enabled() {
         let dir = &config.state.dir;
         if !dir.exists() {
             // Opening would create it; the doctor only looks.
-            println!(
+            writeln!(
+                out,
                 "  embedded          {} (not created yet; `engram run` creates it)",
                 absolute(&dir.display().to_string())
-            );
+            )?;
         } else {
             match EmbeddedStore::open(dir) {
-                Ok(store) => println!(
+                Ok(store) => writeln!(
+                    out,
                     "  embedded          {} (ok)",
                     absolute(&store.path().display().to_string())
-                ),
+                )?,
                 Err(error) => {
-                    println!("  embedded          {}", dir.display());
+                    writeln!(out, "  embedded          {}", dir.display())?;
                     problems.push(error.to_string());
                 }
             }
         }
     } else {
-        println!(
+        writeln!(
+            out,
             "  scylla            {} keyspace {} ({})",
             config.scylla.nodes, config.scylla.keyspace, config.scylla.consistency
-        );
+        )?;
         match ScyllaStore::connect(&config.scylla) {
-            Ok(_) => println!(
+            Ok(_) => writeln!(
+                out,
                 "  schema            version {} (ok)",
                 store::schema::latest_version()
-            ),
+            )?,
             Err(error) => problems.push(error.to_string()),
         }
     }
-    println!();
-    println!("input");
+    writeln!(out)?;
+    writeln!(out, "input")?;
     if config.uses_broker() {
-        println!("  kafka             {}", config.kafka.brokers);
-        println!("  group             {}", config.kafka.group_id);
+        writeln!(out, "  kafka             {}", config.kafka.brokers)?;
+        writeln!(out, "  group             {}", config.kafka.group_id)?;
         match kafka::Topics::from_config(&config.kafka) {
-            Ok(topics) => println!("  input topics      {}", topics.inputs().join(", ")),
+            Ok(topics) => writeln!(out, "  input topics      {}", topics.inputs().join(", "))?,
             Err(error) => problems.push(error.to_string()),
         }
     } else {
-        println!(
+        writeln!(
+            out,
             "  embedded mode     {} (no broker configured)",
             config.input.path
-        );
+        )?;
     }
-    println!();
+    writeln!(out)?;
     if problems.is_empty() {
-        println!("no problems found");
+        writeln!(out, "no problems found")?;
         return Ok(());
     }
-    println!("problems:");
+    writeln!(out, "problems:")?;
     for problem in &problems {
-        println!("  - {problem}");
+        writeln!(out, "  - {problem}")?;
     }
     bail!("{} problem(s) found", problems.len())
 }

@@ -1,5 +1,7 @@
 //! `engram inspect`: a user's memories, or one memory and the links around it.
 
+use std::io::{self, Write};
+
 use anyhow::{Result, bail};
 
 use engram::config::Config;
@@ -8,6 +10,7 @@ use engram::inspect::neighbourhood;
 use crate::app::open_store;
 
 pub fn run(config: &Config, user: &str, memory: Option<&str>, depth: Option<usize>) -> Result<()> {
+    let mut out = io::stdout().lock();
     let store = open_store(config)?;
     let now = chrono::Utc::now().timestamp_millis();
     let line = |m: &engram::model::Memory| {
@@ -29,35 +32,37 @@ pub fn run(config: &Config, user: &str, memory: Option<&str>, depth: Option<usiz
             bail!("user {user} has no memories");
         }
         for m in &memories {
-            println!("{}", line(m));
+            writeln!(out, "{}", line(m))?;
         }
-        println!("{} memories", memories.len());
+        writeln!(out, "{} memories", memories.len())?;
         return Ok(());
     };
     let Some(found) = neighbourhood(store.as_ref(), user, memory_id, depth.unwrap_or(0))? else {
         bail!("user {user} has no memory {memory_id}");
     };
     for (distance, m) in &found.memories {
-        println!("{}{}", "  ".repeat(*distance), line(m));
+        writeln!(out, "{}{}", "  ".repeat(*distance), line(m))?;
     }
     if depth.is_some() {
-        println!("links:");
+        writeln!(out, "links:")?;
         for l in &found.links {
-            println!(
+            writeln!(
+                out,
                 "  {} --{}--> {}  confidence {:.2}  {}",
                 l.from_id,
                 l.link_type.as_str(),
                 l.to_id,
                 l.confidence,
                 l.reason
-            );
+            )?;
         }
-        println!(
+        writeln!(
+            out,
             "{} memories, {} links, {} dead links removed",
             found.memories.len(),
             found.links.len(),
             found.dead_links_removed
-        );
+        )?;
     }
     Ok(())
 }

@@ -1,5 +1,7 @@
 //! `engram migrate`: create or upgrade the ScyllaDB keyspace and tables.
 
+use std::io::{self, Write};
+
 use anyhow::Result;
 
 use engram::config::Config;
@@ -8,12 +10,14 @@ use engram::store::{self, EmbeddedStore};
 
 /// Applies the ScyllaDB schema (the embedded store migrates itself on open).
 pub fn run(config: &Config) -> Result<()> {
+    let mut out = io::stdout().lock();
     if !config.scylla.enabled() {
         let store = EmbeddedStore::open(&config.state.dir)?;
-        println!(
+        writeln!(
+            out,
             "embedded store {} is at the current schema",
             store.path().display()
-        );
+        )?;
         return Ok(());
     }
     let bar = progress::items(
@@ -26,15 +30,17 @@ pub fn run(config: &Config) -> Result<()> {
     bar.finish_and_clear();
     let outcome = outcome?;
     if outcome.applied.is_empty() {
-        println!(
+        writeln!(
+            out,
             "keyspace {} is at schema version {}; nothing to apply",
             config.scylla.keyspace, outcome.version
-        );
+        )?;
     } else {
-        println!(
+        writeln!(
+            out,
             "keyspace {}: applied schema version(s) {:?}; now at {}",
             config.scylla.keyspace, outcome.applied, outcome.version
-        );
+        )?;
     }
     Ok(())
 }

@@ -191,7 +191,7 @@ pub fn main() -> Result<()> {
     app::init_logging(&config.log)?;
     match cli.command {
         Command::Config => {
-            print!("{}", config.to_masked_toml());
+            std::io::Write::write_all(&mut std::io::stdout(), config.to_masked_toml().as_bytes())?;
             Ok(())
         }
         Command::Dump { user } => dump::run(&config, user.as_deref()),

@@ -1,5 +1,7 @@
 //! `engram report`: one self-contained HTML page of a user's memories and a run.
 
+use std::io::{self, Write};
+
 use anyhow::{Context, Result, bail};
 
 use engram::config::Config;
@@ -9,6 +11,7 @@ use super::ReportArgs;
 use crate::app::open_store;
 
 pub fn run(config: &Config, args: &ReportArgs) -> Result<()> {
+    let mut out = io::stdout().lock();
     let store = open_store(config)?;
     let (user_id, stored) = match &args.run {
         Some(run_id) => {
@@ -50,6 +53,6 @@ pub fn run(config: &Config, args: &ReportArgs) -> Result<()> {
     };
     std::fs::write(&args.html, engram::report::render_html(&page))
         .with_context(|| format!("cannot write {}", args.html.display()))?;
-    println!("report written to {}", args.html.display());
+    writeln!(out, "report written to {}", args.html.display())?;
     Ok(())
 }

@@ -1,6 +1,6 @@
 //! `engram similarity`: how the model scores pairs of texts, and what their alignment says.
 
-use std::io::{BufRead, BufReader};
+use std::io::{self, BufRead, BufReader, Write};
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
@@ -15,6 +15,7 @@ use crate::app::cycle_settings;
 
 /// Every pair of `texts`, each as its cosine and its alignment's verdict.
 pub fn run(config: &Config, texts: &[String]) -> Result<()> {
+    let mut out = io::stdout().lock();
     let embedder = LocalEmbedder::load(&config.embedding)?;
     let lexicon = cycle_settings(config)?.lexicon;
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
@@ -22,11 +23,17 @@ pub fn run(config: &Config, texts: &[String]) -> Result<()> {
     let tokens: Vec<_> = refs.iter().map(|t| statement(t, &lexicon)).collect();
     for (i, first) in vectors.iter().enumerate() {
         for (j, second) in vectors.iter().enumerate().skip(i + 1) {
-            println!("{:.4}  {:?}  {:?}", dot(first, second), texts[i], texts[j]);
+            writeln!(
+                out,
+                "{:.4}  {:?}  {:?}",
+                dot(first, second),
+                texts[i],
+                texts[j]
+            )?;
             let (whole, clause) = verdicts(&tokens[i], &tokens[j], &lexicon);
-            println!("        {whole}");
+            writeln!(out, "        {whole}")?;
             if let Some(clause) = clause {
-                println!("        one clause of each: {clause}");
+                writeln!(out, "        one clause of each: {clause}")?;
             }
         }
     }
@@ -39,6 +46,7 @@ pub fn run(config: &Config, texts: &[String]) -> Result<()> {
 /// of a text contradicts the other and the whole does not. This is how a
 /// platform checks thresholds and rules on its own memories.
 pub fn run_pairs(config: &Config, source: &Path) -> Result<()> {
+    let mut out = io::stdout().lock();
     let reader: Box<dyn BufRead> = if source == Path::new("-") {
         Box::new(BufReader::new(std::io::stdin()))
     } else {
@@ -56,11 +64,12 @@ pub fn run_pairs(config: &Config, source: &Path) -> Result<()> {
     let vectors = embed_bucketed(&embedder, &texts, config.embedding.sub_batch())?;
     for ((id, a, b), vectors) in pairs.iter().zip(vectors.chunks(2)) {
         let (whole, clause) = verdicts(&statement(a, &lexicon), &statement(b, &lexicon), &lexicon);
-        println!(
+        writeln!(
+            out,
             "{id}\t{:.4}\t{whole}\t{}",
             dot(&vectors[0], &vectors[1]),
             clause.unwrap_or_default()
-        );
+        )?;
     }
     Ok(())
 }

@@ -1,6 +1,6 @@
 //! `engram undo`: reverse what a run changed, and say so downstream.
 
-use std::io::Write as _;
+use std::io::{self, Write};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -14,6 +14,7 @@ use crate::app::embedded::open_output;
 use crate::app::{command_producer, open_store, refuse_while_a_service_runs, runtime};
 
 pub fn run(config: &Config, run_id: &str, output: Option<&str>) -> Result<()> {
+    let mut out = io::stdout().lock();
     refuse_while_a_service_runs(config, "`engram undo`")?;
     let store = open_store(config)?;
     // Texts put back (fused merges, joined patterns) get their vectors
@@ -31,22 +32,24 @@ pub fn run(config: &Config, run_id: &str, output: Option<&str>) -> Result<()> {
         embedder.as_ref().map(|e| (e as &dyn Embedder, shape)),
     )?;
     if summary.already_undone {
-        println!("run {run_id} was already undone; nothing changed");
+        writeln!(out, "run {run_id} was already undone; nothing changed")?;
     } else {
-        println!(
+        writeln!(
+            out,
             "run {run_id} of user {} undone: {} memories restored, {} removed, {} links restored, {} removed",
             summary.user_id,
             summary.restored_memories,
             summary.removed_memories,
             summary.restored_links,
             summary.removed_links
-        );
+        )?;
         if summary.without_vector > 0 {
-            println!(
+            writeln!(
+                out,
                 "{} restored texts have no vector (embedding off or failed): later cycles \
                  compare them by exact text only",
                 summary.without_vector
-            );
+            )?;
         }
     }
     match summary.event {
@@ -59,6 +62,7 @@ pub fn run(config: &Config, run_id: &str, output: Option<&str>) -> Result<()> {
 /// else to `output` or stdout. The store already holds the undo: a failed
 /// publish is an error that says how to repeat it.
 fn publish(config: &Config, run_id: &str, event: Event, output: Option<&str>) -> Result<()> {
+    let mut out = io::stdout().lock();
     if config.uses_broker() {
         let producer = command_producer(config)?;
         let stop = AtomicBool::new(false);
@@ -78,11 +82,12 @@ fn publish(config: &Config, run_id: &str, event: Event, output: Option<&str>) ->
                 )
             })?
             .map_err(|e| anyhow!("publishing the undo event failed: {e}; {}", again()))?;
-        println!(
+        writeln!(
+            out,
             "published {} to {}",
             event.event_id(),
             config.kafka.topic_consolidation_undone.trim()
-        );
+        )?;
         return Ok(());
     }
     let mut line = EventCodec::new(config.limits)?.encode_json(&event);
@@ -93,7 +98,7 @@ fn publish(config: &Config, run_id: &str, event: Event, output: Option<&str>) ->
             file.write_all(&line)?;
             file.flush()?;
         }
-        None => std::io::stdout().write_all(&line)?,
+        None => out.write_all(&line)?,
     }
     Ok(())
 }
