@@ -2651,3 +2651,41 @@ fn a_contrast_with_a_denial_traded_is_the_opposite_statement() {
         assert_not_flagged(first, second);
     }
 }
+
+#[test]
+fn a_recurring_time_is_one_of_several_occasions_and_two_hold_together() {
+    // "On Tuesdays", "every Monday": a habit on several days, each true
+    // beside the other.
+    for (first, second) in [
+        (
+            "The user plays tennis on Tuesdays",
+            "The user plays tennis on Thursdays",
+        ),
+        (
+            "The user goes to the gym on Mondays",
+            "The user goes to the gym on Fridays",
+        ),
+        (
+            "The user swims every Monday",
+            "The user swims every Wednesday",
+        ),
+    ] {
+        assert_not_flagged(first, second);
+        assert_kept_apart(first, second);
+    }
+    // One occasion has one day.
+    assert_flagged_once(
+        "The user's dentist appointment is on Monday",
+        "The user's dentist appointment is on Tuesday",
+    );
+}
+
+#[test]
+fn colours_are_values_of_one_attribute_with_or_without_hue() {
+    // WordNet files black, white and grey under "achromatic color" and
+    // red or brown under "chromatic color"; a thing has one colour.
+    assert_flagged_once("The user's car is red", "The user's car is black");
+    assert_flagged_once("The user's dog is black", "The user's dog is brown");
+    // Two dogs of two colours are two dogs.
+    assert_not_flagged("A black dog is running", "A brown dog is running");
+}

@@ -84,6 +84,23 @@ fn past_form(t: &Token) -> bool {
             && !listed("are am", &t.word))
 }
 
+/// Words before a time that make it recur ("`every` Monday").
+const RECURRING: &str = "every each";
+
+/// A time that recurs, one of a habit's several occasions: written in the
+/// plural ("on `Tuesdays`", "in the `evenings`") or after an aligned
+/// "every" or "each". Two of them hold side by side.
+fn recurs(time: &Token, after_every: bool, lexicon: &Lexicon) -> bool {
+    names_time(time, lexicon)
+        && (after_every
+            || (time.word.ends_with('s')
+                && time
+                    .info
+                    .lemmas
+                    .iter()
+                    .any(|l| *l != time.word && time.word.starts_with(l.as_str()))))
+}
+
 /// Verbs that rank one thing over another ("prefers tea `over` coffee"),
 /// as lemmas.
 const PREFERENCE_VERBS: &str = "prefer favor favour choose";
@@ -1434,6 +1451,9 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                 .get(*before)
                 .is_some_and(|t| t.is_content() && names_time(t, lexicon)),
             possessor: aligned_words.get(*before).is_some_and(|t| t.word == "s"),
+            after_every: value_at
+                .checked_sub(1)
+                .is_some_and(|k| listed(RECURRING, &aligned_words[k].word)),
             has: [(hunk_x, a), (hunk_y, b)].map(|(hunk, sentence)| has_as_verb(hunk, sentence)),
             locative: governor.is_some_and(|k| {
                 let word: &Token = aligned_words[k];
@@ -2225,6 +2245,8 @@ struct Place {
     at_start: [bool; 2],
     /// Right before an aligned time word ("`last` year" / "`this` year").
     before_time: bool,
+    /// Right after an aligned "every" or "each" ("swims `every` Monday").
+    after_every: bool,
     /// Right before an aligned possessive "s": whose the next word is ("is
     /// `Sarah`'s manager"), not a value the predicate assigns.
     possessor: bool,
@@ -3100,9 +3122,12 @@ fn different_value<'t>(
     // single-valued relations are slots by declaration ("uses
     // `PostgreSQL`" / "uses `MySQL`", "married `Tom`"): one slot, though
     // not after a verb of feeling ("likes `Rust`" / "likes `Go`"). A
-    // possessor is no value ("is `Sarah`'s manager").
+    // possessor is no value ("is `Sarah`'s manager"), nor is a time that
+    // recurs ("on `Tuesdays`" / "on `Thursdays`": a habit on both).
     if let Some((p, q, words)) = names
         && !place.possessor
+        && !recurs(&p, place.after_every, lexicon)
+        && !recurs(&q, place.after_every, lexicon)
         && (!place.object
             || place.single_valued
             || names_time(&p, lexicon)

@@ -897,8 +897,9 @@ impl WordNet {
 
     /// The class two different nouns both belong to: a common sense of
     /// each sits directly under the same hypernym ("red"/"blue" under
-    /// "chromatic color", "man"/"woman" under "adult"), or for two times
-    /// or two places one step further up; `None` for synonyms.
+    /// "chromatic color", "man"/"woman" under "adult"), two colours with
+    /// and without a hue ("red"/"black": "color"), or for two times or two
+    /// places one step further up; `None` for synonyms.
     pub fn class_of_pair(&self, a: &Word, b: &Word) -> Option<String> {
         // A place and a place within it are not two values of one class,
         // in whichever senses they would share one ("the United States" /
@@ -914,23 +915,35 @@ impl WordNet {
         };
         let shared = |of_a: &[u32], of_b: &[u32]| of_b.iter().copied().find(|p| of_a.contains(p));
         let (of_a, of_b) = (up(&a.nouns), up(&b.nouns));
-        let class = shared(&of_a, &of_b).or_else(|| {
-            // Times and places are one more step apart at most: "Sunday"
-            // is a rest day, "Friday" a weekday, both days of the week;
-            // Berlin is a national capital, a kind of city, and Munich a
-            // city. A city and its country or state stay apart.
-            let places = |w: &Word| w.nouns.iter().any(|s| self.places.contains(s));
-            if !(self.names_time(a) && self.names_time(b) || places(a) && places(b)) {
-                return None;
-            }
-            let widen = |mut of: Vec<u32>| {
-                let grandparents = up(&of);
-                of.extend(grandparents);
-                of
-            };
-            shared(&widen(of_a), &widen(of_b))
-        });
+        let class = shared(&of_a, &of_b)
+            .or_else(|| self.colours(a, b))
+            .or_else(|| {
+                // Times and places are one more step apart at most: "Sunday"
+                // is a rest day, "Friday" a weekday, both days of the week;
+                // Berlin is a national capital, a kind of city, and Munich a
+                // city. A city and its country or state stay apart.
+                let places = |w: &Word| w.nouns.iter().any(|s| self.places.contains(s));
+                if !(self.names_time(a) && self.names_time(b) || places(a) && places(b)) {
+                    return None;
+                }
+                let widen = |mut of: Vec<u32>| {
+                    let grandparents = up(&of);
+                    of.extend(grandparents);
+                    of
+                };
+                shared(&widen(of_a), &widen(of_b))
+            });
         class.map(|p| self.synsets[p as usize].name.clone())
+    }
+
+    /// The colour sense two colours share, one with a hue and one without
+    /// ("red" is a chromatic colour, "black" an achromatic one): a thing
+    /// has one colour. Not a shade and its colour ("crimson" / "red").
+    fn colours(&self, a: &Word, b: &Word) -> Option<u32> {
+        let colour = *self.senses[NOUN].get("color")?.first()?;
+        let is_colour = |w: &Word| self.under(&w.nouns, &[colour]);
+        (is_colour(a) && is_colour(b) && !self.kind_of(a, b) && !self.kind_of(b, a))
+            .then_some(colour)
     }
 
     /// Whether a common noun sense of `part` lies within one of `whole` by
