@@ -1263,13 +1263,13 @@ fn minimal_pairs_that_contradict_are_flagged_with_their_words_and_never_merged()
             "value",
             "`priya` ↔ `tom`",
         ),
-        // "am" after a number is the time of day, not a copula ending the
-        // subject.
+        // "6 am" is a time of day, read on the 24-hour clock (and "am" no
+        // copula ending the subject).
         (
             "The user wakes up at 6 am",
             "The user wakes up at 9 am",
             "value",
-            "`6` ↔ `9`",
+            "`06:00` ↔ `09:00` (times of day)",
         ),
         // Two antonyms do not cancel out, unlike two negations of one
         // predicate.
@@ -2688,4 +2688,29 @@ fn colours_are_values_of_one_attribute_with_or_without_hue() {
     assert_flagged_once("The user's dog is black", "The user's dog is brown");
     // Two dogs of two colours are two dogs.
     assert_not_flagged("A black dog is running", "A brown dog is running");
+}
+
+#[test]
+fn a_time_of_day_is_one_value_however_it_is_written() {
+    // "6pm", "6 pm", "6 p.m.", "18:00": one time; two different ones
+    // for one event contradict.
+    assert_flagged_once(
+        "The user's flight lands at 6pm",
+        "The user's flight lands at 8pm",
+    );
+    assert_flagged_once(
+        "The user has a meeting with Sarah at 3pm",
+        "The user has a meeting with Sarah at 4:30 p.m.",
+    );
+    // Minutes are part of the time, not a detail added to it.
+    assert_flagged_once(
+        "The user's flight lands at 6 pm",
+        "The user's flight lands at 6:30 pm",
+    );
+    // The same time on the 12- and the 24-hour clock.
+    assert_merged(
+        "The user's flight lands at 6:30 pm",
+        "The user's flight lands at 18:30",
+    );
+    assert_not_flagged("Dinner with Anna is at 7", "Dinner with Anna is at 7 pm");
 }

@@ -209,6 +209,11 @@ fn number_values(tokens: &[&Token]) -> Vec<String> {
     // The last value, when it was a spelled multiple of ten ("fifty").
     let mut tens: Option<u32> = None;
     for token in tokens.iter().filter(|t| t.role == Role::Number) {
+        if let Some((_, time)) = clock(&token.word) {
+            values.push(time);
+            tens = None;
+            continue;
+        }
         match (tens.take(), spelled_number(&token.word)) {
             (Some(tens), Some(unit)) if (1..10).contains(&unit) => {
                 values.pop();
@@ -373,6 +378,88 @@ fn number_at(
     (end > at || leading_point).then_some(((start, spans[end].1), end, Role::Number))
 }
 
+/// A time of day at the start of `text` ("3pm", "6:30 p.m.", "18:30",
+/// "7 am"; a bare number is none): its length in bytes and its value,
+/// "HH:MM" on the 24-hour clock, or "~H:MM" where the half of the day is
+/// unsaid ("6:30" is 6:30 or 18:30).
+fn clock(text: &str) -> Option<(usize, String)> {
+    let digits = |from: usize| text[from..].bytes().take_while(u8::is_ascii_digit).count();
+    let hour_len = digits(0);
+    if !(1..=2).contains(&hour_len) {
+        return None;
+    }
+    let hour: u16 = text[..hour_len].parse().ok()?;
+    let mut at = hour_len;
+    let mut minutes = None;
+    if text[at..].starts_with(':') && digits(at + 1) == 2 {
+        minutes = Some(text[at + 1..at + 3].parse::<u16>().ok()?);
+        at += 3;
+    }
+    let rest = &text[at..];
+    let spaced = rest.trim_start_matches(' ');
+    let half = ["am", "a.m.", "a.m", "pm", "p.m.", "p.m"]
+        .into_iter()
+        .find_map(|written| {
+            let after = spaced.get(..written.len())?;
+            let ends = !spaced[written.len()..]
+                .chars()
+                .next()
+                .is_some_and(char::is_alphanumeric);
+            (after.eq_ignore_ascii_case(written) && ends).then(|| {
+                (
+                    rest.len() - spaced.len() + written.len(),
+                    written.starts_with('p'),
+                )
+            })
+        });
+    let ends_here = !rest.chars().next().is_some_and(char::is_alphanumeric);
+    let minutes_value = minutes.unwrap_or(0);
+    if minutes_value >= 60 {
+        return None;
+    }
+    match half {
+        Some((len, afternoon)) if (1..=12).contains(&hour) => {
+            let hour = hour % 12 + if afternoon { 12 } else { 0 };
+            Some((at + len, format!("{hour:02}:{minutes_value:02}")))
+        }
+        None if minutes.is_some() && ends_here && hour < 24 => {
+            let value = if (1..=12).contains(&hour) {
+                format!("~{hour}:{minutes_value:02}")
+            } else {
+                format!("{hour:02}:{minutes_value:02}")
+            };
+            Some((at, value))
+        }
+        _ => None,
+    }
+}
+
+/// Whether two values name one time of day: equal, or one leaves the half
+/// of the day unsaid ("~6:30" / "18:30"), or one is a bare hour ("at `7`"
+/// / "at `7 pm`").
+fn same_time(a: &str, b: &str) -> bool {
+    let parse = |v: &str| -> Option<(bool, u16, u16)> {
+        let (unsaid, v) = v.strip_prefix('~').map_or((false, v), |v| (true, v));
+        match v.split_once(':') {
+            Some((h, m)) => Some((unsaid, h.parse().ok()?, m.parse().ok()?)),
+            // A bare hour says no half of the day and no minutes.
+            None => Some((true, v.parse().ok().filter(|h| (1..=12).contains(h))?, 0)),
+        }
+    };
+    let (Some(x), Some(y)) = (parse(a), parse(b)) else {
+        return false;
+    };
+    if !a.contains(':') && !b.contains(':') {
+        return false;
+    }
+    let twelve = |(_, h, m): (bool, u16, u16)| (h % 12, m);
+    if x.0 || y.0 {
+        twelve(x) == twelve(y)
+    } else {
+        (x.1, x.2) == (y.1, y.2)
+    }
+}
+
 fn lowercase(words: &[&str]) -> Vec<String> {
     words.iter().map(|w| w.to_lowercase()).collect()
 }
@@ -425,6 +512,21 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
             at += 2;
             continue;
         }
+        if let Some((len, value)) = clock(&text[spans[at].0..]) {
+            let span = (spans[at].0, spans[at].0 + len);
+            let end = spans.iter().rposition(|s| s.1 <= span.1).unwrap_or(at);
+            let word = text[span.0..span.1].to_lowercase();
+            let mut info = Word::plain(&word);
+            info.lemmas.push(value);
+            out.push(Token {
+                info,
+                word,
+                role: Role::Number,
+                span,
+            });
+            at = end + 1;
+            continue;
+        }
         if let Some((span, end, role)) = number_at(text, &spans, &words, at) {
             let word = text[span.0..span.1].to_lowercase();
             let mut info = Word::plain(&word);
@@ -466,22 +568,6 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
                 span: (spans[at].0, spans[at + 1].1),
             });
             at += 2;
-            continue;
-        }
-        // "am" after a number is the time of day ("at 6 am"), not the
-        // copula that would end the subject there.
-        let clock = at > 0
-            && listed("am pm", &words[at])
-            && words[at - 1].chars().all(|c| c.is_ascii_digit());
-        if clock {
-            let word = format!("{}.m.", &words[at][..1]);
-            out.push(Token {
-                info: Word::plain(&word),
-                word,
-                role: Role::Content,
-                span: spans[at],
-            });
-            at += 1;
             continue;
         }
         let word = &words[at];
@@ -2968,7 +3054,7 @@ fn same_values(x: &[String], y: &[String]) -> bool {
     x.len() == y.len()
         && x.iter()
             .zip(y)
-            .all(|(a, b)| a == b || rounds(a, b) || rounds(b, a))
+            .all(|(a, b)| a == b || same_time(a, b) || rounds(a, b) || rounds(b, a))
 }
 
 /// Whether `word` reads as a year ("2019").
@@ -2987,16 +3073,19 @@ fn counts_alike(x: &[&Token], y: &[&Token], lexicon: &Lexicon) -> bool {
     }
     // Which ways a hunk's numbers count: cardinal, ordinal, how often, or
     // not at all: a year dates ("by September `2006`") where "`70` seats"
-    // or "$54.9 `million`" count, unless a unit follows it ("2000 people").
-    fn ways(side: &[&Token]) -> [bool; 4] {
+    // or "$54.9 `million`" count, unless a unit follows it ("2000 people"),
+    // and a time of day tells the hour ("at `3:30 p.m.`").
+    fn ways(side: &[&Token]) -> [bool; 5] {
         let ordinal = |word: &str| ordinal_rank(word).is_some();
         let often = |word: &str| listed("once twice", word);
-        let mut ways = [false; 4];
+        let mut ways = [false; 5];
         for (k, t) in side.iter().enumerate() {
             if t.role != Role::Number {
                 continue;
             }
-            let way = if ordinal(&t.word) {
+            let way = if clock(&t.word).is_some() {
+                4
+            } else if ordinal(&t.word) {
                 1
             } else if often(&t.word) {
                 2
@@ -3076,12 +3165,17 @@ fn different_value<'t>(
         && !same_values(&numbers.0, &numbers.1)
         && counts_alike(x, y, lexicon)
     {
+        let clock_times = numbers.0.iter().chain(&numbers.1).any(|v| v.contains(':'));
         return Some((
             Conflict::opposed(
                 "value",
                 &numbers.0.join(" "),
                 &numbers.1.join(" "),
-                "numbers",
+                if clock_times {
+                    "times of day"
+                } else {
+                    "numbers"
+                },
             ),
             [1, 1],
         ));
@@ -3212,6 +3306,29 @@ mod tests {
         // The full stop of an abbreviation ends no sentence.
         assert_eq!(role("They flew U.S. Airways", 3), Role::Name);
         assert_eq!(role("They met The Who", 2), Role::Name);
+    }
+
+    #[test]
+    fn a_time_of_day_is_read_on_the_24_hour_clock_however_written() {
+        fn value(text: &str) -> Option<(&str, String)> {
+            clock(text).map(|(len, v)| (&text[..len], v))
+        }
+        assert_eq!(value("3pm sharp"), Some(("3pm", "15:00".to_owned())));
+        assert_eq!(
+            value("6:30 p.m. on"),
+            Some(("6:30 p.m.", "18:30".to_owned()))
+        );
+        assert_eq!(value("12 am"), Some(("12 am", "00:00".to_owned())));
+        assert_eq!(value("18:30"), Some(("18:30", "18:30".to_owned())));
+        // The half of the day unsaid.
+        assert_eq!(value("6:30,"), Some(("6:30", "~6:30".to_owned())));
+        assert!(same_time("~6:30", "18:30") && same_time("7", "19:00"));
+        assert!(!same_time("18:00", "06:00") && !same_time("7", "8"));
+        // Not a time of day: a bare number, an hour past 12 with "pm",
+        // minutes past 59, a word that goes on.
+        for text in ["6 people", "13 pm", "6:75", "6 amps", "2019"] {
+            assert_eq!(value(text), None, "{text}");
+        }
     }
 
     #[test]
