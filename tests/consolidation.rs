@@ -2714,3 +2714,29 @@ fn a_time_of_day_is_one_value_however_it_is_written() {
     );
     assert_not_flagged("Dinner with Anna is at 7", "Dinner with Anna is at 7 pm");
 }
+
+#[test]
+fn a_denial_stated_as_a_change_supersedes_what_it_denies() {
+    // "No longer" and "anymore" deny what held before and say it changed:
+    // the newer memory replaces the older, with the denial flagged.
+    for (old, new) in [
+        ("The user has a dog", "The user no longer has a dog"),
+        ("The user eats meat", "The user no longer eats meat"),
+        (
+            "The user drinks coffee",
+            "The user doesn't drink coffee anymore",
+        ),
+    ] {
+        let (_dir, store, output) = older_then_newer(old, new);
+        let found = contradiction_events(&output);
+        assert_eq!(found.len(), 1, "{old:?} / {new:?}: {found:?}");
+        assert_eq!(found[0].signals, ["negation"], "{found:?}");
+        assert_eq!(
+            output.report.counts.superseded, 1,
+            "{old:?} / {new:?}: {:#?}",
+            output.report
+        );
+        assert_eq!(status(&store, "u", "old"), MemoryStatus::Superseded);
+        assert_eq!(status(&store, "u", "new"), MemoryStatus::Active);
+    }
+}

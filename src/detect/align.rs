@@ -1437,12 +1437,17 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
         });
     }
     // The subject is what comes before the first auxiliary or copula ("A
-    // man | is slicing"); when both sides have one, a hunk before it on
-    // both names another referent, not another value.
+    // man | is slicing"), or before a negation that stands right before it
+    // and so denies the predicate ("The user | no longer has a dog"); when
+    // both sides have one, a hunk before it on both names another
+    // referent, not another value.
     let first_auxiliary = |tokens: &[Token]| {
-        tokens
-            .iter()
-            .position(|t| listed(AUXILIARIES, t.word.as_str()) || negated_auxiliary(t))
+        let auxiliary = |t: &Token| listed(AUXILIARIES, t.word.as_str());
+        tokens.iter().enumerate().position(|(k, t)| {
+            auxiliary(t)
+                || negated_auxiliary(t)
+                || (t.role == Role::Negation && tokens.get(k + 1).is_some_and(auxiliary))
+        })
     };
     let subject_ends = [first_auxiliary(a), first_auxiliary(b)];
     // An aligned participle after an aligned copula ("is `named`").
