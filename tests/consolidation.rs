@@ -2740,3 +2740,19 @@ fn a_denial_stated_as_a_change_supersedes_what_it_denies() {
         assert_eq!(status(&store, "u", "new"), MemoryStatus::Active);
     }
 }
+
+#[test]
+fn a_verb_after_a_modal_takes_many_objects_as_its_tensed_form_does() {
+    // "will visit Tokyo" / "will visit Osaka" are two visits, as "visited
+    // Tokyo" / "visited Osaka" are; a single-valued relation stays one
+    // slot after a modal too.
+    assert_not_flagged(
+        "The user will visit Tokyo next week",
+        "The user will visit Osaka next week",
+    );
+    assert_not_flagged("The user can speak Spanish", "The user can speak French");
+    assert_flagged_once(
+        "Alice will work at Google next year",
+        "Alice will work at Microsoft next year",
+    );
+}

@@ -108,6 +108,10 @@ const PREFERENCE_VERBS: &str = "prefer favor favour choose";
 /// Subject pronouns whose present-tense verb is its bare form.
 const PLAIN_VERB_SUBJECTS: &str = "i we you they";
 
+/// Auxiliaries followed by a verb's bare form ("will `visit`", "does
+/// `speak`").
+const BARE_VERB_AUXILIARIES: &str = "do does did will would can could shall should may might must";
+
 /// Pronouns as the object of a verb ("told `him` to stop").
 const OBJECT_PRONOUNS: &str = "me you him her it us them";
 
@@ -1460,13 +1464,16 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                 .is_some_and(|p| listed(COPULAS, aligned_words[p].word.as_str()))
     };
     // A verb with its ending, or bare after a subject that takes the bare
-    // form ("I `speak` Spanish", "we `work` as nurses").
+    // form ("I `speak` Spanish", "we `work` as nurses") or after a modal
+    // or "do" ("will `visit` Tokyo", "does `speak` French").
     let tensed_verb = |k: usize| {
         let verb: &Token = aligned_words[k];
         verb.info.inflected_verb
             || (verb.info.is_verb()
-                && k.checked_sub(1)
-                    .is_some_and(|s| listed(PLAIN_VERB_SUBJECTS, &aligned_words[s].word)))
+                && k.checked_sub(1).is_some_and(|s| {
+                    let before = aligned_words[s].word.as_str();
+                    listed(PLAIN_VERB_SUBJECTS, before) || listed(BARE_VERB_AUXILIARIES, before)
+                }))
     };
     let additive = adds_a_value(a) || adds_a_value(b);
     for Hunk { x, y, before, end } in &hunks {
