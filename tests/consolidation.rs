@@ -2756,3 +2756,25 @@ fn a_verb_after_a_modal_takes_many_objects_as_its_tensed_form_does() {
         "Alice will work at Microsoft next year",
     );
 }
+
+#[test]
+fn a_plan_and_what_was_done_are_two_facts_never_merged() {
+    // "Will visit" is a plan, "visited" a past visit: merging either into
+    // the other loses one of them.
+    for (first, second) in [
+        (
+            "The user will visit Tokyo next week",
+            "The user visited Tokyo",
+        ),
+        ("The user will move to Berlin", "The user moved to Berlin"),
+        ("The user won't sell the car", "The user sold the car"),
+    ] {
+        assert_kept_apart(first, second);
+        assert_not_flagged(first, second);
+    }
+    // One plan, said twice, is one memory.
+    assert_merged(
+        "The user will visit Tokyo next week",
+        "The user will visit Tokyo",
+    );
+}

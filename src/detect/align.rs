@@ -973,9 +973,10 @@ pub struct Comparison {
     /// Per side: when its main verb places what it says, if it tells.
     frames: [Option<Frame>; 2],
     /// The main verb, aligned, in the past on one side and in the present
-    /// on the other ("Tom `worked` for Google" / "Tom `works` for
-    /// Google"): two times of one state, and a merge would keep one and
-    /// lose the other. Not a verb of telling ("Byrne `said`" / "Byrne
+    /// or the future on the other ("Tom `worked` for Google" / "Tom
+    /// `works` for Google", "will `visit` Tokyo" / "`visited` Tokyo"): two
+    /// times of one state or event, and a merge would keep one and lose
+    /// the other. Not a verb of telling ("Byrne `said`" / "Byrne
     /// `says`"): when a thing was said does not change what was.
     pub retensed: bool,
     /// Per side, the words beside an antonym that is the predicate
@@ -996,6 +997,25 @@ pub struct Comparison {
 enum Tense {
     Present,
     Past,
+    /// "will", "shall": a plan or a forecast, not what is or was.
+    Future,
+}
+
+impl Tense {
+    /// Whether two tenses speak of different times. A present can speak of
+    /// what is planned ("is flying to Tokyo tomorrow" / "will fly …"); the
+    /// past is apart from both.
+    fn apart(self, other: Tense) -> bool {
+        self != other && (self == Tense::Past || other == Tense::Past)
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Tense::Present => "present",
+            Tense::Past => "past",
+            Tense::Future => "future",
+        }
+    }
 }
 
 /// When a text places what it says: the tense of its first finite verb or
@@ -1014,17 +1034,19 @@ struct Frame {
 const DETERMINERS: &str =
     "a an the this that these those his her their my our your its some any each every no s";
 
-/// The tense an auxiliary or copula carries; none for a modal or "will".
+/// The tense an auxiliary or copula carries; none for a modal other than
+/// "will" and "shall" ("won't" is "wo" before its "n't").
 fn auxiliary_tense(word: &str) -> Option<Tense> {
     match word {
         "is" | "are" | "am" | "has" | "have" | "do" | "does" => Some(Tense::Present),
         "was" | "were" | "had" | "did" => Some(Tense::Past),
+        "will" | "shall" | "wo" | "sha" => Some(Tense::Future),
         _ => None,
     }
 }
 
-/// The [`Frame`] of `tokens`: their first finite auxiliary (a modal or
-/// "will" tells no tense, nor does a present perfect, which spans the
+/// The [`Frame`] of `tokens`: their first finite auxiliary (a modal other
+/// than "will" tells no tense, nor does a present perfect, which spans the
 /// past), or else their first inflected verb that follows no determiner
 /// and precedes no finite auxiliary. `None` when neither is found, or a
 /// gerund or a form of "be" comes first.
@@ -1056,7 +1078,22 @@ fn frame(tokens: &[Token]) -> Option<Frame> {
             return auxiliary_tense(auxiliary).map(|tense| Frame {
                 tense,
                 event: auxiliary == "did",
-                at: Some(k),
+                // An auxiliary is placed by the verb it carries, which is
+                // what the other text's verb aligns with ("will `visit`",
+                // "is `visiting`" / "`visited`"); a copula or the
+                // auxiliary of a passive by itself ("is" / "was moved").
+                at: Some(
+                    tokens[k + 1..]
+                        .iter()
+                        .position(Token::is_content)
+                        .map(|d| k + 1 + d)
+                        .filter(|&v| {
+                            let verb = &tokens[v];
+                            (verb.info.inflected_verb && verb.word.ends_with("ing"))
+                                || (listed(BARE_VERB_AUXILIARIES, auxiliary) && verb.info.is_verb())
+                        })
+                        .unwrap_or(k),
+                ),
             });
         }
         let after_determiner = k
@@ -1121,7 +1158,7 @@ impl Comparison {
             // occurrences ("went to the gym on Monday" / "… on Wednesday").
             let occurrences =
                 x.event && y.event && self.conflicts.iter().all(|c| c.kind == "value");
-            if x.tense != y.tense || occurrences {
+            if x.tense.apart(y.tense) || occurrences {
                 return false;
             }
         }
@@ -1229,8 +1266,19 @@ impl Comparison {
                 parts.push(format!("the {which} reframes the shared words"));
             }
         }
-        if self.retensed {
-            parts.push("one in the past, the other in the present".to_owned());
+        if self.retensed
+            && let [Some(x), Some(y)] = self.frames
+        {
+            let (past, other) = if x.tense == Tense::Past {
+                (x, y)
+            } else {
+                (y, x)
+            };
+            parts.push(format!(
+                "one in the {}, the other in the {}",
+                past.tense.name(),
+                other.tense.name()
+            ));
         }
         if self.extra != [0, 0] {
             parts.push(format!(
@@ -1425,7 +1473,7 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
         }),
     ] = comparison.frames
     {
-        comparison.retensed = x != y
+        comparison.retensed = x.apart(y)
             && !lexicon.tells(&a[p].info)
             && aligned_words
                 .iter()
