@@ -2778,3 +2778,43 @@ fn a_plan_and_what_was_done_are_two_facts_never_merged() {
         "The user will visit Tokyo",
     );
 }
+
+#[test]
+fn a_number_written_into_its_unit_is_still_a_number() {
+    // "5km", "80kg", "$120k": the value and its unit, compared as "5 km".
+    for (first, second) in [
+        (
+            "The user runs 5km every day",
+            "The user runs 10km every day",
+        ),
+        ("The user weighs 80kg", "The user weighs 75 kg"),
+        ("The user earns $100k a year", "The user earns $120k a year"),
+        (
+            "The user's laptop has 16GB of RAM",
+            "The user's laptop has 32 GB of RAM",
+        ),
+    ] {
+        assert_flagged_once(first, second);
+    }
+    assert_merged("The user weighs 80kg", "The user weighs 80 kg");
+    // Another unit is another measure, not another value.
+    assert_not_flagged(
+        "The user runs 5km every day",
+        "The user runs 5 miles every day",
+    );
+}
+
+#[test]
+fn two_numbers_bounded_the_same_way_overlap() {
+    // "Less than two km" and "less than 1km" both hold of 500 m.
+    assert_not_flagged(
+        "He was arrested less than two kilometres from the house",
+        "He was arrested less than 1km from the house",
+    );
+    assert_not_flagged(
+        "The user has at least 3 cats",
+        "The user has at least 5 cats",
+    );
+    // Exact values still clash.
+    assert_flagged_once("The user has 3 cats", "The user has 5 cats");
+}

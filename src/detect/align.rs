@@ -344,8 +344,9 @@ fn non_prefix(text: &str, spans: &[(usize, usize)], words: &[String], at: usize)
 /// joined by a decimal point or a thousands separator ("6.32", "37,000",
 /// "1,234.5"), with no space between, and a leading decimal point
 /// (".20"). Its span, the index of its last word and its role: a number,
-/// or a word when the groups run into letters ("1.4bn", a measure as
-/// written). `None` for a single group of digits.
+/// or a word when the groups run into letters ("1.4bn", which the
+/// tokenizer splits where the letters are a unit). `None` for a single
+/// group of digits.
 fn number_at(
     text: &str,
     spans: &[(usize, usize)],
@@ -464,6 +465,23 @@ fn same_time(a: &str, b: &str) -> bool {
     }
 }
 
+/// Units and multipliers written straight after a number ("5km",
+/// "$120k", "16GB", "the 1990s"): SI and customary measures, data sizes,
+/// and thousands, millions and billions.
+const JOINED_UNITS: &str = "k m b bn mn km cm mm mi ft yd kg g mg lb lbs oz t kb mb gb tb hz khz \
+     mhz ghz mph kph kmh ml l h hr hrs min mins s sec secs ms w kw kwh mw mah v";
+
+/// Where the unit starts in a number written into its unit ("5km",
+/// "1.5m"), if `word` is one: digits, with a decimal point or thousands
+/// separators, then a unit of [`JOINED_UNITS`].
+fn joined_unit(word: &str) -> Option<usize> {
+    let at = word.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == ','))?;
+    let number = &word[..at];
+    let starts_and_ends_with_digit = number.starts_with(|c: char| c.is_ascii_digit())
+        && number.ends_with(|c: char| c.is_ascii_digit());
+    (starts_and_ends_with_digit && listed(JOINED_UNITS, &word[at..].to_lowercase())).then_some(at)
+}
+
 fn lowercase(words: &[&str]) -> Vec<String> {
     words.iter().map(|w| w.to_lowercase()).collect()
 }
@@ -531,7 +549,38 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
             at = end + 1;
             continue;
         }
-        if let Some((span, end, role)) = number_at(text, &spans, &words, at) {
+        let number = number_at(text, &spans, &words, at);
+        // A number run into its unit is the number and the unit: "5km" is
+        // "5 km".
+        let joined = match number {
+            Some((span, end, Role::Content)) => Some((span, end)),
+            None => Some((spans[at], at)),
+            Some(_) => None,
+        }
+        .and_then(|(span, end)| {
+            joined_unit(&text[span.0..span.1]).map(|unit_at| (span, end, span.0 + unit_at))
+        });
+        if let Some((span, end, unit_at)) = joined {
+            let value = text[span.0..unit_at].to_lowercase();
+            let unit = text[unit_at..span.1].to_lowercase();
+            let mut info = Word::plain(&value);
+            info.lemmas.push(number_value(&value));
+            out.push(Token {
+                info,
+                word: value,
+                role: Role::Number,
+                span: (span.0, unit_at),
+            });
+            out.push(Token {
+                info: lexicon.word(&unit),
+                word: unit,
+                role: Role::Content,
+                span: (unit_at, span.1),
+            });
+            at = end + 1;
+            continue;
+        }
+        if let Some((span, end, role)) = number {
             let word = text[span.0..span.1].to_lowercase();
             let mut info = Word::plain(&word);
             // ".20" and "0.20", "37,000" and "37000" are one value.
@@ -1600,6 +1649,19 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
             after_every: value_at
                 .checked_sub(1)
                 .is_some_and(|k| listed(RECURRING, &aligned_words[k].word)),
+            after_bound: {
+                let before: Vec<&str> = aligned_words[value_at.saturating_sub(2)..value_at]
+                    .iter()
+                    .map(|t| t.word.as_str())
+                    .collect();
+                matches!(
+                    before.as_slice(),
+                    [.., "less" | "fewer" | "more" | "greater", "than"]
+                        | [.., "at", "least" | "most"]
+                        | [.., "up", "to"]
+                        | [.., "under" | "over" | "above" | "below"]
+                )
+            },
             has: [(hunk_x, a), (hunk_y, b)].map(|(hunk, sentence)| has_as_verb(hunk, sentence)),
             locative: governor.is_some_and(|k| {
                 let word: &Token = aligned_words[k];
@@ -2393,6 +2455,10 @@ struct Place {
     before_time: bool,
     /// Right after an aligned "every" or "each" ("swims `every` Monday").
     after_every: bool,
+    /// Right after an aligned bound ("less than", "at least", "up to",
+    /// "over"): each side's number is one end of a range, and two ranges
+    /// bounded the same way overlap.
+    after_bound: bool,
     /// Right before an aligned possessive "s": whose the next word is ("is
     /// `Sarah`'s manager"), not a value the predicate assigns.
     possessor: bool,
@@ -3220,7 +3286,8 @@ fn different_value<'t>(
         return None;
     }
     let numbers = (number_values(x), number_values(y));
-    if !numbers.0.is_empty()
+    if !place.after_bound
+        && !numbers.0.is_empty()
         && !numbers.1.is_empty()
         && !same_values(&numbers.0, &numbers.1)
         && counts_alike(x, y, lexicon)
@@ -3406,7 +3473,9 @@ mod tests {
                 ("for", Role::Function),
                 ("6.32", Role::Number),
                 ("or", Role::Function),
-                ("1.4bn", Role::Content),
+                // A number run into its unit is the number and the unit.
+                ("1.4", Role::Number),
+                ("bn", Role::Content),
                 ("3", Role::Number),
                 ("4", Role::Number),
             ]
@@ -3416,7 +3485,7 @@ mod tests {
             .filter(|t| t.role == Role::Number)
             .map(|t| number_value(&t.word))
             .collect();
-        assert_eq!(values, ["37000", "0.20", "6.32", "3", "4"]);
+        assert_eq!(values, ["37000", "0.20", "6.32", "1.4", "3", "4"]);
         assert!(same_values(&["6.3".into()], &["6.32".into()]));
         assert!(same_values(&["5".into()], &["5.2".into()]));
         assert!(!same_values(&["6.3".into()], &["6.8".into()]));
