@@ -218,6 +218,11 @@ fn number_values(tokens: &[&Token]) -> Vec<String> {
             tens = None;
             continue;
         }
+        if let Some(unit_at) = joined_unit(&token.word) {
+            values.push(number_value(&token.word[..unit_at]));
+            tens = None;
+            continue;
+        }
         match (tens.take(), spelled_number(&token.word)) {
             (Some(tens), Some(unit)) if (1..10).contains(&unit) => {
                 values.pop();
@@ -344,8 +349,8 @@ fn non_prefix(text: &str, spans: &[(usize, usize)], words: &[String], at: usize)
 /// joined by a decimal point or a thousands separator ("6.32", "37,000",
 /// "1,234.5"), with no space between, and a leading decimal point
 /// (".20"). Its span, the index of its last word and its role: a number,
-/// or a word when the groups run into letters ("1.4bn", which the
-/// tokenizer splits where the letters are a unit). `None` for a single
+/// or a word when the groups run into letters ("1.4bn", a number again
+/// where the letters are a unit: [`joined_unit`]). `None` for a single
 /// group of digits.
 fn number_at(
     text: &str,
@@ -465,11 +470,12 @@ fn same_time(a: &str, b: &str) -> bool {
     }
 }
 
-/// Units and multipliers written straight after a number ("5km",
-/// "$120k", "16GB", "the 1990s"): SI and customary measures, data sizes,
-/// and thousands, millions and billions.
-const JOINED_UNITS: &str = "k m b bn mn km cm mm mi ft yd kg g mg lb lbs oz t kb mb gb tb hz khz \
-     mhz ghz mph kph kmh ml l h hr hrs min mins s sec secs ms w kw kwh mw mah v";
+/// Units written straight after a number ("5km", "16GB", "the 1990s"):
+/// SI and customary measures and data sizes. Not the multipliers ("$1.4bn"
+/// is "$1.4 billion", "11M" may be millions or metres) nor single letters
+/// that also name other things ("5G", "4K").
+const JOINED_UNITS: &str = "km cm mm mi ft yd kg mg lb lbs oz kb mb gb tb hz khz mhz ghz mph \
+     kph kmh ml hr hrs min mins s sec secs ms kw kwh mw mah";
 
 /// Where the unit starts in a number written into its unit ("5km",
 /// "1.5m"), if `word` is one: digits, with a decimal point or thousands
@@ -550,8 +556,9 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
             continue;
         }
         let number = number_at(text, &spans, &words, at);
-        // A number run into its unit is the number and the unit: "5km" is
-        // "5 km".
+        // A number run into its unit is a number measured in that unit
+        // ("5km" / "10 km" are two distances). It stays one word, so it
+        // aligns with no bare number: "11M" is not "11".
         let joined = match number {
             Some((span, end, Role::Content)) => Some((span, end)),
             None => Some((spans[at], at)),
@@ -560,22 +567,13 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
         .and_then(|(span, end)| {
             joined_unit(&text[span.0..span.1]).map(|unit_at| (span, end, span.0 + unit_at))
         });
-        if let Some((span, end, unit_at)) = joined {
-            let value = text[span.0..unit_at].to_lowercase();
-            let unit = text[unit_at..span.1].to_lowercase();
-            let mut info = Word::plain(&value);
-            info.lemmas.push(number_value(&value));
+        if let Some((span, end, _)) = joined {
+            let word = text[span.0..span.1].to_lowercase();
             out.push(Token {
-                info,
-                word: value,
+                info: Word::plain(&word),
+                word,
                 role: Role::Number,
-                span: (span.0, unit_at),
-            });
-            out.push(Token {
-                info: lexicon.word(&unit),
-                word: unit,
-                role: Role::Content,
-                span: (unit_at, span.1),
+                span,
             });
             at = end + 1;
             continue;
@@ -3192,7 +3190,7 @@ fn is_year(word: &str) -> bool {
 /// ordinal ranks ("their `third` straight week") where a cardinal counts
 /// ("`three` straight weeks"), and a number beside another unit measures
 /// in it ("90 `miles`" / "150 `kilometres`").
-fn counts_alike(x: &[&Token], y: &[&Token], lexicon: &Lexicon) -> bool {
+fn counts_alike<'t>(x: &[&'t Token], y: &[&'t Token], lexicon: &Lexicon) -> bool {
     // A noun right after a number: what it measures in.
     fn unit(t: &Token) -> bool {
         t.role == Role::Content && t.info.is_noun() && !t.info.inflected_verb
@@ -3224,12 +3222,28 @@ fn counts_alike(x: &[&Token], y: &[&Token], lexicon: &Lexicon) -> bool {
         }
         ways
     }
-    fn units<'t>(side: &[&'t Token]) -> Vec<&'t Token> {
-        side.windows(2)
-            .filter(|w| w[0].role == Role::Number && unit(w[1]))
-            .map(|w| w[1])
-            .collect()
-    }
+    // Each number's unit: the noun after it, or the unit it is written
+    // into ("5`km`").
+    let units = |side: &[&'t Token]| -> Vec<Cow<'t, Token>> {
+        let mut found = Vec::new();
+        for (k, t) in side.iter().enumerate() {
+            if t.role != Role::Number {
+                continue;
+            }
+            if let Some(unit_at) = joined_unit(&t.word) {
+                let word = t.word[unit_at..].to_owned();
+                found.push(Cow::Owned(Token {
+                    info: lexicon.word(&word),
+                    word,
+                    role: Role::Content,
+                    span: t.span,
+                }));
+            } else if let Some(next) = side.get(k + 1).filter(|n| unit(n)) {
+                found.push(Cow::Borrowed(*next));
+            }
+        }
+        found
+    };
     let other_units = match (units(x).as_slice(), units(y).as_slice()) {
         ([p], [q]) => !p.same_meaning(q, lexicon),
         _ => false,
@@ -3473,19 +3487,29 @@ mod tests {
                 ("for", Role::Function),
                 ("6.32", Role::Number),
                 ("or", Role::Function),
-                // A number run into its unit is the number and the unit.
-                ("1.4", Role::Number),
-                ("bn", Role::Content),
+                ("1.4bn", Role::Content),
                 ("3", Role::Number),
                 ("4", Role::Number),
             ]
         );
-        let values: Vec<String> = found
-            .iter()
-            .filter(|t| t.role == Role::Number)
-            .map(|t| number_value(&t.word))
-            .collect();
-        assert_eq!(values, ["37000", "0.20", "6.32", "1.4", "3", "4"]);
+        let values = number_values(&found.iter().collect::<Vec<_>>());
+        assert_eq!(values, ["37000", "0.20", "6.32", "3", "4"]);
+        // A number run into a unit is a number, the unit aside.
+        let measured = tokens("5km, 16GB, 1.5kg, 5G", &lexicon);
+        let roles: Vec<(&str, Role)> = measured.iter().map(|t| (t.word.as_str(), t.role)).collect();
+        assert_eq!(
+            roles,
+            [
+                ("5km", Role::Number),
+                ("16gb", Role::Number),
+                ("1.5kg", Role::Number),
+                ("5g", Role::Name)
+            ]
+        );
+        assert_eq!(
+            number_values(&measured.iter().collect::<Vec<_>>()),
+            ["5", "16", "1.5"]
+        );
         assert!(same_values(&["6.3".into()], &["6.32".into()]));
         assert!(same_values(&["5".into()], &["5.2".into()]));
         assert!(!same_values(&["6.3".into()], &["6.8".into()]));
