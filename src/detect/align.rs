@@ -478,7 +478,7 @@ const JOINED_UNITS: &str = "km cm mm mi ft yd kg mg lb lbs oz kb mb gb tb hz khz
      kph kmh ml hr hrs min mins s sec secs ms kw kwh mw mah";
 
 /// Where the unit starts in a number written into its unit ("5km",
-/// "1.5m"), if `word` is one: digits, with a decimal point or thousands
+/// "1.5kg"), if `word` is one: digits, with a decimal point or thousands
 /// separators, then a unit of [`JOINED_UNITS`].
 fn joined_unit(word: &str) -> Option<usize> {
     let at = word.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == ','))?;
@@ -558,16 +558,14 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
         let number = number_at(text, &spans, &words, at);
         // A number run into its unit is a number measured in that unit
         // ("5km" / "10 km" are two distances). It stays one word, so it
-        // aligns with no bare number: "11M" is not "11".
+        // aligns with no bare number: "5km" is not "5".
         let joined = match number {
             Some((span, end, Role::Content)) => Some((span, end)),
             None => Some((spans[at], at)),
             Some(_) => None,
         }
-        .and_then(|(span, end)| {
-            joined_unit(&text[span.0..span.1]).map(|unit_at| (span, end, span.0 + unit_at))
-        });
-        if let Some((span, end, _)) = joined {
+        .filter(|(span, _)| joined_unit(&text[span.0..span.1]).is_some());
+        if let Some((span, end)) = joined {
             let word = text[span.0..span.1].to_lowercase();
             out.push(Token {
                 info: Word::plain(&word),
