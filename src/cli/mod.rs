@@ -10,6 +10,7 @@ mod report;
 mod similarity;
 mod undo;
 
+use std::io::{self, Write};
 use std::path::PathBuf;
 
 use anyhow::Result;
@@ -191,7 +192,7 @@ pub fn main() -> Result<()> {
     app::init_logging(&config.log)?;
     match cli.command {
         Command::Config => {
-            std::io::Write::write_all(&mut std::io::stdout(), config.to_masked_toml().as_bytes())?;
+            io::stdout().write_all(config.to_masked_toml().as_bytes())?;
             Ok(())
         }
         Command::Dump { user } => dump::run(&config, user.as_deref()),

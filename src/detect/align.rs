@@ -1646,16 +1646,17 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                 .checked_sub(1)
                 .is_some_and(|k| listed(RECURRING, &aligned_words[k].word)),
             after_bound: {
-                let before: Vec<&str> = aligned_words[value_at.saturating_sub(2)..value_at]
-                    .iter()
-                    .map(|t| t.word.as_str())
-                    .collect();
+                let back = |n: usize| {
+                    value_at
+                        .checked_sub(n)
+                        .map(|k| aligned_words[k].word.as_str())
+                };
                 matches!(
-                    before.as_slice(),
-                    [.., "less" | "fewer" | "more" | "greater", "than"]
-                        | [.., "at", "least" | "most"]
-                        | [.., "up", "to"]
-                        | [.., "under" | "over" | "above" | "below"]
+                    (back(2), back(1)),
+                    (Some("less" | "fewer" | "more" | "greater"), Some("than"))
+                        | (Some("at"), Some("least" | "most"))
+                        | (Some("up"), Some("to"))
+                        | (_, Some("under" | "over" | "above" | "below"))
                 )
             },
             has: [(hunk_x, a), (hunk_y, b)].map(|(hunk, sentence)| has_as_verb(hunk, sentence)),
@@ -3473,10 +3474,12 @@ mod tests {
     #[test]
     fn digits_joined_by_a_point_or_a_thousands_separator_are_one_number() {
         let lexicon = lexicon();
+        fn roles(found: &[Token]) -> Vec<(&str, Role)> {
+            found.iter().map(|t| (t.word.as_str(), t.role)).collect()
+        }
         let found = tokens("About 37,000 at .20 for $6.32, or $1.4bn, 3, 4", &lexicon);
-        let words: Vec<(&str, Role)> = found.iter().map(|t| (t.word.as_str(), t.role)).collect();
         assert_eq!(
-            words,
+            roles(&found),
             [
                 ("about", Role::Function),
                 ("37,000", Role::Number),
@@ -3494,9 +3497,8 @@ mod tests {
         assert_eq!(values, ["37000", "0.20", "6.32", "3", "4"]);
         // A number run into a unit is a number, the unit aside.
         let measured = tokens("5km, 16GB, 1.5kg, 5G", &lexicon);
-        let roles: Vec<(&str, Role)> = measured.iter().map(|t| (t.word.as_str(), t.role)).collect();
         assert_eq!(
-            roles,
+            roles(&measured),
             [
                 ("5km", Role::Number),
                 ("16gb", Role::Number),

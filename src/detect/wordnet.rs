@@ -92,6 +92,9 @@ pub struct WordNet {
     /// stop, cease, give up, quit, lay off): the first sense of
     /// "discontinue".
     ending: Option<u32>,
+    /// The noun sense "color" (a visual attribute of things), under which
+    /// every colour lies, with a hue or without.
+    colour: Option<u32>,
     /// Noun synsets of times and periods ("year", "March", "week").
     times: HashSet<u32>,
     /// Noun synsets of people ("nurse", "mother", "friend").
@@ -547,6 +550,9 @@ impl WordNet {
         wordnet.ending = wordnet.senses[VERB]
             .get("discontinue")
             .and_then(|senses| senses.first().copied());
+        wordnet.colour = wordnet.senses[NOUN]
+            .get("color")
+            .and_then(|senses| senses.first().copied());
         wordnet.digest = hasher
             .finalize()
             .iter()
@@ -940,7 +946,7 @@ impl WordNet {
     /// ("red" is a chromatic colour, "black" an achromatic one): a thing
     /// has one colour. Not a shade and its colour ("crimson" / "red").
     fn colours(&self, a: &Word, b: &Word) -> Option<u32> {
-        let colour = *self.senses[NOUN].get("color")?.first()?;
+        let colour = self.colour?;
         let is_colour = |w: &Word| self.under(&w.nouns, &[colour]);
         (is_colour(a) && is_colour(b) && !self.kind_of(a, b) && !self.kind_of(b, a))
             .then_some(colour)
