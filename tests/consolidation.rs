@@ -1325,6 +1325,29 @@ fn a_different_fact_in_the_same_sentence_is_neither_merged_nor_a_contradiction()
 }
 
 #[test]
+fn pronouns_named_with_a_slash_are_values_a_merge_keeps() {
+    // "she/her" names two pronouns rather than using them. Read as
+    // function words, both texts would be "the user's pronouns are" and
+    // merge, losing which pronouns.
+    for (first, second) in [
+        (
+            "The user's pronouns are she/her",
+            "The user's pronouns are they/them",
+        ),
+        (
+            "The user's pronouns are he/him",
+            "The user's pronouns are she/her",
+        ),
+    ] {
+        assert_kept_apart(first, second);
+    }
+    assert_merged(
+        "The user's pronouns are she/her",
+        "The user's pronouns are she/her.",
+    );
+}
+
+#[test]
 fn facts_that_can_hold_together_are_not_flagged_and_their_single_valued_twins_are() {
     // A verb's object may take many values (one speaks Spanish and
     // French), a place one; opposed words about different things are two
@@ -1907,6 +1930,41 @@ fn quitting_a_habit_supersedes_the_habit_and_is_no_duplicate_of_it() {
     assert_eq!(found[0].resolution, ContradictionResolution::Flagged);
     assert_eq!(status(&store, "u", "first"), MemoryStatus::Active);
     assert_eq!(status(&store, "u", "second"), MemoryStatus::Active);
+}
+
+#[test]
+fn a_state_that_used_to_hold_has_ended_and_is_no_duplicate_of_it() {
+    // "used to" says the state is over. Merged, "Lisa is a teacher" would
+    // go into "Lisa used to be a teacher" and the active view would say
+    // the opposite of the present fact; said later, it ends it.
+    for (present, former) in [
+        ("Lisa is a teacher", "Lisa used to be a teacher"),
+        ("Lisa has a dog", "Lisa used to have a dog"),
+        ("Lisa lives in Madrid", "Lisa used to live in Madrid"),
+        ("Lisa smokes", "Lisa used to smoke"),
+    ] {
+        let (_dir, store, output) = consolidate_pair(present, former);
+        assert_eq!(output.report.counts.duplicates_merged, 0, "{former:?}");
+        let found = contradiction_events(&output);
+        assert_eq!(found.len(), 1, "{present:?} / {former:?}: {found:?}");
+        assert!(found[0].explanation.contains("`used to`"), "{found:?}");
+        assert_eq!(found[0].resolution, ContradictionResolution::Superseded);
+        assert_eq!(status(&store, "u", "first"), MemoryStatus::Superseded);
+        assert_eq!(status(&store, "u", "second"), MemoryStatus::Active);
+    }
+    // A past statement of the same state, a former home beside the
+    // present one, being accustomed to something and a passive of "use"
+    // end nothing.
+    for (first, second) in [
+        ("Lisa lived in Madrid", "Lisa used to live in Madrid"),
+        ("Lisa lives in Denver", "Lisa used to live in Boston"),
+        ("Lisa wakes up early", "Lisa is used to waking up early"),
+        ("Lisa wakes up early", "Lisa got used to waking up early"),
+        ("The knife cuts bread", "The knife was used to cut bread"),
+    ] {
+        assert_not_flagged(first, second);
+        assert_kept_apart(first, second);
+    }
 }
 
 #[test]

@@ -345,6 +345,18 @@ fn non_prefix(text: &str, spans: &[(usize, usize)], words: &[String], at: usize)
             .is_some_and(|next| text[spans[at].1..next.0].trim_end() == "-")
 }
 
+/// Whether word `at` is written against a slash ("she/her", "and/or"):
+/// a word named as one of several values, not used in the sentence.
+fn slashed(text: &str, spans: &[(usize, usize)], at: usize) -> bool {
+    let before = at
+        .checked_sub(1)
+        .map_or("", |k| &text[spans[k].1..spans[at].0]);
+    let after = spans
+        .get(at + 1)
+        .map_or("", |next| &text[spans[at].1..next.0]);
+    before == "/" || after == "/"
+}
+
 /// The digits of `words` from `at` on that read as one number: groups
 /// joined by a decimal point or a thousands separator ("6.32", "37,000",
 /// "1,234.5"), with no space between, and a leading decimal point
@@ -632,6 +644,8 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
             Role::Number
         } else if listed(FUNCTION_WORDS, word.as_str())
             && (!capitalised || at == 0 || opens_sentence(&text[..spans[at].0]))
+            // "she/her" names pronouns: two values a merge must keep.
+            && !slashed(text, &spans, at)
         {
             Role::Function
         } else if lexicon.is_value(word)
@@ -2033,11 +2047,65 @@ fn ending(text: &[Token], other: &[Token], lexicon: &Lexicon) -> Option<(usize, 
                 }
                 (g - 2, 2)
             };
-            let governed = text[at.saturating_sub(2)..at]
-                .iter()
-                .any(|t| t.role == Role::Negation || t.word == "to" || modal_or_future(&t.word));
-            (at > 0 && !governed).then_some((at, len))
+            (at > 0 && !governed(text, at)).then_some((at, len))
         })
+        .or_else(|| used_to(text, other))
+}
+
+/// Whether the verb at `at` is only wanted, possible or denied: a
+/// negation, "to" or a modal in the two words before it.
+fn governed(text: &[Token], at: usize) -> bool {
+    text[at.saturating_sub(2)..at]
+        .iter()
+        .any(|t| t.role == Role::Negation || t.word == "to" || modal_or_future(&t.word))
+}
+
+/// Words before "used to" that make it being accustomed ("is used to
+/// it", "got used to waking") or a passive ("was used to cut").
+const USED_AS_ADJECTIVE_AFTER: &str = "get gets got gotten getting become becomes became becoming";
+
+/// Where `text` says that what `other` states now is over, and in how
+/// many words: "used to" right before the bare verb of a present one in
+/// `other` ("Lisa `used to` live in Madrid" / "Lisa lives in Madrid",
+/// "used to be a teacher" / "is a teacher", "used to have" / "has"), an
+/// ending like "quit". Not a past statement ("lived"), nor being
+/// accustomed or a passive ("is used to waking", "was used to cut").
+fn used_to(text: &[Token], other: &[Token]) -> Option<(usize, usize)> {
+    let at = (1..text.len().saturating_sub(2)).find(|&k| {
+        text[k].word == "used"
+            && text[k + 1].word == "to"
+            && written_together(&text[k], &text[k + 1])
+            && written_together(&text[k + 1], &text[k + 2])
+    })?;
+    let before = &text[at - 1].word;
+    if listed(AUXILIARIES, before) || listed(USED_AS_ADJECTIVE_AFTER, before) || governed(text, at)
+    {
+        return None;
+    }
+    let verb = &text[at + 2];
+    let bare = !verb.info.inflected_verb && (listed("be have", &verb.word) || verb.info.is_verb());
+    let after_plain_subject = |k: usize| {
+        k.checked_sub(1)
+            .is_some_and(|p| listed(PLAIN_VERB_SUBJECTS, &other[p].word))
+    };
+    let stated_now = |(k, o): (usize, &Token)| match verb.word.as_str() {
+        "be" => listed("is are am", &o.word),
+        // Possession, not the perfect's auxiliary ("has lived").
+        "have" => {
+            (o.word == "has" || (o.word == "have" && after_plain_subject(k)))
+                && other.get(k + 1).is_none_or(|n| !n.info.inflected_verb)
+        }
+        _ => {
+            o.is_content()
+                && o.shares_lemma(verb)
+                && ((o.word != verb.word && o.word.ends_with('s'))
+                    || (o.word == verb.word && after_plain_subject(k))
+                    || (o.word.ends_with("ing")
+                        && k.checked_sub(1)
+                            .is_some_and(|p| listed("is are am", &other[p].word))))
+        }
+    };
+    (bare && other.iter().enumerate().any(stated_now)).then_some((at, 2))
 }
 
 /// A content word that is a noun and no verb form ("party", not
