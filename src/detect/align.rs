@@ -2387,7 +2387,8 @@ fn modal_or_future(word: &str) -> bool {
 }
 
 /// Whether words of `text` that `other` lacks change what the shared words
-/// say, rather than add to it: a modal ("Kai `might` get a new job"), a
+/// say, rather than add to it: a modal ("Kai `might` get a new job") or
+/// an obligation ("Kai `has to` work"), a
 /// verb of its own governing a shared one ("Carl `wants to` quit", "Lisa
 /// `used to` live", "Jill `stopped` eating"), but not "go" before an
 /// activity ("`goes` running"), or one of the lexicon's framing words
@@ -2432,10 +2433,20 @@ fn reframes(text: &[Token], other: &[Token], lexicon: &Lexicon) -> bool {
             && next.is_some_and(|n| {
                 (n.word == "to" && after.is_some_and(&shared)) || (gerund_of_other(n) && !goes)
             });
+        // "has to work": an obligation, a modal in three words.
+        let obliged = |text: &[Token], k: usize| {
+            listed("has have", &text[k].word)
+                && text
+                    .get(k + 1)
+                    .is_some_and(|n| n.word == "to" && written_together(&text[k], n))
+        };
+        let obligation = obliged(text, k)
+            && after.is_some_and(&shared)
+            && !(0..other.len()).any(|o| obliged(other, o));
         let framing = t.role != Role::Name
             && lexicon.is_framing(&t.word, &t.info)
             && !other.iter().any(|o| o.word == t.word || o.shares_lemma(t));
-        modal || governs || framing
+        modal || governs || obligation || framing
     })
 }
 

@@ -186,6 +186,23 @@ pub fn same_order(a: &[Token], b: &[Token]) -> bool {
         .iter()
         .filter_map(|(_, k)| sorted.binary_search(k).ok())
         .collect();
+    // A shared word on the other side of "than" changed what is compared
+    // with what ("Ana's sister is older than her" / "Ana is older than
+    // her sister"), whatever the rest of the order. Not a bound ("more
+    // than 6,000") nor "rather than", "other than".
+    let than = |text: &[Token]| {
+        (1..text.len()).find(|&k| {
+            text[k].word == "than"
+                && !align::listed("more less fewer rather other", &text[k - 1].word)
+        })
+    };
+    if let (Some(than_a), Some(than_b)) = (than(a), than(b))
+        && shared
+            .iter()
+            .any(|&(at, k)| (at < than_a) != (b_content[k] < than_b))
+    {
+        return false;
+    }
     let n = ranks.len();
     let breaks = ranks.windows(2).filter(|w| w[1] != w[0] + 1).count();
     if breaks == 0 {
