@@ -545,6 +545,29 @@ fn a_stated_change_supersedes_the_older_fact() {
 }
 
 #[test]
+fn a_change_stated_in_the_past_still_holds_and_supersedes_the_value_it_changed() {
+    // "was moved to Thursday" is past in form, but the new day holds from
+    // then on: it is today's value, not a past one beside it.
+    for (old, new) in [
+        (
+            "The team meeting is on Tuesday",
+            "The team meeting was moved to Thursday",
+        ),
+        (
+            "The user's dentist appointment is at 3pm",
+            "The user's dentist appointment was changed to 4pm",
+        ),
+    ] {
+        let (_dir, store, output) = older_then_newer(old, new);
+        let found = contradiction_events(&output);
+        assert_eq!(found.len(), 1, "{old:?} / {new:?}: {found:?}");
+        assert_eq!(found[0].resolution, ContradictionResolution::Superseded);
+        assert_eq!(status(&store, "u", "old"), MemoryStatus::Superseded);
+        assert_eq!(status(&store, "u", "new"), MemoryStatus::Active);
+    }
+}
+
+#[test]
 fn identical_text_of_two_users_is_never_merged() {
     let (_dir, store) = store();
     let text = "The user prefers dark mode in every editor";

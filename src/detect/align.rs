@@ -1463,9 +1463,16 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
     }
     let mut comparison = Comparison {
         reframes: [reframes(a, b, lexicon), reframes(b, a, lexicon)],
-        frames: [(a, ends[0]), (b, ends[1])].map(|(side, end)| match end {
+        frames: [(a, b, ends[0]), (b, a, ends[1])].map(|(side, other, end)| match end {
             Some((at, _)) => Some(ending_frame(side, at)),
-            None => frame(side),
+            None => frame(side).map(|found| match found.tense {
+                Tense::Past if past_change(side, other, lexicon) => Frame {
+                    tense: Tense::Present,
+                    event: false,
+                    ..found
+                },
+                _ => found,
+            }),
         }),
         ending: [(a, ends[0]), (b, ends[1])]
             .map(|(side, end)| end.map(|(at, _)| side[at].word.clone())),
@@ -2319,6 +2326,25 @@ fn as_denial(side: Cow<'_, [Token]>, end: Option<(usize, usize)>) -> Cow<'_, [To
         }],
     );
     Cow::Owned(side)
+}
+
+/// Whether `tokens` state a change made in the past to what `other`
+/// states now: a change marker opened by a past verb `other` lacks ("was
+/// `moved to` Thursday" / "is on Tuesday", "`switched to` Postgres" /
+/// "uses MySQL"). The new value holds from then on, so both speak of now.
+/// Where `other` has the verb, both speak of the change itself ("moved to
+/// Berlin" / "is moving to Berlin next month": done, or planned; "moved
+/// to Denver in January" / "… in August": two moves).
+fn past_change(tokens: &[Token], other: &[Token], lexicon: &Lexicon) -> bool {
+    (0..tokens.len()).any(|k| {
+        tokens[k].info.inflected_verb
+            && past_form(&tokens[k])
+            && !other.iter().any(|o| o.shares_lemma(&tokens[k]))
+            && lexicon.change_marker_phrases().any(|marker| {
+                tokens[k..].len() >= marker.len()
+                    && tokens[k..].iter().zip(marker).all(|(t, w)| t.word == *w)
+            })
+    })
 }
 
 /// The [`Frame`] of a text that ends an activity at `at`: the state that

@@ -282,6 +282,11 @@ impl Lexicon {
             .map(|marker| marker.join(" "))
     }
 
+    /// The change markers, each as its words.
+    pub fn change_marker_phrases(&self) -> impl Iterator<Item = &[String]> {
+        self.change_markers.iter().map(Vec::as_slice)
+    }
+
     /// Whether `word` alone is a change marker ("anymore", "now").
     pub fn is_change_word(&self, word: &str) -> bool {
         self.change_markers
