@@ -568,6 +568,34 @@ fn a_change_stated_in_the_past_still_holds_and_supersedes_the_value_it_changed()
 }
 
 #[test]
+fn an_exception_denies_what_the_other_text_states() {
+    // "all fruit except bananas" says the user does not like bananas:
+    // merged into it, "likes bananas" would be lost and its opposite kept.
+    for (first, second) in [
+        (
+            "The user likes all fruit except bananas",
+            "The user likes bananas",
+        ),
+        (
+            "The user is allergic to nuts except almonds",
+            "The user is allergic to almonds",
+        ),
+    ] {
+        assert_flagged_once(first, second);
+        assert_kept_apart(first, second);
+    }
+    // What the exception leaves in is no clash.
+    assert_not_flagged(
+        "The user likes all fruit except bananas",
+        "The user likes fruit",
+    );
+    assert_not_flagged(
+        "The user is allergic to nuts except almonds",
+        "The user is allergic to walnuts",
+    );
+}
+
+#[test]
 fn identical_text_of_two_users_is_never_merged() {
     let (_dir, store) = store();
     let text = "The user prefers dark mode in every editor";
@@ -1816,6 +1844,9 @@ fn a_text_that_reframes_the_other_does_not_absorb_it() {
         ),
         ("Kai might get a new job", "Kai got a new job"),
         ("Kai has to work on Saturday", "Kai works on Saturday"),
+        ("Kai may move to Berlin", "Kai will move to Berlin"),
+        // A choice is not both.
+        ("Kai is in Paris or London", "Kai is in Paris and London"),
         ("Jill stopped eating meat last year", "Jill eats meat"),
         // A belief, a dream, a condition, a hedge and a former role frame
         // the shared words as other than a stated fact.

@@ -64,6 +64,23 @@ fn negated_auxiliary(t: &Token) -> bool {
         && (t.word.ends_with(" t") || t.word.ends_with("nt") || t.word == "cannot")
 }
 
+/// The auxiliary before "n't" of a negated one ("isn t", "didnt",
+/// "cannot"); any other word as it is.
+fn negated_base(t: &Token) -> &str {
+    if !negated_auxiliary(t) {
+        return &t.word;
+    }
+    if t.word == "cannot" {
+        return "can";
+    }
+    let base = t.word.strip_suffix(" t").unwrap_or(&t.word);
+    let base = base
+        .strip_suffix('t')
+        .filter(|_| base == t.word)
+        .unwrap_or(base);
+    base.strip_suffix('n').unwrap_or(base)
+}
+
 /// An auxiliary or copula that carries tense, negated or not.
 fn finite(t: &Token) -> bool {
     listed(FINITE_AUXILIARIES, t.word.as_str()) || negated_auxiliary(t)
@@ -1112,13 +1129,7 @@ fn auxiliary_tense(word: &str) -> Option<Tense> {
 fn frame(tokens: &[Token]) -> Option<Frame> {
     for (k, t) in tokens.iter().enumerate() {
         let auxiliary = if negated_auxiliary(t) {
-            // "isn t", "didnt", "cannot": the auxiliary before "n't".
-            let base = t.word.strip_suffix(" t").unwrap_or(&t.word);
-            let base = base
-                .strip_suffix('t')
-                .filter(|_| base == t.word)
-                .unwrap_or(base);
-            Some(base.strip_suffix('n').unwrap_or(base))
+            Some(negated_base(t))
         } else {
             listed(FINITE_AUXILIARIES, &t.word).then_some(t.word.as_str())
         };
@@ -1776,6 +1787,23 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
             &aligned_words[value_at..*before],
             &aligned_in_second[value_at..*before],
         ];
+        // A choice is not both: "Paris `or` London" / "Paris `and`
+        // London", where nothing else differs. Under a denial both deny
+        // each ("no man `or` dog").
+        let has = |side: &[&Token], word: &str| side.iter().any(|t| t.word == word);
+        let choice = |x: &[&Token], y: &[&Token]| has(x, "or") && has(y, "and") && !has(y, "or");
+        let denied = |side: &[Token]| side.iter().any(|t| t.role == Role::Negation);
+        if !denied(a) && !denied(b) && content(&x).is_empty() && content(&y).is_empty() {
+            if choice(&x, &y) {
+                comparison
+                    .relations
+                    .push(("or".to_owned(), "and".to_owned()));
+            } else if choice(&y, &x) {
+                comparison
+                    .relations
+                    .push(("and".to_owned(), "or".to_owned()));
+            }
+        }
         classify(&x, &y, next, names_before, place, lexicon, &mut comparison);
     }
     cancel_denials_of_one_word(&mut comparison.conflicts);
@@ -2427,9 +2455,15 @@ fn reframes(text: &[Token], other: &[Token], lexicon: &Lexicon) -> bool {
         let (next, after) = (text.get(k + 1), text.get(k + 2));
         // "would" / "will", "could" / "should": one modal for another is
         // tense or tone; a modal against none is not the fact.
-        let modal = listed(MODALS, t.word.as_str())
-            && t.role != Role::Name
-            && !other.iter().any(|o| modal_or_future(&o.word));
+        // Ability is not the act ("can drive" / "drives"), and a
+        // possibility is not a plan ("may move" / "will move").
+        // A possibility is not a plan either ("may move" / "will move").
+        let only_possible = listed("might may", &t.word)
+            && !other.iter().any(|o| listed("might may could", &o.word));
+        let modal = t.role != Role::Name
+            && ((listed(MODALS, t.word.as_str())
+                && !other.iter().any(|o| modal_or_future(&o.word)))
+                || only_possible);
         // A gerund the other text has as a finite verb ("stopped `eating`"
         // / "`eats`"), not the same word ("wore `matching` outfits").
         let gerund_of_other = |n: &Token| {
@@ -2788,12 +2822,19 @@ fn classify<'t>(
         // not `own`" / "has"), are the denied argument, not a fact of its
         // own: a general denial denies every specific case.
         let negating_content = content(negating);
+        // What an exception is taken from is no fact of its own: "all
+        // `fruit` except bananas" denies the bananas the other text has.
+        let excepted_from = |t: &Token| {
+            negation == "except"
+                && next
+                    .is_some_and(|n| listed(QUANTIFIERS, &t.word) || lexicon.is_a(&n.info, &t.info))
+        };
         let own_content = negating_content
             .iter()
             .filter(|t| {
                 let names_other = other_content.iter().any(|o| names(t, o));
                 let says_has = possessive(other) && means_have(t, lexicon);
-                !names_other && !says_has
+                !names_other && !says_has && !excepted_from(t)
             })
             .count();
         let pronoun = listed(NEGATIVE_PRONOUNS, negation);
