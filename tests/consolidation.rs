@@ -1845,6 +1845,11 @@ fn a_text_that_reframes_the_other_does_not_absorb_it() {
         ("Kai might get a new job", "Kai got a new job"),
         ("Kai has to work on Saturday", "Kai works on Saturday"),
         ("Kai may move to Berlin", "Kai will move to Berlin"),
+        // The month is no modal.
+        (
+            "Kai might visit Japan in May",
+            "Kai is visiting Japan in May",
+        ),
         // A choice is not both.
         ("Kai is in Paris or London", "Kai is in Paris and London"),
         ("Jill stopped eating meat last year", "Jill eats meat"),

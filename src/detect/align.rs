@@ -2454,16 +2454,16 @@ fn reframes(text: &[Token], other: &[Token], lexicon: &Lexicon) -> bool {
     text.iter().enumerate().any(|(k, t)| {
         let (next, after) = (text.get(k + 1), text.get(k + 2));
         // "would" / "will", "could" / "should": one modal for another is
-        // tense or tone; a modal against none is not the fact.
-        // Ability is not the act ("can drive" / "drives"), and a
-        // possibility is not a plan ("may move" / "will move").
-        // A possibility is not a plan either ("may move" / "will move").
-        let only_possible = listed("might may", &t.word)
-            && !other.iter().any(|o| listed("might may could", &o.word));
+        // tense or tone; a modal against none is not the fact, and a
+        // possibility is not a plan ("may move" / "will move"). The month
+        // ("in May") is a name, no modal.
+        let other_has = |modal: &dyn Fn(&str) -> bool| {
+            other.iter().any(|o| o.role != Role::Name && modal(&o.word))
+        };
+        let only_possible =
+            listed("might may", &t.word) && !other_has(&|w| listed("might may could", w));
         let modal = t.role != Role::Name
-            && ((listed(MODALS, t.word.as_str())
-                && !other.iter().any(|o| modal_or_future(&o.word)))
-                || only_possible);
+            && ((listed(MODALS, t.word.as_str()) && !other_has(&modal_or_future)) || only_possible);
         // A gerund the other text has as a finite verb ("stopped `eating`"
         // / "`eats`"), not the same word ("wore `matching` outfits").
         let gerund_of_other = |n: &Token| {
