@@ -2441,11 +2441,11 @@ fn modal_or_future(word: &str) -> bool {
 }
 
 /// Whether words of `text` that `other` lacks change what the shared words
-/// say, rather than add to it: a modal ("Kai `might` get a new job") or
-/// an obligation ("Kai `has to` work"), a
-/// verb of its own governing a shared one ("Carl `wants to` quit", "Lisa
-/// `used to` live", "Jill `stopped` eating"), but not "go" before an
-/// activity ("`goes` running"), or one of the lexicon's framing words
+/// say, rather than add to it: a modal ("Kai `might` get a new job"), an
+/// obligation ("Kai `has to` work"), a verb of its own governing a shared
+/// one ("Carl `wants to` quit", "Lisa `used to` live" / "Lisa lived",
+/// "Jill `stopped` eating"), but not "go" before an activity ("`goes`
+/// running"), or one of the lexicon's framing words
 /// ("Sam `believes` the earth is flat", "`If` it rains").
 fn reframes(text: &[Token], other: &[Token], lexicon: &Lexicon) -> bool {
     let shared =
