@@ -596,6 +596,16 @@ fn an_exception_denies_what_the_other_text_states() {
 }
 
 #[test]
+fn hyphenated_words_wordnet_opposes_as_wholes_clash() {
+    // WordNet opposes "part-time" and "full-time" as wholes; split at the
+    // hyphen, "part" / "full" were two different facts.
+    assert_flagged_once("The user works part-time", "The user works full-time");
+    assert_kept_apart("The user works part-time", "The user works full-time");
+    // A shared head with unopposed modifiers is no clash.
+    assert_not_flagged("The user works part-time", "The user works overtime");
+}
+
+#[test]
 fn identical_text_of_two_users_is_never_merged() {
     let (_dir, store) = store();
     let text = "The user prefers dark mode in every editor";

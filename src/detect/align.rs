@@ -2624,10 +2624,12 @@ fn adds_a_value(text: &[Token]) -> bool {
 const LOCATIVES: &str = "in at to into inside within from";
 
 /// The opposed words of a hunk, if any: the rule file's antonyms, on the
-/// words or their lemmas, or WordNet's.
+/// words or their lemmas, or WordNet's, also of a hyphenated word whose
+/// head `next` both sides share ("`part`-time" / "`full`-time").
 fn antonym_in(
     x: &[&Token],
     y: &[&Token],
+    next: Option<&Token>,
     place: Place,
     lexicon: &Lexicon,
 ) -> Option<(String, String)> {
@@ -2655,6 +2657,22 @@ fn antonym_in(
                     .find(|q| non_prefixed(p, q) || non_prefixed(q, p))
                     .map(|q| (p.word.clone(), q.word.clone()))
             })
+        })
+        .or_else(|| {
+            let (next, [p], [q]) = (next?, x, y) else {
+                return None;
+            };
+            let attached = |t: &Token| t.is_content() && written_together(t, next);
+            if !attached(p) || !attached(q) {
+                return None;
+            }
+            let (wp, wq) = (
+                format!("{}-{}", p.word, next.word),
+                format!("{}-{}", q.word, next.word),
+            );
+            lexicon
+                .wordnet_antonyms(&lexicon.word(&wp), &lexicon.word(&wq))
+                .then_some((wp, wq))
         })
 }
 
@@ -2713,15 +2731,16 @@ fn classify<'t>(
     // Antonyms first ("always" / "never" is an antonym, not a negation),
     // when they are what the hunk is about: at most one other content word
     // a side.
-    let antonym = antonym_in(x, y, place, lexicon);
+    let antonym = antonym_in(x, y, next, place, lexicon);
     if let Some((p, q)) = antonym {
         let others = |side: &[&'t Token], phrase: &str| -> Vec<&'t Token> {
             side.iter()
                 .copied()
                 .filter(|t| {
+                    // "part-time" is "part" and "time".
                     t.is_content()
                         && !phrase
-                            .split(' ')
+                            .split([' ', '-'])
                             .any(|w| w == t.word || t.info.lemmas.iter().any(|l| l == w))
                 })
                 .collect()
