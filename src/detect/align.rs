@@ -1601,6 +1601,8 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                 }))
     };
     let additive = adds_a_value(a) || adds_a_value(b);
+    // Under a denial "or" joins what is denied ("no man `or` dog").
+    let undenied = !a.iter().chain(b).any(|t| t.role == Role::Negation);
     for Hunk { x, y, before, end } in &hunks {
         let at_start = [end[0] == x.len(), end[1] == y.len()];
         let next = aligned_words[*before..]
@@ -1788,12 +1790,10 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
             &aligned_in_second[value_at..*before],
         ];
         // A choice is not both: "Paris `or` London" / "Paris `and`
-        // London", where nothing else differs. Under a denial both deny
-        // each ("no man `or` dog").
+        // London", where nothing else differs.
         let has = |side: &[&Token], word: &str| side.iter().any(|t| t.word == word);
         let choice = |x: &[&Token], y: &[&Token]| has(x, "or") && has(y, "and") && !has(y, "or");
-        let denied = |side: &[Token]| side.iter().any(|t| t.role == Role::Negation);
-        if !denied(a) && !denied(b) && content(&x).is_empty() && content(&y).is_empty() {
+        if undenied && content(&x).is_empty() && content(&y).is_empty() {
             if choice(&x, &y) {
                 comparison
                     .relations
@@ -2451,19 +2451,21 @@ fn reframes(text: &[Token], other: &[Token], lexicon: &Lexicon) -> bool {
     let shared =
         |t: &Token| t.is_content() && other.iter().any(|o| o.is_content() && o.shares_lemma(t));
     let own = |t: &Token| t.is_content() && !shared(t);
+    // What `other` has, looked up once: a modal or the future, a modal of
+    // possibility, an obligation. The month ("in May") is a name, no modal.
+    let other_has =
+        |modal: &dyn Fn(&str) -> bool| other.iter().any(|o| o.role != Role::Name && modal(&o.word));
+    let other_modal = other_has(&modal_or_future);
+    let other_possible = other_has(&|w| listed("might may could", w));
+    let other_obliged = (0..other.len()).any(|o| obliged(other, o));
     text.iter().enumerate().any(|(k, t)| {
         let (next, after) = (text.get(k + 1), text.get(k + 2));
         // "would" / "will", "could" / "should": one modal for another is
         // tense or tone; a modal against none is not the fact, and a
-        // possibility is not a plan ("may move" / "will move"). The month
-        // ("in May") is a name, no modal.
-        let other_has = |modal: &dyn Fn(&str) -> bool| {
-            other.iter().any(|o| o.role != Role::Name && modal(&o.word))
-        };
-        let only_possible =
-            listed("might may", &t.word) && !other_has(&|w| listed("might may could", w));
+        // possibility is not a plan ("may move" / "will move").
+        let only_possible = listed("might may", &t.word) && !other_possible;
         let modal = t.role != Role::Name
-            && ((listed(MODALS, t.word.as_str()) && !other_has(&modal_or_future)) || only_possible);
+            && ((listed(MODALS, t.word.as_str()) && !other_modal) || only_possible);
         // A gerund the other text has as a finite verb ("stopped `eating`"
         // / "`eats`"), not the same word ("wore `matching` outfits").
         let gerund_of_other = |n: &Token| {
@@ -2493,21 +2495,21 @@ fn reframes(text: &[Token], other: &[Token], lexicon: &Lexicon) -> bool {
             && next.is_some_and(|n| {
                 (n.word == "to" && after.is_some_and(&shared)) || (gerund_of_other(n) && !goes)
             });
-        // "has to work": an obligation, a modal in three words.
-        let obliged = |text: &[Token], k: usize| {
-            listed("has have", &text[k].word)
-                && text
-                    .get(k + 1)
-                    .is_some_and(|n| n.word == "to" && written_together(&text[k], n))
-        };
-        let obligation = obliged(text, k)
-            && after.is_some_and(&shared)
-            && !(0..other.len()).any(|o| obliged(other, o));
+        let obligation = obliged(text, k) && after.is_some_and(&shared) && !other_obliged;
         let framing = t.role != Role::Name
             && lexicon.is_framing(&t.word, &t.info)
             && !other.iter().any(|o| o.word == t.word || o.shares_lemma(t));
         modal || governs || obligation || framing
     })
+}
+
+/// Whether word `k` of `text` opens an obligation, a modal in three words:
+/// "`has to` work".
+fn obliged(text: &[Token], k: usize) -> bool {
+    listed("has have", &text[k].word)
+        && text
+            .get(k + 1)
+            .is_some_and(|n| n.word == "to" && written_together(&text[k], n))
 }
 
 /// A hunk without its content words that the other text has elsewhere:
