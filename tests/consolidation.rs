@@ -596,6 +596,32 @@ fn an_exception_denies_what_the_other_text_states() {
 }
 
 #[test]
+fn a_denial_with_an_exception_states_the_exception() {
+    // "doesn't … except on weekends" says the user drinks coffee on
+    // weekends and at no other time: the exception is what it affirms.
+    for (first, second) in [
+        (
+            "The user doesn't drink coffee except on weekends",
+            "The user drinks coffee on weekends",
+        ),
+        (
+            "The user eats nothing except rice on fasting days",
+            "The user eats rice on fasting days",
+        ),
+    ] {
+        assert_not_flagged(first, second);
+        // Merged, the restriction ("and at no other time") is kept.
+        let (_dir, store, _) = assert_merged(first, second);
+        assert_eq!(status(&store, "u", "first"), MemoryStatus::Active);
+    }
+    // Denied at the time of the exception, it clashes.
+    assert_flagged_once(
+        "The user doesn't drink coffee except on weekends",
+        "The user doesn't drink coffee on weekends",
+    );
+}
+
+#[test]
 fn hyphenated_words_wordnet_opposes_as_wholes_clash() {
     // WordNet opposes "part-time" and "full-time" as wholes; split at the
     // hyphen, "part" / "full" were two different facts.

@@ -692,7 +692,7 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
         });
         at += 1;
     }
-    out
+    exception_as_restriction(out, lexicon)
 }
 
 /// A cheap bound before aligning: whether `a` and `b` share enough
@@ -899,6 +899,47 @@ pub fn statement(text: &str, lexicon: &Lexicon) -> Vec<Token> {
         }
         None => tokens,
     }
+}
+
+/// A denial with an exception in its clause affirms the exception and
+/// nothing else: "doesn't drink coffee `except` on weekends" says "does
+/// drink coffee `only` on weekends", "eats nothing `except` rice" says
+/// "eats `only` rice". Read as two denials, it clashed with the very fact
+/// it states. An "except" with no denial before it stays one ("all fruit
+/// except bananas").
+fn exception_as_restriction(mut tokens: Vec<Token>, lexicon: &Lexicon) -> Vec<Token> {
+    let mut k = 0;
+    while k < tokens.len() {
+        let exception = tokens[k].role == Role::Negation && tokens[k].word == "except";
+        let denial = exception
+            .then(|| {
+                tokens[..k]
+                    .iter()
+                    .rposition(|t| t.role == Role::Negation || listed(CLAUSE_BREAKS, &t.word))
+            })
+            .flatten()
+            .filter(|&j| tokens[j].role == Role::Negation && tokens[j].word != "except");
+        let Some(j) = denial else {
+            k += 1;
+            continue;
+        };
+        tokens[k].word = "only".to_owned();
+        tokens[k].info = lexicon.word("only");
+        tokens[k].role = Role::Content;
+        // "doesn't" leaves its auxiliary ("does"); "nothing", "never" leave
+        // nothing.
+        if negated_auxiliary(&tokens[j]) {
+            let base = negated_base(&tokens[j]).to_owned();
+            tokens[j].info = Word::plain(&base);
+            tokens[j].word = base;
+            tokens[j].role = Role::Function;
+        } else {
+            tokens.remove(j);
+            k -= 1;
+        }
+        k += 1;
+    }
+    tokens
 }
 
 /// The token order that puts the first passive clause ("[subject] is
