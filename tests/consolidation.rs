@@ -596,6 +596,24 @@ fn an_exception_denies_what_the_other_text_states() {
 }
 
 #[test]
+fn a_list_of_other_numbers_is_one_other_value() {
+    // "5 and 8" / "6 and 9" is one slot with another list in it, as "is
+    // 4" / "is 5" is one slot with another number.
+    for (first, second) in [
+        ("The user's kids are 5 and 8", "The user's kids are 6 and 9"),
+        (
+            "The user's daughters are 3 and 7",
+            "The user's daughters are 4 and 9",
+        ),
+    ] {
+        assert_flagged_once(first, second);
+        assert_kept_apart(first, second);
+    }
+    // One number of the list the same, the other another: still a clash.
+    assert_flagged_once("The user's kids are 5 and 8", "The user's kids are 5 and 9");
+}
+
+#[test]
 fn a_denial_with_an_exception_states_the_exception() {
     // "doesn't … except on weekends" says the user drinks coffee on
     // weekends and at no other time: the exception is what it affirms.

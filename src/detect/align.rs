@@ -1606,6 +1606,7 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
             end: [n, m],
         });
     }
+    let hunks = joined_lists(hunks, &aligned_words);
     // The subject is what comes before the first auxiliary or copula ("A
     // man | is slicing"), or before a negation that stands right before it
     // and so denies the predicate ("The user | no longer has a dog"); when
@@ -2598,6 +2599,32 @@ struct Hunk<'t> {
     before: usize,
     /// The index after it on each side.
     end: [usize; 2],
+}
+
+/// Hunks of numbers on both sides joined by an aligned "and" are one list
+/// in one slot: "are `5` and `8`" / "are `6` and `9`" is one other value,
+/// as "is `4`" / "is `5`" is, not two slots that might each be another
+/// fact. An "or" restates in other units ("fell $2.28, or 7 percent").
+fn joined_lists<'t>(hunks: Vec<Hunk<'t>>, aligned: &[&Token]) -> Vec<Hunk<'t>> {
+    let numbers = |side: &[&Token]| !side.is_empty() && side.iter().all(|t| t.role == Role::Number);
+    let mut out: Vec<Hunk<'t>> = Vec::with_capacity(hunks.len());
+    for hunk in hunks {
+        if let Some(last) = out.last_mut()
+            && numbers(&last.x)
+            && numbers(&last.y)
+            && numbers(&hunk.x)
+            && numbers(&hunk.y)
+            && hunk.before == last.before + 1
+            && aligned[last.before].word == "and"
+        {
+            last.x.extend(hunk.x);
+            last.y.extend(hunk.y);
+            last.end = hunk.end;
+            continue;
+        }
+        out.push(hunk);
+    }
+    out
 }
 
 /// Where a hunk sits in the sentences.
