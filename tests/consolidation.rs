@@ -557,6 +557,9 @@ fn a_change_stated_in_the_past_still_holds_and_supersedes_the_value_it_changed()
             "The user's dentist appointment is at 3pm",
             "The user's dentist appointment was changed to 4pm",
         ),
+        // An age reached is the age now.
+        ("The user's son is 4", "The user's son turned 5"),
+        ("Maria is 29 years old", "Maria turned 30 years old"),
     ] {
         let (_dir, store, output) = older_then_newer(old, new);
         let found = contradiction_events(&output);

@@ -2412,7 +2412,10 @@ fn past_change(tokens: &[Token], other: &[Token], lexicon: &Lexicon) -> bool {
             && !other.iter().any(|o| o.shares_lemma(&tokens[k]))
             && lexicon.change_marker_phrases().any(|marker| {
                 tokens[k..].len() >= marker.len()
-                    && tokens[k..].iter().zip(marker).all(|(t, w)| t.word == *w)
+                    && tokens[k..]
+                        .iter()
+                        .zip(marker)
+                        .all(|(t, w)| super::lexicon::fits(w, &t.word))
             })
     })
 }

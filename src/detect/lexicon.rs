@@ -19,6 +19,9 @@ use crate::text::normalise;
 pub struct LexiconSpec {
     pub negations: Vec<String>,
     pub antonyms: Vec<[String; 2]>,
+    /// Words that state a change ("now", "switched to"); a newer text with
+    /// one supersedes the older value it contradicts. `#` stands for any
+    /// number in digits ("turned #").
     pub change_markers: Vec<String>,
     /// Words that frame what a text says as other than a stated fact: an
     /// attitude ("believes"), a condition ("if"), a near miss ("almost"),
@@ -49,16 +52,35 @@ pub struct Lexicon {
     wordnet: Option<Arc<WordNet>>,
 }
 
+/// In a change marker, the place of any number written in digits ("turned
+/// #": "turned 5", "turned 30").
+pub const ANY_NUMBER: &str = "#";
+
 fn phrase(text: &str) -> Vec<String> {
-    normalise(text).split(' ').map(str::to_owned).collect()
+    text.split_whitespace()
+        .flat_map(|word| match word {
+            ANY_NUMBER => vec![ANY_NUMBER.to_owned()],
+            _ => normalise(word)
+                .split(' ')
+                .filter(|w| !w.is_empty())
+                .map(str::to_owned)
+                .collect(),
+        })
+        .collect()
 }
 
-/// How many times `phrase` occurs in `words`.
-fn occurrences(words: &[String], phrase: &[String]) -> usize {
-    if phrase.is_empty() || phrase.len() > words.len() {
-        return 0;
-    }
-    words.windows(phrase.len()).filter(|w| *w == phrase).count()
+/// Whether `word` fills a phrase's place `pattern`: the same word, or any
+/// number in digits where the phrase has [`ANY_NUMBER`].
+pub fn fits(pattern: &str, word: &str) -> bool {
+    pattern == word
+        || (pattern == ANY_NUMBER && !word.is_empty() && word.chars().all(|c| c.is_ascii_digit()))
+}
+
+/// Whether `window` is `phrase`, word for word.
+fn matches_phrase(window: &[String], phrase: &[String]) -> bool {
+    !phrase.is_empty()
+        && window.len() == phrase.len()
+        && window.iter().zip(phrase).all(|(word, p)| fits(p, word))
 }
 
 impl Lexicon {
@@ -274,12 +296,15 @@ impl Lexicon {
         })
     }
 
-    /// The first change marker in `words`.
+    /// The first change marker in `words`, as written there ("turned 5"
+    /// for "turned #").
     pub fn change_marker_in(&self, words: &[String]) -> Option<String> {
-        self.change_markers
-            .iter()
-            .find(|marker| occurrences(words, marker) > 0)
-            .map(|marker| marker.join(" "))
+        self.change_markers.iter().find_map(|marker| {
+            words
+                .windows(marker.len().max(1))
+                .find(|w| matches_phrase(w, marker))
+                .map(|w| w.join(" "))
+        })
     }
 
     /// The change markers, each as its words.
@@ -392,7 +417,7 @@ mod tests {
                 "don't".into(),
             ],
             antonyms: vec![["always".into(), "never".into()]],
-            change_markers: vec!["now".into(), "switched to".into()],
+            change_markers: vec!["now".into(), "switched to".into(), "turned #".into()],
             framing: vec!["believe".into(), "if".into()],
             single_valued: vec!["work for".into()],
             value_classes: BTreeMap::from([(
@@ -400,6 +425,19 @@ mod tests {
                 vec!["postgresql|postgres".into(), "mysql".into()],
             )]),
         })
+    }
+
+    #[test]
+    fn a_change_marker_with_a_number_place_takes_any_number() {
+        let lexicon = lexicon();
+        let marker = |text: &str| lexicon.change_marker_in(&words(text));
+        assert_eq!(marker("son turned 5"), Some("turned 5".to_owned()));
+        assert_eq!(
+            marker("maria turned 30 in may"),
+            Some("turned 30".to_owned())
+        );
+        assert_eq!(marker("the car turned left"), None);
+        assert_eq!(marker("turned five"), None);
     }
 
     #[test]
