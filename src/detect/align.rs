@@ -2410,13 +2410,7 @@ fn past_change(tokens: &[Token], other: &[Token], lexicon: &Lexicon) -> bool {
         tokens[k].info.inflected_verb
             && past_form(&tokens[k])
             && !other.iter().any(|o| o.shares_lemma(&tokens[k]))
-            && lexicon.change_marker_phrases().any(|marker| {
-                tokens[k..].len() >= marker.len()
-                    && tokens[k..]
-                        .iter()
-                        .zip(marker)
-                        .all(|(t, w)| super::lexicon::fits(w, &t.word))
-            })
+            && lexicon.opens_with_change_marker(tokens[k..].iter().map(|t| t.word.as_str()))
     })
 }
 

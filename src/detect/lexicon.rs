@@ -54,7 +54,7 @@ pub struct Lexicon {
 
 /// In a change marker, the place of any number written in digits ("turned
 /// #": "turned 5", "turned 30").
-pub const ANY_NUMBER: &str = "#";
+const ANY_NUMBER: &str = "#";
 
 fn phrase(text: &str) -> Vec<String> {
     text.split_whitespace()
@@ -71,16 +71,17 @@ fn phrase(text: &str) -> Vec<String> {
 
 /// Whether `word` fills a phrase's place `pattern`: the same word, or any
 /// number in digits where the phrase has [`ANY_NUMBER`].
-pub fn fits(pattern: &str, word: &str) -> bool {
+fn fits(pattern: &str, word: &str) -> bool {
     pattern == word
         || (pattern == ANY_NUMBER && !word.is_empty() && word.chars().all(|c| c.is_ascii_digit()))
 }
 
-/// Whether `window` is `phrase`, word for word.
-fn matches_phrase(window: &[String], phrase: &[String]) -> bool {
+/// Whether `words` open with `phrase`, word for word.
+fn opens_with<'w>(mut words: impl Iterator<Item = &'w str>, phrase: &[String]) -> bool {
     !phrase.is_empty()
-        && window.len() == phrase.len()
-        && window.iter().zip(phrase).all(|(word, p)| fits(p, word))
+        && phrase
+            .iter()
+            .all(|p| words.next().is_some_and(|w| fits(p, w)))
 }
 
 impl Lexicon {
@@ -300,16 +301,21 @@ impl Lexicon {
     /// for "turned #").
     pub fn change_marker_in(&self, words: &[String]) -> Option<String> {
         self.change_markers.iter().find_map(|marker| {
-            words
-                .windows(marker.len().max(1))
-                .find(|w| matches_phrase(w, marker))
-                .map(|w| w.join(" "))
+            (0..words.len())
+                .find(|&k| opens_with(words[k..].iter().map(String::as_str), marker))
+                .map(|k| words[k..k + marker.len()].join(" "))
         })
     }
 
-    /// The change markers, each as its words.
-    pub fn change_marker_phrases(&self) -> impl Iterator<Item = &[String]> {
-        self.change_markers.iter().map(Vec::as_slice)
+    /// Whether `words` open with a change marker ("moved to …", "turned 5
+    /// …").
+    pub fn opens_with_change_marker<'w>(
+        &self,
+        words: impl Iterator<Item = &'w str> + Clone,
+    ) -> bool {
+        self.change_markers
+            .iter()
+            .any(|marker| opens_with(words.clone(), marker))
     }
 
     /// Whether `word` alone is a change marker ("anymore", "now").
