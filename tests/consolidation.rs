@@ -571,6 +571,34 @@ fn a_change_stated_in_the_past_still_holds_and_supersedes_the_value_it_changed()
 }
 
 #[test]
+fn a_change_verb_restates_the_relation_whose_value_it_changes() {
+    // "switched to Vim" says the user uses Vim now, where the older memory
+    // said Emacs: the change verb stands for the older text's verb (or its
+    // copula), not for a fact of its own beside it.
+    for (old, new) in [
+        ("The user uses Emacs", "The user switched to Vim"),
+        ("The team uses MySQL", "The team migrated to PostgreSQL"),
+        ("The user lives in Paris", "The user moved to London"),
+        (
+            "The meeting is on Tuesday",
+            "The meeting was moved to Thursday",
+        ),
+    ] {
+        let (_dir, store, output) = older_then_newer(old, new);
+        let found = contradiction_events(&output);
+        assert_eq!(found.len(), 1, "{old:?} / {new:?}: {found:?}");
+        assert_eq!(found[0].resolution, ContradictionResolution::Superseded);
+        assert_eq!(status(&store, "u", "old"), MemoryStatus::Superseded);
+        assert_eq!(status(&store, "u", "new"), MemoryStatus::Active);
+    }
+    // A past visit is no earlier home: the move does not end it.
+    let (_dir, store, output) =
+        older_then_newer("The user visited Paris", "The user moved to London");
+    assert!(contradiction_events(&output).is_empty());
+    assert_eq!(status(&store, "u", "old"), MemoryStatus::Active);
+}
+
+#[test]
 fn an_exception_denies_what_the_other_text_states() {
     // "all fruit except bananas" says the user does not like bananas:
     // merged into it, "likes bananas" would be lost and its opposite kept.

@@ -333,7 +333,13 @@ pub fn denial(text: &str, lexicon: &Lexicon) -> Denial {
             })
         })
         .max()
-        .unwrap_or_default()
+        .unwrap_or_else(|| {
+            if lexicon.change_marker_in(&words).is_some() {
+                Denial::Change
+            } else {
+                Denial::None
+            }
+        })
 }
 
 /// How a text denies, in the order of how far it lowers the similarity
@@ -342,6 +348,10 @@ pub fn denial(text: &str, lexicon: &Lexicon) -> Denial {
 pub enum Denial {
     #[default]
     None,
+    /// A stated change ("moved to London", "now uses Vim") denies the
+    /// value it replaces in other words than the statement it changes
+    /// ("lives in Paris").
+    Change,
     /// "not", "no", "never", …
     Negation,
     /// "There is no …", "There are no …": the denial of existence is
@@ -2414,6 +2424,16 @@ fn past_change(tokens: &[Token], other: &[Token], lexicon: &Lexicon) -> bool {
     })
 }
 
+/// Whether a hunk holds a past verb opening a change marker ("`switched`
+/// to", "was `moved` to").
+fn change_verb(hunk: &[&Token], lexicon: &Lexicon) -> bool {
+    (0..hunk.len()).any(|k| {
+        hunk[k].info.inflected_verb
+            && past_form(hunk[k])
+            && lexicon.opens_with_change_marker(hunk[k..].iter().map(|t| t.word.as_str()))
+    })
+}
+
 /// The [`Frame`] of a text that ends an activity at `at`: the state that
 /// follows, now ("quit smoking", "has stopped eating meat"), or then after
 /// a past auxiliary ("had quit smoking").
@@ -3063,8 +3083,28 @@ fn classify<'t>(
             .map(|c| (c, [2, 2]))
             .or_else(|| different_value(vx, vy, names_before, place, lexicon))
     {
-        comparison.extra[0] += cx.len().saturating_sub(words[0]);
-        comparison.extra[1] += cy.len().saturating_sub(words[1]);
+        let mut extra = [
+            cx.len().saturating_sub(words[0]),
+            cy.len().saturating_sub(words[1]),
+        ];
+        // A change verb before the new value ("`switched to` Vim", "`moved
+        // to` London") says the other side's relation holds it now: it
+        // restates that side's verb ("uses", "lives in") or copula ("is
+        // on"), and neither is a detail of its own.
+        let restated = |changing: &[&Token], extra: [usize; 2], side: usize| {
+            extra[side] == 1
+                && (extra[1 - side] == 0
+                    || [&cx, &cy][1 - side]
+                        .iter()
+                        .any(|t| t.role == Role::Content && t.info.is_verb()))
+                && change_verb(changing, lexicon)
+        };
+        if restated(x, extra, 0) || restated(y, extra, 1) {
+            extra = [0, 0];
+            comparison.synonymous += 1;
+        }
+        comparison.extra[0] += extra[0];
+        comparison.extra[1] += extra[1];
         comparison.conflicts.push(conflict);
         return;
     }

@@ -103,18 +103,22 @@ pub fn detect(
             let comparison = prepared.compare(i, j, lexicon);
             let resolved = resolve(&comparison);
             let found = signals(&comparison, resolved.is_some());
-            (!found.is_empty()).then_some((found, resolved))
+            // A change to another value of a lexicon class counts from
+            // `change_min_similarity`, whether the alignment reads it as
+            // a conflict or only as the class change.
+            let class_change = resolved.is_some() && !comparison.class_changes.is_empty();
+            (!found.is_empty()).then_some((found, resolved, class_change))
         } else {
             None
         };
-        let (signals, resolved) = match whole {
+        let (signals, resolved, class_change) = match whole {
             Some(whole) => whole,
             None => match prepared.clause_conflict(i, j, lexicon) {
-                Some(clauses) => (signals(&clauses, false), resolve(&clauses)),
+                Some(clauses) => (signals(&clauses, false), resolve(&clauses), false),
                 None => continue,
             },
         };
-        let stated_change = signals.iter().any(|s| s.kind == "class_value");
+        let stated_change = class_change || signals.iter().any(|s| s.kind == "class_value");
         if !nominated(i, j, similarity) && !stated_change {
             continue;
         }

@@ -67,7 +67,7 @@ impl Floor<'_> {
         let denial = |k: usize| self.denials.get(k).copied().unwrap_or_default();
         match denial(i).max(denial(j)) {
             Denial::None => self.general,
-            Denial::Negation => self.negation,
+            Denial::Change | Denial::Negation => self.negation,
             Denial::Existence | Denial::Pronoun => self.pronoun,
         }
     }
