@@ -2922,6 +2922,15 @@ fn a_time_of_day_is_one_value_however_it_is_written() {
         "The user's flight lands at 18:30",
     );
     assert_not_flagged("Dinner with Anna is at 7", "Dinner with Anna is at 7 pm");
+    // The half of the day in words.
+    assert_merged(
+        "The user wakes up at 6am on weekdays",
+        "The user wakes up at 6 in the morning on weekdays",
+    );
+    assert_flagged_once(
+        "Dinner with Anna is at 7 in the evening",
+        "Dinner with Anna is at 8pm",
+    );
 }
 
 #[test]

@@ -428,7 +428,8 @@ fn number_at(
 }
 
 /// A time of day at the start of `text` ("3pm", "6:30 p.m.", "18:30",
-/// "7 am"; a bare number is none): its length in bytes and its value,
+/// "7 am", "6 in the morning", "10 at night", "6 o'clock"; a bare number
+/// is none): its length in bytes and its value,
 /// "HH:MM" on the 24-hour clock, or "~H:MM" where the half of the day is
 /// unsaid ("6:30" is 6:30 or 18:30).
 fn clock(text: &str) -> Option<(usize, String)> {
@@ -444,34 +445,54 @@ fn clock(text: &str) -> Option<(usize, String)> {
         minutes = Some(text[at + 1..at + 3].parse::<u16>().ok()?);
         at += 3;
     }
-    let rest = &text[at..];
-    let spaced = rest.trim_start_matches(' ');
-    let half = ["am", "a.m.", "a.m", "pm", "p.m.", "p.m"]
+    // The length of `written` where `text` opens with it, spaces before it
+    // allowed, as a whole word.
+    let opens_with = |text: &str, written: &str| {
+        let spaced = text.trim_start_matches(' ');
+        let after = spaced.get(..written.len())?;
+        let ends = !spaced[written.len()..]
+            .chars()
+            .next()
+            .is_some_and(char::is_alphanumeric);
+        (after.eq_ignore_ascii_case(written) && ends)
+            .then(|| text.len() - spaced.len() + written.len())
+    };
+    let o_clock = ["o'clock", "o’clock", "oclock"]
         .into_iter()
-        .find_map(|written| {
-            let after = spaced.get(..written.len())?;
-            let ends = !spaced[written.len()..]
-                .chars()
-                .next()
-                .is_some_and(char::is_alphanumeric);
-            (after.eq_ignore_ascii_case(written) && ends).then(|| {
-                (
-                    rest.len() - spaced.len() + written.len(),
-                    written.starts_with('p'),
-                )
-            })
-        });
+        .find_map(|written| opens_with(&text[at..], written));
+    at += o_clock.unwrap_or(0);
+    let rest = &text[at..];
+    // The half of the day, as the hour reads in it: 'a' the morning's, 'p'
+    // the afternoon's, 'n' the night's (late evening or small hours).
+    let half = [
+        ("am", 'a'),
+        ("a.m.", 'a'),
+        ("a.m", 'a'),
+        ("pm", 'p'),
+        ("p.m.", 'p'),
+        ("p.m", 'p'),
+        ("in the morning", 'a'),
+        ("in the afternoon", 'p'),
+        ("in the evening", 'p'),
+        ("at night", 'n'),
+    ]
+    .into_iter()
+    .find_map(|(written, half)| opens_with(rest, written).map(|len| (len, half)));
     let ends_here = !rest.chars().next().is_some_and(char::is_alphanumeric);
     let minutes_value = minutes.unwrap_or(0);
     if minutes_value >= 60 {
         return None;
     }
     match half {
-        Some((len, afternoon)) if (1..=12).contains(&hour) => {
-            let hour = hour % 12 + if afternoon { 12 } else { 0 };
+        Some((len, half)) if (1..=12).contains(&hour) => {
+            let hour = match half {
+                'p' => hour % 12 + 12,
+                'n' if (6..12).contains(&hour) => hour + 12,
+                _ => hour % 12,
+            };
             Some((at + len, format!("{hour:02}:{minutes_value:02}")))
         }
-        None if minutes.is_some() && ends_here && hour < 24 => {
+        None if (minutes.is_some() || o_clock.is_some()) && ends_here && hour < 24 => {
             let value = if (1..=12).contains(&hour) {
                 format!("~{hour}:{minutes_value:02}")
             } else {
@@ -3741,6 +3762,47 @@ mod tests {
         for text in ["6 people", "13 pm", "6:75", "6 amps", "2019"] {
             assert_eq!(value(text), None, "{text}");
         }
+    }
+
+    #[test]
+    fn the_half_of_the_day_may_be_said_in_words() {
+        fn value(text: &str) -> Option<(&str, String)> {
+            clock(text).map(|(len, v)| (&text[..len], v))
+        }
+        assert_eq!(
+            value("6 in the morning."),
+            Some(("6 in the morning", "06:00".to_owned()))
+        );
+        assert_eq!(
+            value("7:30 in the Evening"),
+            Some(("7:30 in the Evening", "19:30".to_owned()))
+        );
+        assert_eq!(
+            value("3 in the afternoon"),
+            Some(("3 in the afternoon", "15:00".to_owned()))
+        );
+        // Late at night is the evening's; small hours are the morning's.
+        assert_eq!(
+            value("10 at night"),
+            Some(("10 at night", "22:00".to_owned()))
+        );
+        assert_eq!(
+            value("12 at night"),
+            Some(("12 at night", "00:00".to_owned()))
+        );
+        assert_eq!(
+            value("2 at night"),
+            Some(("2 at night", "02:00".to_owned()))
+        );
+        // "o'clock" makes a bare hour a time whose half is unsaid.
+        assert_eq!(value("6 o'clock"), Some(("6 o'clock", "~6:00".to_owned())));
+        assert_eq!(
+            value("6 o'clock in the morning"),
+            Some(("6 o'clock in the morning", "06:00".to_owned()))
+        );
+        // A count of something in the morning is no time.
+        assert_eq!(value("6 in the mornings"), None);
+        assert_eq!(value("13 in the morning"), None);
     }
 
     #[test]
