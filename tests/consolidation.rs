@@ -2934,6 +2934,33 @@ fn a_time_of_day_is_one_value_however_it_is_written() {
 }
 
 #[test]
+fn an_email_address_or_a_url_is_one_value() {
+    // Split at its punctuation, "alex.b@example.com" held every word of
+    // "alex@example.com" and absorbed it: the old address was lost.
+    for (first, second) in [
+        (
+            "The user's work email is alex@example.com",
+            "The user's work email is alex.b@example.com",
+        ),
+        (
+            "The team's runbook is at https://wiki.example.com/ops/runbook",
+            "The team's runbook is at https://wiki.example.com/ops/runbook-v2",
+        ),
+    ] {
+        let output = assert_kept_apart(first, second);
+        assert_eq!(
+            contradiction_events(&output).len(),
+            1,
+            "{first:?} / {second:?}"
+        );
+    }
+    assert_merged(
+        "The user's work email is alex@example.com",
+        "The user's work email is alex@example.com.",
+    );
+}
+
+#[test]
 fn a_denial_stated_as_a_change_supersedes_what_it_denies() {
     // "No longer" and "anymore" deny what held before and say it changed:
     // the newer memory replaces the older, with the denial flagged.

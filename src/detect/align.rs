@@ -504,6 +504,26 @@ fn clock(text: &str) -> Option<(usize, String)> {
     }
 }
 
+/// An email address or a URL at the start of `text` ("alex@example.com",
+/// "https://example.com/a", "www.example.com"): its length in bytes, up
+/// to the next space, without the punctuation that closes a sentence or
+/// a bracket after it.
+fn address(text: &str) -> Option<usize> {
+    let chunk = text.split(char::is_whitespace).next().unwrap_or("");
+    let chunk = chunk.trim_end_matches(['.', ',', ';', ':', '!', '?', ')', ']', '>', '"', '\'']);
+    let lower = chunk.to_ascii_lowercase();
+    let url = ["http://", "https://", "www."]
+        .iter()
+        .any(|scheme| lower.starts_with(scheme) && lower.len() > scheme.len());
+    let email = chunk.split_once('@').is_some_and(|(user, domain)| {
+        !user.is_empty()
+            && domain
+                .split_once('.')
+                .is_some_and(|(host, tld)| !host.is_empty() && !tld.is_empty())
+    });
+    (url || email).then_some(chunk.len())
+}
+
 /// Whether two values name one time of day: equal, or one leaves the half
 /// of the day unsaid ("~6:30" / "18:30"), or one is a bare hour ("at `7`"
 /// / "at `7 pm`").
@@ -598,6 +618,21 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
                 span: (spans[at].0, spans[at + 1].1),
             });
             at += 2;
+            continue;
+        }
+        // An address is one value, not the words its punctuation parts:
+        // "alex.b@example.com" holds every word of "alex@example.com".
+        if let Some(len) = address(&text[spans[at].0..]) {
+            let span = (spans[at].0, spans[at].0 + len);
+            let end = spans.iter().rposition(|s| s.1 <= span.1).unwrap_or(at);
+            let word = text[span.0..span.1].to_lowercase();
+            out.push(Token {
+                info: Word::plain(&word),
+                word,
+                role: Role::Name,
+                span,
+            });
+            at = end + 1;
             continue;
         }
         if let Some((len, value)) = clock(&text[spans[at].0..]) {
@@ -3399,6 +3434,11 @@ fn name_slot(p: &Token, q: &Token, predicate: bool, lexicon: &Lexicon) -> Option
     if a == b || lexicon.synonyms(p.pair(), q.pair()) {
         return None;
     }
+    // An address is exact: another character is another mailbox or page,
+    // never a spelling of one.
+    if address(a).is_some() && address(b).is_some() {
+        return Some("addresses".to_owned());
+    }
     if let (Some(x), Some(y)) = (lexicon.class_of(&p.word), lexicon.class_of(&q.word)) {
         return (x == y).then(|| x.to_owned());
     }
@@ -3762,6 +3802,26 @@ mod tests {
         for text in ["6 people", "13 pm", "6:75", "6 amps", "2019"] {
             assert_eq!(value(text), None, "{text}");
         }
+    }
+
+    #[test]
+    fn an_address_is_read_whole_without_the_punctuation_closing_it() {
+        fn value(text: &str) -> Option<&str> {
+            address(text).map(|len| &text[..len])
+        }
+        assert_eq!(value("alex.b@example.com."), Some("alex.b@example.com"));
+        assert_eq!(
+            value("https://example.com/a?b=1), then"),
+            Some("https://example.com/a?b=1")
+        );
+        assert_eq!(value("www.example.org/docs"), Some("www.example.org/docs"));
+        // Not an address: no domain, a bare scheme, a word.
+        for text in ["alex@localhost", "https:// x", "e.g. this", "user@.com"] {
+            assert_eq!(value(text), None, "{text}");
+        }
+        let tokens = tokens("Write to alex.b@example.com today", &lexicon());
+        let words: Vec<&str> = tokens.iter().map(|t| t.word.as_str()).collect();
+        assert_eq!(words, ["write", "to", "alex.b@example.com", "today"]);
     }
 
     #[test]
