@@ -2946,6 +2946,10 @@ fn an_email_address_or_a_url_is_one_value() {
             "The team's runbook is at https://wiki.example.com/ops/runbook",
             "The team's runbook is at https://wiki.example.com/ops/runbook-v2",
         ),
+        (
+            "The project's repository is github.com/acme/engram",
+            "The project's repository is github.com/acme/engram-old",
+        ),
     ] {
         let output = assert_kept_apart(first, second);
         assert_eq!(

@@ -505,7 +505,7 @@ fn clock(text: &str) -> Option<(usize, String)> {
 }
 
 /// An email address or a URL at the start of `text` ("alex@example.com",
-/// "https://example.com/a", "www.example.com"): its length in bytes, up
+/// "https://example.com/a", "www.example.com", "github.com/acme"): its length in bytes, up
 /// to the next space, without the punctuation that closes a sentence or
 /// a bracket after it.
 fn address(text: &str) -> Option<usize> {
@@ -521,7 +521,18 @@ fn address(text: &str) -> Option<usize> {
                 .split_once('.')
                 .is_some_and(|(host, tld)| !host.is_empty() && !tld.is_empty())
     });
-    (url || email).then_some(chunk.len())
+    // A host and a path without a scheme: a dotted host whose last label
+    // is letters ("github.com/acme").
+    let path = chunk.split_once('/').is_some_and(|(host, path)| {
+        !path.is_empty()
+            && host.rsplit_once('.').is_some_and(|(name, tld)| {
+                !name.is_empty()
+                    && !name.ends_with('.')
+                    && tld.len() >= 2
+                    && tld.chars().all(|c| c.is_ascii_alphabetic())
+            })
+    });
+    (url || email || path).then_some(chunk.len())
 }
 
 /// Whether two values name one time of day: equal, or one leaves the half
@@ -3815,8 +3826,21 @@ mod tests {
             Some("https://example.com/a?b=1")
         );
         assert_eq!(value("www.example.org/docs"), Some("www.example.org/docs"));
+        // A host and a path need no scheme.
+        assert_eq!(
+            value("github.com/acme/engram-old,"),
+            Some("github.com/acme/engram-old")
+        );
         // Not an address: no domain, a bare scheme, a word.
-        for text in ["alex@localhost", "https:// x", "e.g. this", "user@.com"] {
+        for text in [
+            "alex@localhost",
+            "https:// x",
+            "e.g. this",
+            "user@.com",
+            "and/or",
+            "1.5/2",
+            "vs./versus",
+        ] {
             assert_eq!(value(text), None, "{text}");
         }
         let tokens = tokens("Write to alex.b@example.com today", &lexicon());
