@@ -511,10 +511,12 @@ fn clock(text: &str) -> Option<(usize, String)> {
 fn address(text: &str) -> Option<usize> {
     let chunk = text.split(char::is_whitespace).next().unwrap_or("");
     let chunk = chunk.trim_end_matches(['.', ',', ';', ':', '!', '?', ')', ']', '>', '"', '\'']);
-    let lower = chunk.to_ascii_lowercase();
-    let url = ["http://", "https://", "www."]
-        .iter()
-        .any(|scheme| lower.starts_with(scheme) && lower.len() > scheme.len());
+    let url = ["http://", "https://", "www."].iter().any(|scheme| {
+        chunk.len() > scheme.len()
+            && chunk
+                .get(..scheme.len())
+                .is_some_and(|start| start.eq_ignore_ascii_case(scheme))
+    });
     let email = chunk.split_once('@').is_some_and(|(user, domain)| {
         !user.is_empty()
             && domain
