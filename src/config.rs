@@ -162,9 +162,11 @@ pub struct ConsolidationConfig {
     /// fact (measured with `make eval`, `rules/default.toml`).
     pub fuse_max_details: usize,
     pub contradiction_min_similarity: f64,
-    /// Lower nominating floor for a pair where one text has a negation:
-    /// the model scores a denial low against its statement ("There is no
-    /// man driving a car" / "A man is driving a car": 0.58).
+    /// Lower nominating floor for a pair where one text has a negation or
+    /// a change marker: the model scores a denial low against its
+    /// statement ("There is no man driving a car" / "A man is driving a
+    /// car": 0.58), and a change against the state it replaces ("lives in
+    /// Paris" / "moved to London": 0.58).
     pub negation_min_similarity: f64,
     /// Lower floor still where a text denies with a pronoun ("Nobody is
     /// riding a bike" / "Two people are riding a bike": 0.42): the pronoun
