@@ -505,9 +505,9 @@ fn clock(text: &str) -> Option<(usize, String)> {
 }
 
 /// An email address or a URL at the start of `text` ("alex@example.com",
-/// "https://example.com/a", "www.example.com", "github.com/acme"): its length in bytes, up
-/// to the next space, without the punctuation that closes a sentence or
-/// a bracket after it.
+/// "https://example.com/a", "www.example.com", "github.com/acme"): its
+/// length in bytes, up to the next space, without the punctuation that
+/// closes a sentence or a bracket after it.
 fn address(text: &str) -> Option<usize> {
     let chunk = text.split(char::is_whitespace).next().unwrap_or("");
     let chunk = chunk.trim_end_matches(['.', ',', ';', ':', '!', '?', ')', ']', '>', '"', '\'']);

@@ -430,6 +430,23 @@ mod tests {
     }
 
     #[test]
+    fn a_stated_change_is_compared_from_the_negation_floor() {
+        // A change is worded unlike the state it replaces, so the model
+        // scores it low against it, as it does a denial.
+        let pair = |newer: &str, similarity: f64| {
+            vec![
+                memory("a", "The team has 5 engineers", T0, vector(1.0, 1)),
+                memory("b", newer, T0 + 1, vector(similarity, 2)),
+            ]
+        };
+        let found = found_in(pair("The team now has 7 engineers", 0.55), &settings());
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].supersession.is_some(), "{found:?}");
+        assert!(found_in(pair("The team now has 7 engineers", 0.45), &settings()).is_empty());
+        assert!(found_in(pair("The team has 7 engineers", 0.55), &settings()).is_empty());
+    }
+
+    #[test]
     fn a_denying_pronoun_is_compared_from_a_lower_floor_still() {
         // "Nobody" stands for the referent the other text names, so the
         // denial has one content word fewer and the model scores it lower
