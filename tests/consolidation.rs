@@ -561,12 +561,7 @@ fn a_change_stated_in_the_past_still_holds_and_supersedes_the_value_it_changed()
         ("The user's son is 4", "The user's son turned 5"),
         ("Maria is 29 years old", "Maria turned 30 years old"),
     ] {
-        let (_dir, store, output) = older_then_newer(old, new);
-        let found = contradiction_events(&output);
-        assert_eq!(found.len(), 1, "{old:?} / {new:?}: {found:?}");
-        assert_eq!(found[0].resolution, ContradictionResolution::Superseded);
-        assert_eq!(status(&store, "u", "old"), MemoryStatus::Superseded);
-        assert_eq!(status(&store, "u", "new"), MemoryStatus::Active);
+        assert_supersedes(old, new);
     }
 }
 
@@ -584,12 +579,7 @@ fn a_change_verb_restates_the_relation_whose_value_it_changes() {
             "The meeting was moved to Thursday",
         ),
     ] {
-        let (_dir, store, output) = older_then_newer(old, new);
-        let found = contradiction_events(&output);
-        assert_eq!(found.len(), 1, "{old:?} / {new:?}: {found:?}");
-        assert_eq!(found[0].resolution, ContradictionResolution::Superseded);
-        assert_eq!(status(&store, "u", "old"), MemoryStatus::Superseded);
-        assert_eq!(status(&store, "u", "new"), MemoryStatus::Active);
+        assert_supersedes(old, new);
     }
     // A past visit is no earlier home: the move does not end it.
     let (_dir, store, output) =
@@ -1265,6 +1255,17 @@ fn assert_merged(
         "{first:?} / {second:?}"
     );
     (dir, store, output)
+}
+
+/// An older and a newer memory, consolidated: one contradiction, resolved
+/// by the newer superseding the older.
+fn assert_supersedes(old: &str, new: &str) {
+    let (_dir, store, output) = older_then_newer(old, new);
+    let found = contradiction_events(&output);
+    assert_eq!(found.len(), 1, "{old:?} / {new:?}: {found:?}");
+    assert_eq!(found[0].resolution, ContradictionResolution::Superseded);
+    assert_eq!(status(&store, "u", "old"), MemoryStatus::Superseded);
+    assert_eq!(status(&store, "u", "new"), MemoryStatus::Active);
 }
 
 /// One user's pair, consolidated: nothing is flagged.

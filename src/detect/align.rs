@@ -2485,21 +2485,22 @@ fn as_denial(side: Cow<'_, [Token]>, end: Option<(usize, usize)>) -> Cow<'_, [To
 /// Berlin" / "is moving to Berlin next month": done, or planned; "moved
 /// to Denver in January" / "… in August": two moves).
 fn past_change(tokens: &[Token], other: &[Token], lexicon: &Lexicon) -> bool {
-    (0..tokens.len()).any(|k| {
-        tokens[k].info.inflected_verb
-            && past_form(&tokens[k])
-            && !other.iter().any(|o| o.shares_lemma(&tokens[k]))
-            && lexicon.opens_with_change_marker(tokens[k..].iter().map(|t| t.word.as_str()))
-    })
+    change_verbs(tokens, lexicon).any(|verb| !other.iter().any(|o| o.shares_lemma(verb)))
 }
 
-/// Whether a hunk holds a past verb opening a change marker ("`switched`
-/// to", "was `moved` to").
-fn change_verb(hunk: &[&Token], lexicon: &Lexicon) -> bool {
-    (0..hunk.len()).any(|k| {
-        hunk[k].info.inflected_verb
-            && past_form(hunk[k])
-            && lexicon.opens_with_change_marker(hunk[k..].iter().map(|t| t.word.as_str()))
+/// The past verbs of `tokens` that open a change marker ("`switched` to",
+/// "was `moved` to").
+fn change_verbs<'t, T: std::borrow::Borrow<Token>>(
+    tokens: &'t [T],
+    lexicon: &'t Lexicon,
+) -> impl Iterator<Item = &'t Token> + 't {
+    (0..tokens.len()).filter_map(move |k| {
+        let verb = tokens[k].borrow();
+        (verb.info.inflected_verb
+            && past_form(verb)
+            && lexicon
+                .opens_with_change_marker(tokens[k..].iter().map(|t| t.borrow().word.as_str())))
+        .then_some(verb)
     })
 }
 
@@ -3160,15 +3161,15 @@ fn classify<'t>(
         // to` London") says the other side's relation holds it now: it
         // restates that side's verb ("uses", "lives in") or copula ("is
         // on"), and neither is a detail of its own.
-        let restated = |changing: &[&Token], extra: [usize; 2], side: usize| {
+        let restated = |changing: &[&Token], side: usize| {
             extra[side] == 1
                 && (extra[1 - side] == 0
                     || [&cx, &cy][1 - side]
                         .iter()
                         .any(|t| t.role == Role::Content && t.info.is_verb()))
-                && change_verb(changing, lexicon)
+                && change_verbs(changing, lexicon).next().is_some()
         };
-        if restated(x, extra, 0) || restated(y, extra, 1) {
+        if restated(x, 0) || restated(y, 1) {
             extra = [0, 0];
             comparison.synonymous += 1;
         }
@@ -3766,6 +3767,11 @@ mod tests {
     use super::*;
     use crate::detect::testing::lexicon;
 
+    /// The time of day `text` opens with: the words read and the value.
+    fn clock_read(text: &str) -> Option<(&str, String)> {
+        clock(text).map(|(len, v)| (&text[..len], v))
+    }
+
     fn comparison(a: &str, b: &str) -> Comparison {
         let lexicon = lexicon();
         compare(&tokens(a, &lexicon), &tokens(b, &lexicon), &lexicon)
@@ -3796,24 +3802,21 @@ mod tests {
 
     #[test]
     fn a_time_of_day_is_read_on_the_24_hour_clock_however_written() {
-        fn value(text: &str) -> Option<(&str, String)> {
-            clock(text).map(|(len, v)| (&text[..len], v))
-        }
-        assert_eq!(value("3pm sharp"), Some(("3pm", "15:00".to_owned())));
+        assert_eq!(clock_read("3pm sharp"), Some(("3pm", "15:00".to_owned())));
         assert_eq!(
-            value("6:30 p.m. on"),
+            clock_read("6:30 p.m. on"),
             Some(("6:30 p.m.", "18:30".to_owned()))
         );
-        assert_eq!(value("12 am"), Some(("12 am", "00:00".to_owned())));
-        assert_eq!(value("18:30"), Some(("18:30", "18:30".to_owned())));
+        assert_eq!(clock_read("12 am"), Some(("12 am", "00:00".to_owned())));
+        assert_eq!(clock_read("18:30"), Some(("18:30", "18:30".to_owned())));
         // The half of the day unsaid.
-        assert_eq!(value("6:30,"), Some(("6:30", "~6:30".to_owned())));
+        assert_eq!(clock_read("6:30,"), Some(("6:30", "~6:30".to_owned())));
         assert!(same_time("~6:30", "18:30") && same_time("7", "19:00"));
         assert!(!same_time("18:00", "06:00") && !same_time("7", "8"));
         // Not a time of day: a bare number, an hour past 12 with "pm",
         // minutes past 59, a word that goes on.
         for text in ["6 people", "13 pm", "6:75", "6 amps", "2019"] {
-            assert_eq!(value(text), None, "{text}");
+            assert_eq!(clock_read(text), None, "{text}");
         }
     }
 
@@ -3852,43 +3855,43 @@ mod tests {
 
     #[test]
     fn the_half_of_the_day_may_be_said_in_words() {
-        fn value(text: &str) -> Option<(&str, String)> {
-            clock(text).map(|(len, v)| (&text[..len], v))
-        }
         assert_eq!(
-            value("6 in the morning."),
+            clock_read("6 in the morning."),
             Some(("6 in the morning", "06:00".to_owned()))
         );
         assert_eq!(
-            value("7:30 in the Evening"),
+            clock_read("7:30 in the Evening"),
             Some(("7:30 in the Evening", "19:30".to_owned()))
         );
         assert_eq!(
-            value("3 in the afternoon"),
+            clock_read("3 in the afternoon"),
             Some(("3 in the afternoon", "15:00".to_owned()))
         );
         // Late at night is the evening's; small hours are the morning's.
         assert_eq!(
-            value("10 at night"),
+            clock_read("10 at night"),
             Some(("10 at night", "22:00".to_owned()))
         );
         assert_eq!(
-            value("12 at night"),
+            clock_read("12 at night"),
             Some(("12 at night", "00:00".to_owned()))
         );
         assert_eq!(
-            value("2 at night"),
+            clock_read("2 at night"),
             Some(("2 at night", "02:00".to_owned()))
         );
         // "o'clock" makes a bare hour a time whose half is unsaid.
-        assert_eq!(value("6 o'clock"), Some(("6 o'clock", "~6:00".to_owned())));
         assert_eq!(
-            value("6 o'clock in the morning"),
+            clock_read("6 o'clock"),
+            Some(("6 o'clock", "~6:00".to_owned()))
+        );
+        assert_eq!(
+            clock_read("6 o'clock in the morning"),
             Some(("6 o'clock in the morning", "06:00".to_owned()))
         );
         // A count of something in the morning is no time.
-        assert_eq!(value("6 in the mornings"), None);
-        assert_eq!(value("13 in the morning"), None);
+        assert_eq!(clock_read("6 in the mornings"), None);
+        assert_eq!(clock_read("13 in the morning"), None);
     }
 
     #[test]
