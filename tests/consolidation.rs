@@ -1596,6 +1596,25 @@ fn everyday_facts_said_in_other_words_clash_and_their_compatible_twins_do_not() 
             ("I work as a cook", "I work as a chef"),
             ("I work as a nurse", "I work as a teacher"),
         ),
+        // A role of two words is one by its last: a software engineer is
+        // an engineer, a line cook a cook.
+        (
+            ("Alex works as a line cook", "Alex works as a chef"),
+            (
+                "Alex works as a software engineer",
+                "Alex works as a dentist",
+            ),
+        ),
+        (
+            (
+                "Alex works as a software engineer",
+                "Alex works as a senior software engineer",
+            ),
+            (
+                "Alex works as a software engineer",
+                "Alex works as a product manager",
+            ),
+        ),
         // "Sunday" is a rest day and "Friday" a weekday: both days of the
         // week, one slot; two past visits are two occurrences.
         (
@@ -3067,4 +3086,23 @@ fn two_numbers_bounded_the_same_way_overlap() {
     );
     // Exact values still clash.
     assert_flagged_once("The user has 3 cats", "The user has 5 cats");
+}
+
+#[test]
+fn a_noun_after_a_determiner_is_no_synonym_by_its_verb_senses() {
+    // "mother" and "father" share a verb sense ("beget"), never a noun
+    // sense: a user's mother and father are two people.
+    assert_kept_apart(
+        "The user's mother lives in Lisbon",
+        "The user's father lives in Lisbon",
+    );
+    assert_not_flagged(
+        "The user's mother lives in Lisbon",
+        "The user's father lives in Porto",
+    );
+    // One person in two places still clashes.
+    assert_flagged_once(
+        "The user's mother lives in Lisbon",
+        "The user's mother lives in Madrid",
+    );
 }

@@ -771,6 +771,20 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
         });
         at += 1;
     }
+    // A word after a determiner is a noun (or an adjective before one),
+    // not a verb, except after "that", which also opens a clause ("that
+    // `runs`"), and a participle after a clitic "s", which may be "is"
+    // ("it's `raining`").
+    for k in 1..out.len() {
+        let before = out[k - 1].word.as_str();
+        if out[k].role == Role::Content
+            && before != "that"
+            && listed(DETERMINERS, before)
+            && !(before == "s" && out[k].word.ends_with("ing"))
+        {
+            out[k].info.as_noun();
+        }
+    }
     exception_as_restriction(out, lexicon)
 }
 
@@ -3726,16 +3740,20 @@ fn different_value<'t>(
         ));
     }
     // A role is one slot: one works as a nurse or as a teacher, unless
-    // one role is a kind of the other ("cook" / "chef").
-    if let ([p], [q]) = (x, y)
-        && place.role
+    // one role is a kind of the other ("cook" / "chef"). A role of two
+    // words is one by its last ("a software `engineer`", "a line `cook`").
+    let role_head = |side: &[&'t Token]| -> Option<&'t Token> {
+        (side.len() <= 2).then(|| side.last().copied()).flatten()
+    };
+    if place.role
+        && let (Some(p), Some(q)) = (role_head(x), role_head(y))
         && lexicon.names_person(&p.info)
         && lexicon.names_person(&q.info)
         && !lexicon.related(p.pair(), q.pair())
     {
         return Some((
-            Conflict::opposed("value", &p.word, &q.word, "roles"),
-            [1, 1],
+            Conflict::opposed("value", &words_of(x), &words_of(y), "roles"),
+            [x.len(), y.len()],
         ));
     }
     // A class member is a value only where a copula assigns it ("the car

@@ -729,6 +729,7 @@ impl WordNet {
             verbs,
             inflected_verb: self.base_forms(word, 1).iter().any(|base| base != word),
             any_thing: false,
+            noun: false,
         }
     }
 
@@ -745,8 +746,11 @@ impl WordNet {
 
     /// Inflections of one lemma, or a shared common sense.
     pub fn synonyms(&self, a: &Word, b: &Word) -> bool {
+        let nouns = a.noun && b.noun;
         a.lemmas.iter().any(|l| b.lemmas.contains(l))
-            || a.senses.iter().any(|s| b.senses.binary_search(s).is_ok())
+            || a.senses
+                .iter()
+                .any(|s| b.senses.binary_search(s).is_ok() && !(nouns && a.verbs.contains(s)))
     }
 
     /// Whether some lemma of `a` and some lemma of `b` are antonyms
@@ -1014,9 +1018,20 @@ pub struct Word {
     pub inflected_verb: bool,
     /// "something", "anything": more general than any noun.
     any_thing: bool,
+    /// Read as a noun in its text ([`Word::as_noun`]).
+    noun: bool,
 }
 
 impl Word {
+    /// Reads the word as a noun, as after a determiner: two nouns are no
+    /// synonyms by their verb senses ("the `mother`" / "the `father`"
+    /// share only the verb sense "beget"), though a noun still is one of
+    /// a verb it names ("the `chairman`" / "`chaired`"). A word with no
+    /// noun sense stays as it is.
+    pub fn as_noun(&mut self) {
+        self.noun = !self.nouns.is_empty();
+    }
+
     /// A word without WordNet: only its own spelling.
     pub fn plain(word: &str) -> Self {
         Word {
