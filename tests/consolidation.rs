@@ -3106,3 +3106,23 @@ fn a_noun_after_a_determiner_is_no_synonym_by_its_verb_senses() {
         "The user's mother lives in Madrid",
     );
 }
+
+#[test]
+fn an_added_possessor_names_another_owner() {
+    // The wife's birthday is not the user's: no merge into it, and no
+    // clash with it.
+    assert_kept_apart(
+        "The user's birthday is in May",
+        "The user's wife's birthday is in May",
+    );
+    assert_not_flagged(
+        "The user's birthday is in May",
+        "The user's wife's birthday is in August",
+    );
+    assert_kept_apart("Tom's car is red", "Tom's father's car is red");
+    // The same owner's in two months still clashes.
+    assert_flagged_once(
+        "The user's wife's birthday is in May",
+        "The user's wife's birthday is in August",
+    );
+}

@@ -1201,6 +1201,9 @@ pub struct Comparison {
     /// that is no kind of it ("a vice `president`"), so what this side
     /// speaks of is another thing than the shared one.
     another_thing: [bool; 2],
+    /// One side puts an owner of its own between a shared owner and what
+    /// it owns ([`adds_an_owner`]): the texts speak of two owners' things.
+    another_owner: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1348,10 +1351,13 @@ impl Comparison {
                 && (self.extra == self.specifics || self.opposed_predicate == Some(self.extra)));
         // A framed text does not state the shared words: "Sam `hopes` to
         // live in Paris" is compatible with "Sam does not live in Paris".
+        // Nor does a side that speaks of another owner's thing ("the
+        // user's `wife's` birthday").
         if self.conflicts.is_empty()
             || !self.substitutions.is_empty()
             || !shared
             || self.reframes.contains(&true)
+            || self.another_owner
         {
             return false;
         }
@@ -1850,6 +1856,10 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
             {
                 comparison.another_thing[side] = true;
             }
+            if adds_an_owner(hunks[side], [a, b][side], end[side]) {
+                comparison.another_thing[side] = true;
+                comparison.another_owner = true;
+            }
         }
         // Before words the other side has elsewhere leave the hunks: "with
         // other `women`" is company though "woman" is the other's subject.
@@ -2286,6 +2296,15 @@ fn plain_noun(t: &Token) -> bool {
 
 /// Adverbial particles that are nouns too ("down", "back").
 const PARTICLES: &str = "up down out away back";
+
+/// Whether `hunk`, words of `text` only it has, ending before `end`, puts
+/// an owner of its own between an owner and what it owns: "the user's
+/// `wife's` birthday" is the wife's, not the user's (where "Microsoft's
+/// Windows" only says whose "Windows" is).
+fn adds_an_owner(hunk: &[&Token], text: &[Token], end: usize) -> bool {
+    let clitic = |k: usize| text.get(k).is_some_and(|t| t.word == "s");
+    (end - hunk.len()..end).any(|k| text[k].is_content() && k > 0 && clitic(k - 1) && clitic(k + 1))
+}
 
 /// Whether `hunk`, words of `text` only it has, ending before `end`, adds
 /// the noun that the shared noun right before it only modifies: "a
