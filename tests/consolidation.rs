@@ -3126,3 +3126,18 @@ fn an_added_possessor_names_another_owner() {
         "The user's wife's birthday is in August",
     );
 }
+
+#[test]
+fn a_hyphenated_compound_wordnet_lists_is_one_word() {
+    // A mother-in-law is not a mother with details "in law": merging would
+    // make one person of two.
+    assert_kept_apart(
+        "The user's mother-in-law lives in Lisbon",
+        "The user's mother lives in Lisbon",
+    );
+    // Said again with a detail, it merges.
+    assert_merged(
+        "The user's mother-in-law lives in Lisbon",
+        "The user's mother-in-law lives in Lisbon, Portugal",
+    );
+}

@@ -727,6 +727,19 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
             at += 2;
             continue;
         }
+        // A hyphenated compound WordNet lists is one word: a
+        // "mother-in-law" is no mother "in law".
+        if let Some(end) = hyphenated_compound(text, &spans, &words, at, lexicon) {
+            let word = words[at..=end].join("-");
+            out.push(Token {
+                info: lexicon.word(&word),
+                word,
+                role: Role::Content,
+                span: (spans[at].0, spans[end].1),
+            });
+            at = end + 1;
+            continue;
+        }
         let word = &words[at];
         let spelled = original[at];
         let capitalised = spelled.chars().next().is_some_and(char::is_uppercase);
@@ -786,6 +799,36 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
         }
     }
     exception_as_restriction(out, lexicon)
+}
+
+/// The last word of the longest hyphenated compound opening at `at` that
+/// WordNet lists, as written or inflected ("mother-in-law",
+/// "brothers-in-law"), of at most four words joined through a function
+/// word: split there, its words read as a detail ("`in law`") of a thing it
+/// is not. Compounds of content words ("half-century", "law-breaker")
+/// align word by word with their open spellings.
+fn hyphenated_compound(
+    text: &str,
+    spans: &[(usize, usize)],
+    words: &[String],
+    at: usize,
+    lexicon: &Lexicon,
+) -> Option<usize> {
+    let joined = (at + 1..spans.len().min(at + 4))
+        .take_while(|&k| &text[spans[k - 1].1..spans[k].0] == "-")
+        .last()?;
+    (at + 2..=joined).rev().find(|&end| {
+        let compound = words[at..=end].join("-");
+        words[at + 1..end]
+            .iter()
+            .any(|w| listed(FUNCTION_WORDS, w.as_str()))
+            && (lexicon.is_common_word(&compound)
+                || lexicon
+                    .word(&compound)
+                    .lemmas
+                    .iter()
+                    .any(|l| *l != compound))
+    })
 }
 
 /// A cheap bound before aligning: whether `a` and `b` share enough
