@@ -3108,7 +3108,7 @@ fn a_noun_after_a_determiner_is_no_synonym_by_its_verb_senses() {
 }
 
 #[test]
-fn an_added_possessor_names_another_owner() {
+fn another_owner_or_a_narrowing_noun_names_another_possession() {
     // The wife's birthday is not the user's: no merge into it, and no
     // clash with it.
     assert_kept_apart(
@@ -3120,6 +3120,21 @@ fn an_added_possessor_names_another_owner() {
         "The user's wife's birthday is in August",
     );
     assert_kept_apart("Tom's car is red", "Tom's father's car is red");
+    // A noun narrowing what is owned names another of its kind: a work
+    // laptop beside one's own.
+    assert_not_flagged(
+        "The user's laptop is a MacBook Pro",
+        "The user's work laptop is a Dell XPS",
+    );
+    assert_kept_apart(
+        "The user's email is alex@example.com",
+        "The user's work email is alex@example.com",
+    );
+    // An adjective only describes it.
+    assert_flagged_once(
+        "The user's laptop is a MacBook Pro",
+        "The user's old laptop is a Dell XPS",
+    );
     // The same owner's in two months still clashes.
     assert_flagged_once(
         "The user's wife's birthday is in May",

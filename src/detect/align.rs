@@ -1244,9 +1244,9 @@ pub struct Comparison {
     /// that is no kind of it ("a vice `president`"), so what this side
     /// speaks of is another thing than the shared one.
     another_thing: [bool; 2],
-    /// One side puts an owner of its own between a shared owner and what
-    /// it owns ([`adds_an_owner`]): the texts speak of two owners' things.
-    another_owner: bool,
+    /// What a shared owner owns is another thing on one side
+    /// ([`another_possession`]): another owner's, or another kind.
+    another_possession: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1394,13 +1394,13 @@ impl Comparison {
                 && (self.extra == self.specifics || self.opposed_predicate == Some(self.extra)));
         // A framed text does not state the shared words: "Sam `hopes` to
         // live in Paris" is compatible with "Sam does not live in Paris".
-        // Nor does a side that speaks of another owner's thing ("the
-        // user's `wife's` birthday").
+        // Nor does a side that speaks of another possession ("the user's
+        // `wife's` birthday", "the user's `work` laptop").
         if self.conflicts.is_empty()
             || !self.substitutions.is_empty()
             || !shared
             || self.reframes.contains(&true)
-            || self.another_owner
+            || self.another_possession
         {
             return false;
         }
@@ -1899,9 +1899,9 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
             {
                 comparison.another_thing[side] = true;
             }
-            if adds_an_owner(hunks[side], [a, b][side], end[side]) {
+            if another_possession(hunks[side], [a, b][side], end[side]) {
                 comparison.another_thing[side] = true;
-                comparison.another_owner = true;
+                comparison.another_possession = true;
             }
         }
         // Before words the other side has elsewhere leave the hunks: "with
@@ -2340,13 +2340,24 @@ fn plain_noun(t: &Token) -> bool {
 /// Adverbial particles that are nouns too ("down", "back").
 const PARTICLES: &str = "up down out away back";
 
-/// Whether `hunk`, words of `text` only it has, ending before `end`, puts
-/// an owner of its own between an owner and what it owns: "the user's
-/// `wife's` birthday" is the wife's, not the user's (where "Microsoft's
-/// Windows" only says whose "Windows" is).
-fn adds_an_owner(hunk: &[&Token], text: &[Token], end: usize) -> bool {
+/// Whether `hunk`, words of `text` only it has, ending before `end`, makes
+/// what an owner owns another thing: an owner of its own between them
+/// ("the user's `wife's` birthday" is the wife's, where "Microsoft's
+/// Windows" only says whose "Windows" is), or a noun that narrows it to a
+/// kind ("the user's `work` laptop", beside a laptop of one's own; an
+/// adjective only describes it: "the user's `old` laptop").
+fn another_possession(hunk: &[&Token], text: &[Token], end: usize) -> bool {
     let clitic = |k: usize| text.get(k).is_some_and(|t| t.word == "s");
-    (end - hunk.len()..end).any(|k| text[k].is_content() && k > 0 && clitic(k - 1) && clitic(k + 1))
+    let start = end - hunk.len();
+    let narrowing = start > 0
+        && clitic(start - 1)
+        && !hunk.is_empty()
+        && hunk
+            .iter()
+            .all(|t| t.role == Role::Content && plain_noun(t) && !t.info.modifies())
+        && text.get(end).is_some_and(plain_noun);
+    narrowing
+        || (start..end).any(|k| text[k].is_content() && k > 0 && clitic(k - 1) && clitic(k + 1))
 }
 
 /// Whether `hunk`, words of `text` only it has, ending before `end`, adds
