@@ -3156,3 +3156,23 @@ fn a_hyphenated_compound_wordnet_lists_is_one_word() {
         "The user's mother-in-law lives in Lisbon, Portugal",
     );
 }
+
+#[test]
+fn what_befell_a_thing_is_no_detail_of_having_it() {
+    // Cancelled, the appointment is no longer had; expired, the
+    // subscription neither: what befell it is another fact, not a detail
+    // to absorb "has" into.
+    assert_kept_apart(
+        "The user's dentist appointment on Friday was cancelled",
+        "The user has a dentist appointment on Friday",
+    );
+    assert_kept_apart(
+        "The user's Netflix subscription expired",
+        "The user has a Netflix subscription",
+    );
+    // Where both have it, more words are details.
+    assert_merged(
+        "The user has a meeting with Tom",
+        "The user has a meeting with Tom on Friday",
+    );
+}

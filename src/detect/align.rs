@@ -1878,6 +1878,9 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                 )
             },
             has: [(hunk_x, a), (hunk_y, b)].map(|(hunk, sentence)| has_as_verb(hunk, sentence)),
+            owns: [a, b].map(only_verb_is_have),
+            has_anywhere: [a, b]
+                .map(|sentence| has_as_verb(&sentence.iter().collect::<Vec<_>>(), sentence)),
             locative: governor.is_some_and(|k| {
                 let word: &Token = aligned_words[k];
                 listed(LOCATIVES, &word.word) || verb_of_presence(word, lexicon)
@@ -2845,6 +2848,10 @@ struct Place {
     /// Each side's hunk has "have" as its verb, not as an auxiliary
     /// ("`has` a bike", not "`has` sold", "`has` been", "`has` to").
     has: [bool; 2],
+    /// Each side's sentence has "have" as its only verb ("the user `has`
+    /// a dog"), or as one of its verbs.
+    owns: [bool; 2],
+    has_anywhere: [bool; 2],
     /// After an aligned preposition of being in or going to a place, or a
     /// verb of presence, and at most an article ("lives `in` Berlin",
     /// "`visited` Tokyo"): being there is being in what it lies within.
@@ -3205,8 +3212,11 @@ fn classify<'t>(
         // detail beside a shared "bike".
         comparison.extra[0] += cx.len();
         comparison.extra[1] += cy.len();
+        // So are having it and what befell it ("`has` a dentist
+        // appointment" / "the dentist appointment `was cancelled`"), where
+        // only one text has it.
         let (having, doing) = if cx.is_empty() { (0, &cy) } else { (1, &cx) };
-        if place.has[having]
+        if (place.has[having] || (place.owns[having] && !place.has_anywhere[1 - having]))
             && let Some(verb) = verb_besides_having(doing, lexicon)
         {
             let has = [x, y][having]
@@ -3458,6 +3468,20 @@ fn has_as_verb(hunk: &[&Token], sentence: &[Token]) -> bool {
                 })
                 .is_none_or(|n| !n.info.inflected_verb && !listed("been to", &n.word))
     })
+}
+
+/// Whether `sentence` has "have" as its verb ([`has_as_verb`]) and no
+/// other: every other content word with a verb sense follows a
+/// determiner ("The user has `a` meeting").
+fn only_verb_is_have(sentence: &[Token]) -> bool {
+    has_as_verb(&sentence.iter().collect::<Vec<_>>(), sentence)
+        && sentence.iter().enumerate().all(|(k, t)| {
+            listed(POSSESSIVE_VERBS, &t.word)
+                || !t.is_content()
+                || !t.info.is_verb()
+                || k.checked_sub(1)
+                    .is_some_and(|p| listed(DETERMINERS, &sentence[p].word))
+        })
 }
 
 /// Whether a side has a form of "have" of its own.
