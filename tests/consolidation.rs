@@ -3176,3 +3176,24 @@ fn what_befell_a_thing_is_no_detail_of_having_it() {
         "The user has a meeting with Tom on Friday",
     );
 }
+
+#[test]
+fn a_day_of_the_month_is_one_value_as_a_number_or_an_ordinal() {
+    assert_merged(
+        "The user's birthday is on March 3",
+        "The user's birthday is on March 3rd",
+    );
+    assert_merged(
+        "The user's birthday is on the 3rd of March",
+        "The user's birthday is on the third of March",
+    );
+    assert_flagged_once(
+        "The user's birthday is on March 3rd",
+        "The user's birthday is on March 5",
+    );
+    // Not where the ordinal counts weeks: the third week is no three weeks.
+    assert_kept_apart(
+        "The user is away for the 3rd week of March",
+        "The user is away for 3 weeks of March",
+    );
+}

@@ -203,6 +203,18 @@ fn ordinal_rank(word: &str) -> Option<u32> {
 }
 
 /// A rank as digits write it: 3 is "3rd", 11 "11th".
+/// The lemma that marks an ordinal as a day of the month: the number it
+/// ranks ([`tokens`] adds it).
+fn day_lemma(rank: u32) -> String {
+    rank.to_string()
+}
+
+/// The day an ordinal names, where [`tokens`] read it as a day of the
+/// month ("March `3rd`": 3).
+fn day_of_month(token: &Token) -> Option<u32> {
+    ordinal_rank(&token.word).filter(|&rank| token.info.lemmas.contains(&day_lemma(rank)))
+}
+
 fn ordinal_written(rank: u32) -> String {
     let suffix = match (rank % 100, rank % 10) {
         (11..=13, _) => "th",
@@ -249,10 +261,11 @@ fn number_values(tokens: &[&Token]) -> Vec<String> {
                 values.push(value.to_string());
                 tens = (value >= 20 && value % 10 == 0).then_some(value);
             }
-            (_, None) => values.push(
-                ordinal_rank(&token.word)
-                    .map_or_else(|| number_value(&token.word), ordinal_written),
-            ),
+            (_, None) => values.push(match (day_of_month(token), ordinal_rank(&token.word)) {
+                (Some(day), _) => day.to_string(),
+                (None, Some(rank)) => ordinal_written(rank),
+                (None, None) => number_value(&token.word),
+            }),
         }
     }
     values
@@ -796,6 +809,30 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
             && !(before == "s" && out[k].word.ends_with("ing"))
         {
             out[k].info.as_noun();
+        }
+    }
+    // An ordinal beside a named month or day is a day of the month, the
+    // number it ranks ("March `3rd`", "the `3rd` of March", "Friday the
+    // `13th`"), not a place in a series ("the `3rd` week", "Tuesday, the
+    // `second` day").
+    let named_time =
+        |t: Option<&Token>| t.is_some_and(|t| t.role == Role::Name && lexicon.names_time(&t.info));
+    for k in 0..out.len() {
+        let Some(rank) = ordinal_rank(&out[k].word) else {
+            continue;
+        };
+        let before = k.checked_sub(1).map(|p| &out[p]);
+        let before_the = k
+            .checked_sub(2)
+            .filter(|&p| out[p + 1].word == "the")
+            .map(|p| &out[p]);
+        let of_after = out.get(k + 1).is_some_and(|t| t.word == "of");
+        if out.get(k + 1).is_some_and(Token::is_content) {
+            continue;
+        }
+        if named_time(before) || named_time(before_the) || (of_after && named_time(out.get(k + 2)))
+        {
+            out[k].info.lemmas.push(day_lemma(rank));
         }
     }
     exception_as_restriction(out, lexicon)
@@ -3666,7 +3703,7 @@ fn counts_alike<'t>(x: &[&'t Token], y: &[&'t Token], lexicon: &Lexicon) -> bool
             }
             let way = if clock(&t.word).is_some() {
                 4
-            } else if ordinal(&t.word) {
+            } else if ordinal(&t.word) && day_of_month(t).is_none() {
                 1
             } else if often(&t.word) {
                 2
