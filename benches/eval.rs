@@ -433,8 +433,9 @@ fn mrpc(data: &Path, out: &Path, wordnet: &WordNet) {
 }
 
 /// Merges whose canonical lacks a content word of a memory merged into it:
-/// a number or name spelled differently, or another word that is not the
-/// same lemma or a WordNet synonym of one of the canonical's words.
+/// a number or name spelled differently (an ordinal in digits is carried
+/// by its number: "11th" by "11"), or another word that is not the same
+/// lemma or a WordNet synonym of one of the canonical's words.
 fn lossy_merges<'a>(
     merges: &BTreeMap<&'a str, Vec<(&Value, Vec<&Value>)>>,
     wordnet: &WordNet,
@@ -527,8 +528,15 @@ fn carries(kept: &[(String, bool)], word: &str, literal: bool, wordnet: &WordNet
     {
         return true;
     }
+    // A day written as an ordinal keeps its number: "September the 11th"
+    // is "September 11".
+    let digits = ["st", "nd", "rd", "th"]
+        .iter()
+        .find_map(|suffix| word.strip_suffix(suffix))
+        .filter(|d| !d.is_empty() && d.chars().all(|c| c.is_ascii_digit()));
     kept.iter().any(|(k, _)| {
         k == word
+            || digits == Some(k.as_str())
             || word.strip_suffix('s') == Some(k.as_str())
             || k.strip_suffix('s') == Some(word)
             || ((!literal || wordnet.knows(word)) && wordnet.same_or_synonym(k, word))
