@@ -202,7 +202,6 @@ fn ordinal_rank(word: &str) -> Option<u32> {
     digits.parse().ok()
 }
 
-/// A rank as digits write it: 3 is "3rd", 11 "11th".
 /// The lemma that marks an ordinal as a day of the month: the number it
 /// ranks ([`tokens`] adds it).
 fn day_lemma(rank: u32) -> String {
@@ -215,6 +214,7 @@ fn day_of_month(token: &Token) -> Option<u32> {
     ordinal_rank(&token.word).filter(|&rank| token.info.lemmas.contains(&day_lemma(rank)))
 }
 
+/// A rank as digits write it: 3 is "3rd", 11 "11th".
 fn ordinal_written(rank: u32) -> String {
     let suffix = match (rank % 100, rank % 10) {
         (11..=13, _) => "th",
@@ -826,10 +826,10 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
             .checked_sub(2)
             .filter(|&p| out[p + 1].word == "the")
             .map(|p| &out[p]);
-        let of_after = out.get(k + 1).is_some_and(|t| t.word == "of");
         if out.get(k + 1).is_some_and(Token::is_content) {
             continue;
         }
+        let of_after = out.get(k + 1).is_some_and(|t| t.word == "of");
         if named_time(before) || named_time(before_the) || (of_after && named_time(out.get(k + 2)))
         {
             out[k].info.lemmas.push(day_lemma(rank));
@@ -1916,8 +1916,7 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
             },
             has: [(hunk_x, a), (hunk_y, b)].map(|(hunk, sentence)| has_as_verb(hunk, sentence)),
             owns: [a, b].map(only_verb_is_have),
-            has_anywhere: [a, b]
-                .map(|sentence| has_as_verb(&sentence.iter().collect::<Vec<_>>(), sentence)),
+            has_anywhere: [a, b].map(has_as_its_verb),
             locative: governor.is_some_and(|k| {
                 let word: &Token = aligned_words[k];
                 listed(LOCATIVES, &word.word) || verb_of_presence(word, lexicon)
@@ -2886,8 +2885,9 @@ struct Place {
     /// ("`has` a bike", not "`has` sold", "`has` been", "`has` to").
     has: [bool; 2],
     /// Each side's sentence has "have" as its only verb ("the user `has`
-    /// a dog"), or as one of its verbs.
+    /// a dog").
     owns: [bool; 2],
+    /// Each side's sentence has "have" as one of its verbs.
     has_anywhere: [bool; 2],
     /// After an aligned preposition of being in or going to a place, or a
     /// verb of presence, and at most an article ("lives `in` Berlin",
@@ -3507,11 +3507,17 @@ fn has_as_verb(hunk: &[&Token], sentence: &[Token]) -> bool {
     })
 }
 
+/// Whether `sentence` has a form of "have" as a verb of its own
+/// ([`has_as_verb`]).
+fn has_as_its_verb(sentence: &[Token]) -> bool {
+    has_as_verb(&sentence.iter().collect::<Vec<_>>(), sentence)
+}
+
 /// Whether `sentence` has "have" as its verb ([`has_as_verb`]) and no
 /// other: every other content word with a verb sense follows a
 /// determiner ("The user has `a` meeting").
 fn only_verb_is_have(sentence: &[Token]) -> bool {
-    has_as_verb(&sentence.iter().collect::<Vec<_>>(), sentence)
+    has_as_its_verb(sentence)
         && sentence.iter().enumerate().all(|(k, t)| {
             listed(POSSESSIVE_VERBS, &t.word)
                 || !t.is_content()
