@@ -726,10 +726,7 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
         }
         // "dairy-free" names the absence of dairy: one word of its own, not
         // the stem it denies.
-        if at + 1 < words.len()
-            && words[at + 1] == "free"
-            && &text[spans[at].1..spans[at + 1].0] == "-"
-        {
+        if at + 1 < words.len() && words[at + 1] == "free" && hyphen_before(text, &spans, at + 1) {
             let word = format!("{}-free", words[at]);
             out.push(Token {
                 info: Word::plain(&word),
@@ -742,11 +739,10 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
         }
         // A hyphenated compound WordNet lists is one word: a
         // "mother-in-law" is no mother "in law".
-        if let Some(end) = hyphenated_compound(text, &spans, &words, at, lexicon) {
-            let word = words[at..=end].join("-");
+        if let Some((end, info)) = hyphenated_compound(text, &spans, &words, at, lexicon) {
             out.push(Token {
-                info: lexicon.word(&word),
-                word,
+                info,
+                word: words[at..=end].join("-"),
                 role: Role::Content,
                 span: (spans[at].0, spans[end].1),
             });
@@ -804,8 +800,8 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
     for k in 1..out.len() {
         let before = out[k - 1].word.as_str();
         if out[k].role == Role::Content
+            && after_determiner(&out, k)
             && before != "that"
-            && listed(DETERMINERS, before)
             && !(before == "s" && out[k].word.ends_with("ing"))
         {
             out[k].info.as_noun();
@@ -838,33 +834,39 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
     exception_as_restriction(out, lexicon)
 }
 
+/// Whether word `k` is joined to the word before it by a hyphen alone.
+fn hyphen_before(text: &str, spans: &[(usize, usize)], k: usize) -> bool {
+    &text[spans[k - 1].1..spans[k].0] == "-"
+}
+
 /// The last word of the longest hyphenated compound opening at `at` that
 /// WordNet lists, as written or inflected ("mother-in-law",
 /// "brothers-in-law"), of at most four words joined through a function
 /// word: split there, its words read as a detail ("`in law`") of a thing it
 /// is not. Compounds of content words ("half-century", "law-breaker")
-/// align word by word with their open spellings.
+/// align word by word with their open spellings. With what WordNet says
+/// of the compound.
 fn hyphenated_compound(
     text: &str,
     spans: &[(usize, usize)],
     words: &[String],
     at: usize,
     lexicon: &Lexicon,
-) -> Option<usize> {
+) -> Option<(usize, Word)> {
     let joined = (at + 1..spans.len().min(at + 4))
-        .take_while(|&k| &text[spans[k - 1].1..spans[k].0] == "-")
+        .take_while(|&k| hyphen_before(text, spans, k))
         .last()?;
-    (at + 2..=joined).rev().find(|&end| {
-        let compound = words[at..=end].join("-");
-        words[at + 1..end]
+    (at + 2..=joined).rev().find_map(|end| {
+        if !words[at + 1..end]
             .iter()
             .any(|w| listed(FUNCTION_WORDS, w.as_str()))
-            && (lexicon.is_common_word(&compound)
-                || lexicon
-                    .word(&compound)
-                    .lemmas
-                    .iter()
-                    .any(|l| *l != compound))
+        {
+            return None;
+        }
+        let compound = words[at..=end].join("-");
+        let info = lexicon.word(&compound);
+        (lexicon.is_common_word(&compound) || info.lemmas.iter().any(|l| *l != compound))
+            .then_some((end, info))
     })
 }
 
@@ -1327,6 +1329,12 @@ struct Frame {
 const DETERMINERS: &str =
     "a an the this that these those his her their my our your its some any each every no s";
 
+/// Whether token `k` of `tokens` follows a determiner: a noun, not a verb.
+fn after_determiner(tokens: &[Token], k: usize) -> bool {
+    k.checked_sub(1)
+        .is_some_and(|p| listed(DETERMINERS, &tokens[p].word))
+}
+
 /// The tense an auxiliary or copula carries; none for a modal other than
 /// "will" and "shall" ("won't" is "wo" before its "n't").
 fn auxiliary_tense(word: &str) -> Option<Tense> {
@@ -1383,10 +1391,7 @@ fn frame(tokens: &[Token]) -> Option<Frame> {
                 ),
             });
         }
-        let after_determiner = k
-            .checked_sub(1)
-            .is_some_and(|p| listed(DETERMINERS, &tokens[p].word));
-        let verb = t.is_content() && t.info.inflected_verb && !after_determiner;
+        let verb = t.is_content() && t.info.inflected_verb && !after_determiner(tokens, k);
         // A predicate without a finite verb ("There is no boy `standing`",
         // "no milk `being` drunk") tells no tense.
         if (verb && t.word.ends_with("ing")) || listed("be being been", &t.word) {
@@ -3522,8 +3527,7 @@ fn only_verb_is_have(sentence: &[Token]) -> bool {
             listed(POSSESSIVE_VERBS, &t.word)
                 || !t.is_content()
                 || !t.info.is_verb()
-                || k.checked_sub(1)
-                    .is_some_and(|p| listed(DETERMINERS, &sentence[p].word))
+                || after_determiner(sentence, k)
         })
 }
 
