@@ -787,7 +787,8 @@ fn similarity_explains_a_file_of_pairs_one_line_each() {
          A man is driving a car\tThere is no man driving a car\n\
          \n\
          same\tLives in Berlin\tLives in Berlin\n\
-         slot\tThe user is gluten intolerant\tThe user can eat gluten\n",
+         slot\tThe user is gluten intolerant\tThe user can eat gluten\n\
+         floor\tUser works at Google\tUser works at Microsoft\n",
     )
     .unwrap();
     let out = ok(&engram(
@@ -795,12 +796,13 @@ fn similarity_explains_a_file_of_pairs_one_line_each() {
         &[],
     ));
     let lines: Vec<Vec<&str>> = out.lines().map(|l| l.split('\t').collect()).collect();
-    assert_eq!(lines.len(), 4, "{out}");
-    // id (its own, or the line number), cosine, verdict, clause verdict.
+    assert_eq!(lines.len(), 5, "{out}");
+    // id (its own, or the line number), cosine, verdict, clause verdict,
+    // what a cycle does.
     let ids: Vec<&str> = lines.iter().map(|l| l[0]).collect();
-    assert_eq!(ids, ["sand", "3", "same", "slot"]);
+    assert_eq!(ids, ["sand", "3", "same", "slot", "floor"]);
     for line in &lines {
-        assert_eq!(line.len(), 4, "{line:?}");
+        assert_eq!(line.len(), 5, "{line:?}");
         let cosine: f64 = line[1].parse().unwrap();
         assert!((0.0..=1.0001).contains(&cosine), "{line:?}");
     }
@@ -814,6 +816,22 @@ fn similarity_explains_a_file_of_pairs_one_line_each() {
         lines[3][2].starts_with("neither covers the other; never merged"),
         "{out}"
     );
+    let decided: Vec<&str> = lines.iter().map(|l| l[4]).collect();
+    assert_eq!(
+        decided,
+        [
+            "contradiction flagged",
+            "contradiction flagged",
+            "merged",
+            "both kept",
+            "both kept"
+        ]
+    );
+    // The alignment alone reads two employers, but the model scores the
+    // pair below `contradiction_min_similarity` (0.60), so no cycle
+    // compares it: the last column says what the floors make of a verdict.
+    assert!(lines[4][2].starts_with("contradiction"), "{out}");
+    assert!(lines[4][1].parse::<f64>().unwrap() < 0.60, "{out}");
 
     // The same from stdin.
     let piped = engram_with_stdin(
@@ -833,6 +851,93 @@ fn similarity_explains_a_file_of_pairs_one_line_each() {
     let error = String::from_utf8_lossy(&bad.stderr);
     assert!(error.contains("line 2"), "{error}");
     assert!(bad.stdout.is_empty());
+}
+
+/// Each pair as one user's two facts, consolidated by `engram run`: the
+/// users whose pair was merged.
+fn merged_by_a_cycle(pairs: &[(&str, &str, &str)]) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let mut lines = Vec::new();
+    for (user, first, second) in pairs {
+        for (id, content, at) in [
+            ("a", first, "2026-08-01T10:00:00Z"),
+            ("b", second, "2026-08-01T10:01:00Z"),
+        ] {
+            lines.push(format!(
+                r#"{{"type":"memory.created","event_id":"{user}-{id}","user_id":"{user}","memory_id":"{id}","kind":"semantic","content":"{content}","created_at":"{at}"}}"#
+            ));
+        }
+        lines.push(format!(
+            r#"{{"type":"consolidation.requested","event_id":"{user}-r","user_id":"{user}","execute":true,"requested_at":"2026-08-02T10:00:00Z"}}"#
+        ));
+    }
+    let input = dir.path().join("in.jsonl");
+    std::fs::write(&input, lines.join("\n") + "\n").unwrap();
+    let state = dir.path().join("state").display().to_string();
+    let out = ok(&engram(
+        &[
+            "run",
+            "--input",
+            &input.display().to_string(),
+            "--output",
+            "-",
+            "--state",
+            &state,
+        ],
+        &[],
+    ));
+    out.lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|e| e["type"] == "consolidation.completed")
+        .filter(|e| e["counts"]["duplicates_merged"] == 1)
+        .map(|e| e["user_id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn similarity_says_whether_the_cycle_merges_a_pair() {
+    // A phrase moved to the other end of the sentence is the same fact:
+    // the cycle merges, and both the verdict and the cycle column must say
+    // so rather than send a platform checking its thresholds the wrong way.
+    let pairs = [
+        (
+            "moved",
+            "On Fridays the team deploys the API",
+            "The team deploys the API on Fridays",
+        ),
+        (
+            "moved-detail",
+            "On Fridays the team deploys the API",
+            "Every Friday the team deploys the API to staging",
+        ),
+        ("same", "Lives in Berlin", "Lives in Berlin"),
+        (
+            "slot",
+            "The user is gluten intolerant",
+            "The user can eat gluten",
+        ),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("pairs.tsv");
+    let listed: Vec<String> = pairs
+        .iter()
+        .map(|(id, a, b)| format!("{id}\t{a}\t{b}"))
+        .collect();
+    std::fs::write(&file, listed.join("\n") + "\n").unwrap();
+    let out = ok(&engram(
+        &["similarity", "--pairs", &file.display().to_string()],
+        &[],
+    ));
+    let merged = merged_by_a_cycle(&pairs);
+    assert_eq!(merged, ["moved", "moved-detail", "same"], "{out}");
+    for line in out.lines() {
+        let fields: Vec<&str> = line.split('\t').collect();
+        let cosine: f64 = fields[1].parse().unwrap();
+        assert!(cosine >= 0.78, "a pair the cycle compares: {line}");
+        let by_cycle = merged.iter().any(|user| user == fields[0]);
+        assert_eq!(fields[2].starts_with("mergeable"), by_cycle, "{line}");
+        assert_eq!(fields[4] == "merged", by_cycle, "{line}");
+    }
 }
 
 #[test]

@@ -47,16 +47,20 @@ pub enum Command {
     /// non-zero if anything is wrong.
     Doctor,
     /// Print the cosine similarity of every pair of texts, as the model
-    /// scores them (for choosing thresholds), and what their alignment
-    /// says: a contradiction and why, or whether a merge would lose a fact.
+    /// scores them (for choosing thresholds), what their alignment says (a
+    /// contradiction and why, or whether a merge would lose a fact), and
+    /// what a cycle under this configuration does with the two as one
+    /// user's memories, the first a minute older.
     Similarity {
         /// Two or more texts.
         #[arg(required_unless_present = "pairs", num_args = 2..)]
         texts: Vec<String>,
         /// A file of pairs instead, one per line: `first<TAB>second` or
         /// `id<TAB>first<TAB>second` (`-` reads stdin). Prints one
-        /// tab-separated line per pair: id, cosine, verdict, and a clause's
-        /// verdict when only one clause contradicts.
+        /// tab-separated line per pair: id, cosine, verdict, a clause's
+        /// verdict when only one clause contradicts (else empty), and the
+        /// cycle's decision ("merged", "contradiction flagged",
+        /// "contradiction, the second supersedes the first", "both kept").
         #[arg(long, value_name = "FILE", conflicts_with = "texts")]
         pairs: Option<PathBuf>,
     },

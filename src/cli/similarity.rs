@@ -6,10 +6,15 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 
 use engram::config::Config;
-use engram::detect::Lexicon;
+use engram::cycle::{CycleRequest, CycleSettings, plan_cycle};
 use engram::detect::align::{Token, clause_conflict, compare, statement};
 use engram::detect::fuse::{fusable, same_order};
+use engram::detect::{Lexicon, Snapshot};
 use engram::embed::{LocalEmbedder, dot, embed_bucketed};
+use engram::event::{RunMode, TriggerReason};
+use engram::model::{Memory, MemoryKind, MemoryStatus};
+use engram::salience::SalienceState;
+use engram::text::content_hash;
 
 use crate::app::cycle_settings;
 
@@ -17,10 +22,11 @@ use crate::app::cycle_settings;
 pub fn run(config: &Config, texts: &[String]) -> Result<()> {
     let mut out = io::stdout().lock();
     let embedder = LocalEmbedder::load(&config.embedding)?;
-    let lexicon = cycle_settings(config)?.lexicon;
+    let settings = cycle_settings(config)?;
+    let lexicon = &settings.lexicon;
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     let vectors = embed_bucketed(&embedder, &refs, config.embedding.sub_batch())?;
-    let tokens: Vec<_> = refs.iter().map(|t| statement(t, &lexicon)).collect();
+    let tokens: Vec<_> = refs.iter().map(|t| statement(t, lexicon)).collect();
     for (i, first) in vectors.iter().enumerate() {
         for (j, second) in vectors.iter().enumerate().skip(i + 1) {
             writeln!(
@@ -30,11 +36,13 @@ pub fn run(config: &Config, texts: &[String]) -> Result<()> {
                 texts[i],
                 texts[j]
             )?;
-            let (whole, clause) = verdicts(&tokens[i], &tokens[j], &lexicon);
+            let (whole, clause) = verdicts(&tokens[i], &tokens[j], lexicon);
             writeln!(out, "        {whole}")?;
             if let Some(clause) = clause {
                 writeln!(out, "        one clause of each: {clause}")?;
             }
+            let decided = cycle_decision([refs[i], refs[j]], [first, second], &settings);
+            writeln!(out, "        a cycle: {decided}")?;
         }
     }
     Ok(())
@@ -42,9 +50,10 @@ pub fn run(config: &Config, texts: &[String]) -> Result<()> {
 
 /// A file of labelled pairs (`first<TAB>second` or `id<TAB>first<TAB>second`
 /// per line; `-` reads stdin), one tab-separated line out per pair: id,
-/// cosine, the alignment's verdict, and a clause's verdict when one clause
-/// of a text contradicts the other and the whole does not. This is how a
-/// platform checks thresholds and rules on its own memories.
+/// cosine, the alignment's verdict, a clause's verdict when one clause
+/// of a text contradicts the other and the whole does not, and what a cycle
+/// under this configuration does with the pair ([`cycle_decision`]). This
+/// is how a platform checks thresholds and rules on its own memories.
 pub fn run_pairs(config: &Config, source: &Path) -> Result<()> {
     let mut out = io::stdout().lock();
     let reader: Box<dyn BufRead> = if source == Path::new("-") {
@@ -56,17 +65,19 @@ pub fn run_pairs(config: &Config, source: &Path) -> Result<()> {
     };
     let pairs = read_pairs(reader, source)?;
     let embedder = LocalEmbedder::load(&config.embedding)?;
-    let lexicon = cycle_settings(config)?.lexicon;
+    let settings = cycle_settings(config)?;
+    let lexicon = &settings.lexicon;
     let texts: Vec<&str> = pairs
         .iter()
         .flat_map(|(_, a, b)| [a.as_str(), b.as_str()])
         .collect();
     let vectors = embed_bucketed(&embedder, &texts, config.embedding.sub_batch())?;
     for ((id, a, b), vectors) in pairs.iter().zip(vectors.chunks(2)) {
-        let (whole, clause) = verdicts(&statement(a, &lexicon), &statement(b, &lexicon), &lexicon);
+        let (whole, clause) = verdicts(&statement(a, lexicon), &statement(b, lexicon), lexicon);
+        let decided = cycle_decision([a, b], [&vectors[0], &vectors[1]], &settings);
         writeln!(
             out,
-            "{id}\t{:.4}\t{whole}\t{}",
+            "{id}\t{:.4}\t{whole}\t{}\t{decided}",
             dot(&vectors[0], &vectors[1]),
             clause.unwrap_or_default()
         )?;
@@ -111,4 +122,57 @@ fn verdicts(a: &[Token], b: &[Token], lexicon: &Lexicon) -> (String, Option<Stri
         .flatten()
         .map(|c| c.verdict(true, true));
     (whole.verdict(keeps_order, fusable(a, b, lexicon)), clause)
+}
+
+/// What a cycle under `settings` does with `texts` as one user's only two
+/// semantic memories, the first written a minute before the second: the
+/// planner `engram run` uses, so the similarity floors, the thresholds and
+/// the rules file all apply, which the alignment's verdict alone does not.
+fn cycle_decision(
+    texts: [&str; 2],
+    vectors: [&[f32]; 2],
+    settings: &CycleSettings,
+) -> &'static str {
+    const MINUTE: i64 = 60_000;
+    let user = "similarity";
+    let memories =
+        [(0, texts[0], vectors[0]), (1, texts[1], vectors[1])].map(|(i, content, vector)| Memory {
+            user_id: user.to_owned(),
+            id: ["first", "second"][i].to_owned(),
+            kind: MemoryKind::Semantic,
+            category: None,
+            tags: Vec::new(),
+            content: content.to_owned(),
+            importance: 0.5,
+            source: None,
+            content_hash: content_hash(content),
+            embedding: Some(vector.to_vec()),
+            status: MemoryStatus::Active,
+            salience: SalienceState::new(i as i64 * MINUTE),
+            merged_from: Vec::new(),
+            derived_from: Vec::new(),
+            last_run_id: None,
+        });
+    let snapshot = Snapshot {
+        user_id: user.to_owned(),
+        memories: memories.into(),
+        links: Vec::new(),
+    };
+    let request = CycleRequest {
+        user_id: user.to_owned(),
+        run_id: user.to_owned(),
+        trigger: TriggerReason::Manual,
+        mode: RunMode::DryRun,
+        now: 2 * MINUTE,
+    };
+    let counts = plan_cycle(&request, &snapshot, settings).counts;
+    if counts.duplicates_merged > 0 {
+        "merged"
+    } else if counts.superseded > 0 {
+        "contradiction, the second supersedes the first"
+    } else if counts.contradictions_found > 0 {
+        "contradiction flagged"
+    } else {
+        "both kept"
+    }
 }

@@ -1581,17 +1581,20 @@ impl Comparison {
                 self.extra[0], self.extra[1]
             ));
         }
+        // As `Prepared::mergeable` decides: a block moved in one order is no
+        // detail ("On Fridays the team deploys …" / "The team deploys … on
+        // Fridays"), so only details decide which text covers the other.
         let decision = if self.contradicts() {
             "contradiction"
         } else if self.never_merged() || !keeps_order {
             "not a contradiction; never merged"
-        } else if self.keeps_apart() && !fusable {
+        } else if self.extra[0] > 0 && self.extra[1] > 0 && !fusable {
             "neither covers the other; never merged (a detail of each beside one shared word, or a denial)"
-        } else if self.keeps_apart() {
+        } else if self.extra[0] > 0 && self.extra[1] > 0 {
             "neither covers the other; merged only with a fused text (`consolidation.fuse_merges`)"
-        } else if self.covers(0) && self.covers(1) {
+        } else if self.extra == [0, 0] {
             "mergeable either way"
-        } else if self.covers(0) {
+        } else if self.extra[1] == 0 {
             "mergeable into the first"
         } else {
             "mergeable into the second"
