@@ -2928,8 +2928,8 @@ fn a_time_of_day_is_one_value_however_it_is_written() {
         "The user's flight lands at 8pm",
     );
     assert_flagged_once(
-        "The user has a meeting with Sarah at 3pm",
-        "The user has a meeting with Sarah at 4:30 p.m.",
+        "The user's meeting with Sarah is at 3pm",
+        "The user's meeting with Sarah is at 4:30 p.m.",
     );
     // Minutes are part of the time, not a detail added to it.
     assert_flagged_once(
@@ -3196,4 +3196,58 @@ fn a_day_of_the_month_is_one_value_as_a_number_or_an_ordinal() {
         "The user is away for the 3rd week of March",
         "The user is away for 3 weeks of March",
     );
+}
+
+#[test]
+fn a_value_of_one_of_possibly_many_things_is_no_clash() {
+    // "a meeting", "a trip", "a friend": an indefinite article brings in
+    // one of possibly many, so another meeting may be at 5pm and another
+    // trip to Spain. Flagging these would tell a user their calendar
+    // contradicts itself.
+    for (first, second) in [
+        (
+            "User has a meeting at 3pm on Monday",
+            "User has a meeting at 5pm on Monday",
+        ),
+        (
+            "User has a meeting with Tom at 3pm",
+            "User has a meeting with Tom at 5pm",
+        ),
+        (
+            "User is planning a trip to Italy",
+            "User is planning a trip to Spain",
+        ),
+        ("User has a friend in Berlin", "User has a friend in Madrid"),
+        (
+            "User has a sister who lives in Ohio",
+            "User has a sister who lives in Texas",
+        ),
+        (
+            "User has a dentist appointment on Tuesday",
+            "User has a dentist appointment on Thursday",
+        ),
+        ("User has an exam on May 3", "User has an exam on May 10"),
+    ] {
+        assert_not_flagged(first, second);
+        assert_kept_apart(first, second);
+    }
+    // One definite thing has one value: still a clash.
+    for (first, second) in [
+        (
+            "User's meeting with Tom is at 3pm",
+            "User's meeting with Tom is at 5pm",
+        ),
+        (
+            "User's trip to Italy is in May",
+            "User's trip to Italy is in June",
+        ),
+        // So has the one employer of a relation held with one at a time,
+        // however it is introduced.
+        (
+            "User works at a startup in Berlin",
+            "User works at a startup in Munich",
+        ),
+    ] {
+        assert_flagged_once(first, second);
+    }
 }

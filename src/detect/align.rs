@@ -1929,6 +1929,7 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                 let word: &Token = aligned_words[k];
                 listed(LOCATIVES, &word.word) || verb_of_presence(word, lexicon)
             }),
+            of_an_indefinite: of_an_indefinite(&aligned_words, value_at, lexicon),
         };
         for side in 0..2 {
             let hunks = [hunk_x, hunk_y];
@@ -2901,6 +2902,77 @@ struct Place {
     /// verb of presence, and at most an article ("lives `in` Berlin",
     /// "`visited` Tokyo"): being there is being in what it lies within.
     locative: bool,
+    /// In a phrase about a referent an indefinite article brings in ("has
+    /// `a` meeting at 3pm", [`of_an_indefinite`]).
+    of_an_indefinite: bool,
+}
+
+/// Articles that bring in one of possibly many: "`a` trip", "`some`
+/// friends".
+const INDEFINITE_ARTICLES: &str = "a an another some";
+
+/// Words that open a relative clause: "a sister `who` lives in Ohio".
+const RELATIVE_PRONOUNS: &str = "who that which";
+
+/// Whether the value right after `aligned[..value_at]` qualifies a referent
+/// an indefinite article brings in: "has `a` meeting at | 3pm", "is
+/// planning `a` trip to | Italy", "has `a` sister who lives in | Ohio",
+/// "has `an` exam on May | 3". Another meeting, trip or sister may have
+/// the other value, so the two values are two things, not a clash ("has a
+/// meeting at 5pm" as well); a definite referent has one ("the meeting is
+/// at 3pm", "Sam's trip to Italy"). Not where the phrase is itself the
+/// value of a relation held with one at a time ("works at a startup in |
+/// Berlin", "lives in a flat in | Rome").
+fn of_an_indefinite(aligned: &[&Token], value_at: usize, lexicon: &Lexicon) -> bool {
+    // The preposition of a phrase ending at `end`, past the phrase's name
+    // words and article ("on May | 3", "with the | …").
+    let preposition = |end: usize| {
+        let mut k = end;
+        while k > 0 && (aligned[k - 1].role == Role::Name || listed(ARTICLES, &aligned[k - 1].word))
+        {
+            k -= 1;
+        }
+        k.checked_sub(1)
+            .filter(|&p| is_preposition(&aligned[p].word))
+    };
+    let content = |at: usize| aligned[at].role == Role::Content;
+    let indefinite = |at: usize| listed(INDEFINITE_ARTICLES, &aligned[at].word);
+    // The indefinite article of the referent a phrase opening at `k`
+    // qualifies: its noun right before, with at most one word before that
+    // ("a dentist appointment"; after the article even "meeting" is a
+    // noun), or a relative clause's verb between ("a sister who `lives`").
+    let article_before = |mut k: usize| {
+        if k >= 2
+            && aligned[k - 1].is_content()
+            && aligned[k - 1].info.is_verb()
+            && listed(RELATIVE_PRONOUNS, &aligned[k - 2].word)
+        {
+            k -= 2;
+        }
+        match k {
+            k if k >= 2 && content(k - 1) && indefinite(k - 2) => Some(k - 2),
+            k if k >= 3 && content(k - 1) && content(k - 2) && indefinite(k - 3) => Some(k - 3),
+            _ => None,
+        }
+    };
+    let Some(k) = preposition(value_at) else {
+        return false;
+    };
+    // Or past another phrase of the same referent ("a meeting `with Tom`
+    // at | 3pm", "`with the team`").
+    let object = k - usize::from(k > 0 && content(k - 1));
+    let Some(article) = article_before(k).or_else(|| {
+        preposition(object)
+            .filter(|&p| p + 1 < k)
+            .and_then(article_before)
+    }) else {
+        return false;
+    };
+    let before_article = aligned[..article]
+        .iter()
+        .rev()
+        .map(|t| (t.word.as_str(), &t.info));
+    lexicon.single_valued_ending(before_article).is_none()
 }
 
 /// Whether `text` adds what it says to something it leaves implied: an
@@ -3288,6 +3360,7 @@ fn classify<'t>(
     // ("is `not red`" / "is `blue`"): another fact, not a conflict.
     if !place.subject
         && !place.additive
+        && !place.of_an_indefinite
         && nx == ny
         && vx.len() <= 2
         && vy.len() <= 2
