@@ -3251,3 +3251,27 @@ fn a_value_of_one_of_possibly_many_things_is_no_clash() {
         assert_flagged_once(first, second);
     }
 }
+
+#[test]
+fn one_wishes_for_many_things_at_once() {
+    // A verb of feeling before an infinitive ("wants to", "would love
+    // to") wishes, and wishes hold side by side: two of them are no clash.
+    for (first, second) in [
+        ("User wants to visit Norway", "User wants to visit Iceland"),
+        (
+            "User would love to visit Japan",
+            "User would love to visit Korea",
+        ),
+        (
+            "User wants to move to Denver",
+            "User wants to move to Austin",
+        ),
+    ] {
+        assert_not_flagged(first, second);
+    }
+    // A preference ranks one above the rest: two are a clash.
+    assert_flagged_once(
+        "User prefers to use PostgreSQL",
+        "User prefers to use MySQL",
+    );
+}

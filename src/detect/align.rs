@@ -1930,6 +1930,15 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                 listed(LOCATIVES, &word.word) || verb_of_presence(word, lexicon)
             }),
             of_an_indefinite: of_an_indefinite(&aligned_words, value_at, lexicon),
+            wished: (0..value_at)
+                .rev()
+                .find(|&k| tensed_verb(k))
+                .is_some_and(|k| {
+                    let verb: &Token = aligned_words[k];
+                    lexicon.feels(&verb.info)
+                        && !verb.info.lemmas.iter().any(|l| listed(PREFERENCE_VERBS, l))
+                        && aligned_words.get(k + 1).is_some_and(|t| t.word == "to")
+                }),
         };
         for side in 0..2 {
             let hunks = [hunk_x, hunk_y];
@@ -2905,6 +2914,11 @@ struct Place {
     /// In a phrase about a referent an indefinite article brings in ("has
     /// `a` meeting at 3pm", [`of_an_indefinite`]).
     of_an_indefinite: bool,
+    /// Under a verb of feeling that takes an infinitive ("`wants` to
+    /// visit Norway", "would `love` to live in Paris"): one wishes for
+    /// many things at once. Not a preference ("prefers to use"), which
+    /// ranks one above the rest.
+    wished: bool,
 }
 
 /// Articles that bring in one of possibly many: "`a` trip", "`some`
@@ -3361,6 +3375,7 @@ fn classify<'t>(
     if !place.subject
         && !place.additive
         && !place.of_an_indefinite
+        && !place.wished
         && nx == ny
         && vx.len() <= 2
         && vy.len() <= 2
