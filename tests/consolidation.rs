@@ -3275,3 +3275,20 @@ fn one_wishes_for_many_things_at_once() {
         "User prefers to use MySQL",
     );
 }
+
+#[test]
+fn having_a_thing_is_no_detail_of_being_something_toward_it() {
+    // "proud of the garden" says nothing of having one, "has a garden"
+    // nothing of pride: merging either into the other loses a fact.
+    for (first, second) in [
+        ("The user has a garden", "The user is proud of the garden"),
+        ("User has a dog", "User is fond of the dog"),
+        (
+            "The user has a vegetable garden",
+            "The user is proud of the vegetable garden",
+        ),
+    ] {
+        assert_kept_apart(first, second);
+        assert_not_flagged(first, second);
+    }
+}

@@ -3345,10 +3345,12 @@ fn classify<'t>(
         comparison.extra[1] += cy.len();
         // So are having it and what befell it ("`has` a dentist
         // appointment" / "the dentist appointment `was cancelled`"), where
-        // only one text has it.
+        // only one text has it, and having it and being something toward
+        // it ("`has` a cat" / "`is allergic` to cats").
         let (having, doing) = if cx.is_empty() { (0, &cy) } else { (1, &cx) };
         if (place.has[having] || (place.owns[having] && !place.has_anywhere[1 - having]))
             && let Some(verb) = verb_besides_having(doing, lexicon)
+                .or_else(|| predicate_adjective([x, y][1 - having]))
         {
             let has = [x, y][having]
                 .iter()
@@ -3649,6 +3651,20 @@ fn verb_besides_having<'t>(content: &[&'t Token], lexicon: &Lexicon) -> Option<&
             && !lexicon.related(t.pair(), (HAVE, &have))
             && !means_have(t, lexicon)
     })
+}
+
+/// An adjective right after a copula in `hunk`: what the subject is ("is
+/// `allergic` to cats", "is `proud` of"), another predicate than having.
+fn predicate_adjective<'t>(hunk: &[&'t Token]) -> Option<&'t Token> {
+    hunk.windows(2)
+        .find(|pair| {
+            let word = pair[1];
+            listed(COPULAS, &pair[0].word)
+                && word.is_content()
+                && !word.info.is_noun()
+                && word.info.modifies()
+        })
+        .map(|pair| pair[1])
 }
 
 /// The one name a side of a hunk gives: a name, or adjacent names with
