@@ -2152,6 +2152,17 @@ fn statements_of_different_times_or_occurrences_are_not_contradictions() {
             ("Tom's gym day is Monday", "Tom's gym day is Wednesday"),
         ),
         (
+            // "had" as the verb is a past event like "went".
+            (
+                "User had coffee with Sarah on Monday",
+                "User had coffee with Sarah on Wednesday",
+            ),
+            (
+                "User's coffee with Sarah is on Monday",
+                "User's coffee with Sarah is on Wednesday",
+            ),
+        ),
+        (
             // "last year" and "this year" are two years.
             (
                 "Sam went to Paris last year",

@@ -1370,9 +1370,15 @@ fn frame(tokens: &[Token]) -> Option<Frame> {
             if listed("has have", auxiliary) && participle {
                 return None;
             }
+            // "had" as the verb itself tells a past event like any other
+            // past verb ("`had` coffee with Sarah on Monday"), not as an
+            // auxiliary ("had left") nor an obligation ("had to leave").
+            let had_as_verb = auxiliary == "had"
+                && !participle
+                && tokens.get(k + 1).is_none_or(|n| n.word != "to");
             return auxiliary_tense(auxiliary).map(|tense| Frame {
                 tense,
-                event: auxiliary == "did",
+                event: auxiliary == "did" || had_as_verb,
                 // An auxiliary is placed by the verb it carries, which is
                 // what the other text's verb aligns with ("will `visit`",
                 // "is `visiting`" / "`visited`"); a copula or the
