@@ -788,7 +788,7 @@ fn similarity_explains_a_file_of_pairs_one_line_each() {
          \n\
          same\tLives in Berlin\tLives in Berlin\n\
          slot\tThe user is gluten intolerant\tThe user can eat gluten\n\
-         floor\tUser works at Google\tUser works at Microsoft\n",
+         floor\tUser uses Python at work\tUser uses Java at work\n",
     )
     .unwrap();
     let out = ok(&engram(
@@ -827,9 +827,10 @@ fn similarity_explains_a_file_of_pairs_one_line_each() {
             "both kept"
         ]
     );
-    // The alignment alone reads two employers, but the model scores the
-    // pair below `contradiction_min_similarity` (0.60), so no cycle
-    // compares it: the last column says what the floors make of a verdict.
+    // The alignment alone reads two languages in one slot, but the model
+    // scores the pair below `contradiction_min_similarity` (0.60), so no
+    // cycle compares it: the last column says what the floors make of a
+    // verdict.
     assert!(lines[4][2].starts_with("contradiction"), "{out}");
     assert!(lines[4][1].parse::<f64>().unwrap() < 0.60, "{out}");
 

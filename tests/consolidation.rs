@@ -3303,3 +3303,21 @@ fn having_a_thing_is_no_detail_of_being_something_toward_it() {
         assert_not_flagged(first, second);
     }
 }
+
+#[test]
+fn two_values_of_a_one_at_a_time_relation_are_compared_below_the_general_floor() {
+    // The model weighs the names over the shared verb, so two employers
+    // score under `contradiction_min_similarity` (0.60); a relation held
+    // with one value at a time denies the other value as a negation does,
+    // and is compared from `negation_min_similarity` (0.50).
+    for (first, second) in [
+        ("User works at Google", "User works at Microsoft"),
+        ("Anna works for Deloitte", "Anna works for KPMG"),
+        ("User reports to Priya", "User reports to Mark"),
+    ] {
+        assert!(similarity(first, second) < 0.60, "{first:?} / {second:?}");
+        assert_flagged_once(first, second);
+    }
+    // Someone else's employer is no clash, however low the floor.
+    assert_not_flagged("User works at Google", "User's wife works at Microsoft");
+}

@@ -352,6 +352,27 @@ impl Lexicon {
             .map(Vec::len)
     }
 
+    /// Which relation held with one value at a time
+    /// ([`LexiconSpec::single_valued`]) `words` state first, as its place
+    /// in the list: "works at Google" and "worked at Acme" both state
+    /// "work at".
+    pub fn single_valued_in(&self, words: &[String]) -> Option<usize> {
+        self.single_valued.iter().position(|relation| {
+            let Some((last, before)) = relation.split_last() else {
+                return false;
+            };
+            (before.len()..words.len()).any(|end| {
+                words[end] == *last
+                    && before
+                        .iter()
+                        .zip(&words[end - before.len()..end])
+                        .all(|(want, spelling)| {
+                            spelling == want || self.word(spelling).lemmas.contains(want)
+                        })
+            })
+        })
+    }
+
     /// `(class, value)` of every class value named in `words`.
     pub fn values_in(&self, words: &[String]) -> Vec<(String, String)> {
         let mut found: Vec<(String, String)> = words
@@ -412,6 +433,22 @@ mod tests {
         assert_eq!(ending("alice work for"), Some(2));
         assert_eq!(ending("alice work for us at"), None);
         assert_eq!(ending("for"), None);
+    }
+
+    #[test]
+    fn a_text_states_a_single_valued_relation_anywhere_in_an_inflection() {
+        let lexicon = lexicon();
+        // Without WordNet, the third-person "s" is still the verb.
+        assert_eq!(
+            lexicon.single_valued_in(&words("alice works for acme")),
+            Some(0)
+        );
+        assert_eq!(lexicon.single_valued_in(&words("work for")), Some(0));
+        assert_eq!(
+            lexicon.single_valued_in(&words("alice works at acme")),
+            None
+        );
+        assert_eq!(lexicon.single_valued_in(&words("for acme")), None);
     }
 
     fn lexicon() -> Lexicon {

@@ -116,6 +116,8 @@ pub struct Prepared<'a> {
     tokens: Vec<std::sync::OnceLock<Vec<align::Token>>>,
     /// How each item's text denies, found once for all.
     denials: std::sync::OnceLock<Vec<align::Denial>>,
+    /// The relation held with one value at a time each item's text states.
+    relations: std::sync::OnceLock<Vec<Option<usize>>>,
 }
 
 impl<'a> Prepared<'a> {
@@ -143,6 +145,7 @@ impl<'a> Prepared<'a> {
             items,
             tokens,
             denials: std::sync::OnceLock::new(),
+            relations: std::sync::OnceLock::new(),
         }
     }
 
@@ -276,7 +279,8 @@ impl<'a> Prepared<'a> {
     /// marker ("moved to", "now"), and to
     /// `pronoun_denial_min_similarity` where one denies with a pronoun
     /// ("nobody", "no one", "nothing") or denies existence ("There is no
-    /// …").
+    /// …"); lowered to `negation_min_similarity` too where both state one
+    /// relation held with one value at a time ("works at").
     pub fn negation_floor(
         &self,
         general: f64,
@@ -289,12 +293,19 @@ impl<'a> Prepared<'a> {
                 .map(|item| align::denial(&item.memory.content, lexicon))
                 .collect()
         });
+        let relations = self.relations.get_or_init(|| {
+            self.items
+                .iter()
+                .map(|item| lexicon.single_valued_in(&item.words))
+                .collect()
+        });
         let negation = settings.negation_min_similarity.min(general);
         Floor {
             general,
             negation,
             pronoun: settings.pronoun_denial_min_similarity.min(negation),
             denials,
+            relations,
         }
     }
 

@@ -49,6 +49,10 @@ pub struct Floor<'m> {
     pub pronoun: f64,
     /// Per item index; items past its end deny nothing.
     pub denials: &'m [Denial],
+    /// Per item index, the relation held with one value at a time it
+    /// states ([`crate::detect::Lexicon::single_valued_in`]); items past
+    /// its end state none.
+    pub relations: &'m [Option<usize>],
 }
 
 impl Floor<'_> {
@@ -59,16 +63,25 @@ impl Floor<'_> {
             negation: floor,
             pronoun: floor,
             denials: &[],
+            relations: &[],
         }
     }
 
     /// The floor of the pair of items `i` and `j`.
     pub fn of(&self, i: usize, j: usize) -> f64 {
         let denial = |k: usize| self.denials.get(k).copied().unwrap_or_default();
-        match denial(i).max(denial(j)) {
+        let floor = match denial(i).max(denial(j)) {
             Denial::None => self.general,
             Denial::Change | Denial::Negation => self.negation,
             Denial::Existence | Denial::Pronoun => self.pronoun,
+        };
+        // Two values of one relation held one at a time ("works at Google"
+        // / "works at Microsoft") deny each other, and the model scores
+        // them as low as a negation: the names weigh more than the verb.
+        let relation = |k: usize| self.relations.get(k).copied().flatten();
+        match relation(i) {
+            Some(shared) if relation(j) == Some(shared) => floor.min(self.negation),
+            _ => floor,
         }
     }
 }
