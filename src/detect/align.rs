@@ -2942,7 +2942,7 @@ const RELATIVE_PRONOUNS: &str = "who that which";
 /// meeting at 5pm" as well); a definite referent has one ("the meeting is
 /// at 3pm", "Sam's trip to Italy"). Not where the phrase is itself the
 /// value of a relation held with one at a time ("works at a startup in |
-/// Berlin", "lives in a flat in | Rome").
+/// Berlin", "married to a doctor from | Ohio").
 fn of_an_indefinite(aligned: &[&Token], value_at: usize, lexicon: &Lexicon) -> bool {
     // The preposition of a phrase ending at `end`, past the phrase's name
     // words and article ("on May | 3", "with the | …").
