@@ -834,6 +834,13 @@ fn similarity_explains_a_file_of_pairs_one_line_each() {
     assert!(lines[4][2].starts_with("contradiction"), "{out}");
     assert!(lines[4][1].parse::<f64>().unwrap() < 0.60, "{out}");
 
+    // Texts given as arguments: the same decision, on a line of its own.
+    let plain = ok(&engram(
+        &["similarity", "Lives in Berlin", "Lives in Berlin"],
+        &[],
+    ));
+    assert!(plain.contains("a cycle: merged"), "{plain}");
+
     // The same from stdin.
     let piped = engram_with_stdin(
         &["similarity", "--pairs", "-"],
