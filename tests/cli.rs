@@ -221,8 +221,12 @@ fn shipped_example_config_is_valid_and_complete() {
 }
 
 fn created_line(id: &str, content: &str, at: &str) -> String {
+    created_line_of("u", id, content, at)
+}
+
+fn created_line_of(user: &str, id: &str, content: &str, at: &str) -> String {
     format!(
-        r#"{{"type":"memory.created","event_id":"c-{id}","user_id":"u","memory_id":"{id}","kind":"semantic","content":"{content}","created_at":"{at}"}}"#
+        r#"{{"type":"memory.created","event_id":"{user}-c-{id}","user_id":"{user}","memory_id":"{id}","kind":"semantic","content":"{content}","created_at":"{at}"}}"#
     )
 }
 
@@ -867,14 +871,8 @@ fn merged_by_a_cycle(pairs: &[(&str, &str, &str)]) -> Vec<String> {
     let dir = tempfile::tempdir().unwrap();
     let mut lines = Vec::new();
     for (user, first, second) in pairs {
-        for (id, content, at) in [
-            ("a", first, "2026-08-01T10:00:00Z"),
-            ("b", second, "2026-08-01T10:01:00Z"),
-        ] {
-            lines.push(format!(
-                r#"{{"type":"memory.created","event_id":"{user}-{id}","user_id":"{user}","memory_id":"{id}","kind":"semantic","content":"{content}","created_at":"{at}"}}"#
-            ));
-        }
+        lines.push(created_line_of(user, "a", first, "2026-08-01T10:00:00Z"));
+        lines.push(created_line_of(user, "b", second, "2026-08-01T10:01:00Z"));
         lines.push(format!(
             r#"{{"type":"consolidation.requested","event_id":"{user}-r","user_id":"{user}","execute":true,"requested_at":"2026-08-02T10:00:00Z"}}"#
         ));
