@@ -2736,6 +2736,51 @@ fn a_time_since_which_a_value_holds_leaves_the_slot_to_the_value() {
 }
 
 #[test]
+fn what_is_said_after_a_value_leaves_the_slot_to_the_value() {
+    // A phrase the value heads ("with his wife", "near his parents") or
+    // the place it lies in (", Colorado") tells more about the value; it
+    // does not make "Denver" and "Boston" two facts one may hold at once.
+    for (first, second) in [
+        (
+            "User lives in Denver with his wife and kids",
+            "User lives in Boston",
+        ),
+        (
+            "Sam lives in Denver near his parents",
+            "Sam lives in Boston",
+        ),
+        (
+            "The user lives in Denver, Colorado",
+            "The user lives in Boston",
+        ),
+        (
+            "Maya works at Google with her old team",
+            "Maya works at Microsoft",
+        ),
+    ] {
+        assert_flagged_once(first, second);
+    }
+    // And a move with company is a move: the newer place supersedes.
+    assert_supersedes(
+        "The user lives in Boston",
+        "The user moved to Denver with her family",
+    );
+    // The same details beside the same value are details.
+    for (first, second) in [
+        (
+            "The user lives in Denver with two cats",
+            "The user lives in Denver",
+        ),
+        (
+            "The user lives in Denver, Colorado",
+            "The user lives in Denver",
+        ),
+    ] {
+        assert_not_flagged(first, second);
+    }
+}
+
+#[test]
 fn alone_is_the_opposite_of_with_someone() {
     // "alone" is with nobody: it denies company, not a thing one has.
     assert_flagged_once("Ana lives alone", "Ana lives with her parents");

@@ -3373,8 +3373,8 @@ fn classify<'t>(
     // A time the value has held since or until ("in Berlin `since 2015`")
     // dates it and leaves the slot to the value.
     let (vx, vy) = (
-        without_time_span(&cx, lexicon),
-        without_time_span(&cy, lexicon),
+        value_before_its_details(without_time_span(&cx, lexicon), x, lexicon),
+        value_before_its_details(without_time_span(&cy, lexicon), y, lexicon),
     );
     // A value and at most one other word a side ("5 minutes" / "20
     // minutes" aligns the unit; "in Rome once" / "supports Jon and
@@ -3392,13 +3392,14 @@ fn classify<'t>(
             .or_else(|| different_value(vx, vy, names_before, place, lexicon))
     {
         let mut extra = [
-            cx.len().saturating_sub(words[0]),
-            cy.len().saturating_sub(words[1]),
+            vx.len().saturating_sub(words[0]),
+            vy.len().saturating_sub(words[1]),
         ];
         // A change verb before the new value ("`switched to` Vim", "`moved
         // to` London") says the other side's relation holds it now: it
         // restates that side's verb ("uses", "lives in") or copula ("is
-        // on"), and neither is a detail of its own.
+        // on"), and neither is a detail of its own. What dates or follows
+        // the value is ("moved to London `with her family`").
         let restated = |changing: &[&Token], side: usize| {
             extra[side] == 1
                 && (extra[1 - side] == 0
@@ -3411,8 +3412,8 @@ fn classify<'t>(
             extra = [0, 0];
             comparison.synonymous += 1;
         }
-        comparison.extra[0] += extra[0];
-        comparison.extra[1] += extra[1];
+        comparison.extra[0] += extra[0] + (cx.len() - vx.len());
+        comparison.extra[1] += extra[1] + (cy.len() - vy.len());
         comparison.conflicts.push(conflict);
         return;
     }
@@ -3508,6 +3509,47 @@ fn without_time_span<'c, 't>(content: &'c [&'t Token], lexicon: &Lexicon) -> &'c
             &content[..k]
         }
         _ => content,
+    }
+}
+
+/// `content` (the content words of `hunk`) up to its first name, without
+/// what is said after the name: a phrase it heads ("Denver `with two
+/// cats`", "moved to Denver `with her family`") or the place it lies in
+/// ("Denver, `Colorado`"). Those tell more about the value; the slot is
+/// the name's. Anything else is returned whole.
+fn value_before_its_details<'c, 't>(
+    content: &'c [&'t Token],
+    hunk: &[&'t Token],
+    lexicon: &Lexicon,
+) -> &'c [&'t Token] {
+    let Some(start) = content.iter().position(|t| t.role == Role::Name) else {
+        return content;
+    };
+    let run = content[start..]
+        .iter()
+        .enumerate()
+        .take_while(|&(k, t)| {
+            t.role == Role::Name && (k == 0 || written_together(content[start + k - 1], t))
+        })
+        .count();
+    let end = start + run;
+    if end == content.len() {
+        return content;
+    }
+    let last = content[end - 1];
+    let after = hunk
+        .iter()
+        .position(|t| std::ptr::eq(*t, last))
+        .and_then(|k| hunk.get(k + 1));
+    let heads_a_phrase = after.is_some_and(|t| is_preposition(&t.word));
+    let next = content[end];
+    let lies_in = next.role == Role::Name
+        && !written_together(last, next)
+        && lexicon.within(&last.info, &next.info);
+    if heads_a_phrase || lies_in {
+        &content[..end]
+    } else {
+        content
     }
 }
 
