@@ -3359,10 +3359,16 @@ fn two_values_of_a_one_at_a_time_relation_are_compared_below_the_general_floor()
         ("User works at Google", "User works at Microsoft"),
         ("Anna works for Deloitte", "Anna works for KPMG"),
         ("User reports to Priya", "User reports to Mark"),
+        // So is a relation held in one place at a time.
+        ("The user lives in Rome", "The user lives in Madrid"),
+        ("Lives in Rome", "Lives in Madrid"),
+        ("The user is based in Rome", "The user is based in Madrid"),
     ] {
         assert!(similarity(first, second) < 0.60, "{first:?} / {second:?}");
         assert_flagged_once(first, second);
     }
-    // Someone else's employer is no clash, however low the floor.
+    // Someone else's employer is no clash, however low the floor, nor a
+    // city and the country it lies in.
     assert_not_flagged("User works at Google", "User's wife works at Microsoft");
+    assert_not_flagged("User lives in Rome", "User lives in Italy");
 }

@@ -32,6 +32,11 @@ pub struct LexiconSpec {
     /// for"): after one, two different names fill one slot, as after a
     /// copula. Words match their inflections ("work" matches "works").
     pub single_valued: Vec<String>,
+    /// Relations held in one place at a time ("lives in", "born in"): two
+    /// texts that both state one are compared as closely as two values of
+    /// a single-valued relation, but their places are compared by what
+    /// WordNet knows of them, so a city and its country hold together.
+    pub held_in_one_place: Vec<String>,
     /// Class name → values; `a|b` are two spellings of one value.
     pub value_classes: BTreeMap<String, Vec<String>>,
 }
@@ -45,6 +50,7 @@ pub struct Lexicon {
     change_markers: Vec<Vec<String>>,
     framing: BTreeSet<String>,
     single_valued: Vec<Vec<String>>,
+    held_in_one_place: Vec<Vec<String>>,
     /// Spelling → (class, canonical value).
     values: BTreeMap<String, (String, String)>,
     /// Lemmas, synonyms, antonyms and word classes; without it only the
@@ -106,6 +112,7 @@ impl Lexicon {
             change_markers: spec.change_markers.iter().map(|p| phrase(p)).collect(),
             framing: spec.framing.iter().map(|w| normalise(w)).collect(),
             single_valued: spec.single_valued.iter().map(|p| phrase(p)).collect(),
+            held_in_one_place: spec.held_in_one_place.iter().map(|p| phrase(p)).collect(),
             values,
             wordnet: None,
         }
@@ -352,24 +359,32 @@ impl Lexicon {
             .map(Vec::len)
     }
 
-    /// Which relation held with one value at a time
-    /// ([`LexiconSpec::single_valued`]) `words` state first, as its place
-    /// in the list: "works at Google" and "worked at Acme" both state
-    /// "work at".
-    pub fn single_valued_in(&self, words: &[String]) -> Option<usize> {
-        self.single_valued.iter().position(|relation| {
-            let Some((last, before)) = relation.split_last() else {
-                return false;
-            };
-            (before.len()..words.len()).any(|end| {
-                words[end] == *last
-                    && before
-                        .iter()
-                        .zip(&words[end - before.len()..end])
-                        .all(|(want, spelling)| {
-                            spelling == want || self.word(spelling).lemmas.contains(want)
-                        })
-            })
+    /// Which relation held with one value at a time `words` state first,
+    /// single-valued ([`LexiconSpec::single_valued`]) or held in one place
+    /// ([`LexiconSpec::held_in_one_place`]), as its place in the two lists
+    /// one after the other: "works at Google" and "worked at Acme" both
+    /// state "work at".
+    pub fn one_at_a_time_in(&self, words: &[String]) -> Option<usize> {
+        self.single_valued
+            .iter()
+            .chain(&self.held_in_one_place)
+            .position(|relation| self.states(relation, words))
+    }
+
+    /// Whether `words` state `relation`, its last word as written and the
+    /// ones before it in any inflection.
+    fn states(&self, relation: &[String], words: &[String]) -> bool {
+        let Some((last, before)) = relation.split_last() else {
+            return false;
+        };
+        (before.len()..words.len()).any(|end| {
+            words[end] == *last
+                && before
+                    .iter()
+                    .zip(&words[end - before.len()..end])
+                    .all(|(want, spelling)| {
+                        spelling == want || self.word(spelling).lemmas.contains(want)
+                    })
         })
     }
 
@@ -440,15 +455,20 @@ mod tests {
         let lexicon = lexicon();
         // Without WordNet, the third-person "s" is still the verb.
         assert_eq!(
-            lexicon.single_valued_in(&words("alice works for acme")),
+            lexicon.one_at_a_time_in(&words("alice works for acme")),
             Some(0)
         );
-        assert_eq!(lexicon.single_valued_in(&words("work for")), Some(0));
+        assert_eq!(lexicon.one_at_a_time_in(&words("work for")), Some(0));
         assert_eq!(
-            lexicon.single_valued_in(&words("alice works at acme")),
+            lexicon.one_at_a_time_in(&words("alice works at acme")),
             None
         );
-        assert_eq!(lexicon.single_valued_in(&words("for acme")), None);
+        assert_eq!(lexicon.one_at_a_time_in(&words("for acme")), None);
+        // A relation held in one place comes after the single-valued ones.
+        assert_eq!(
+            lexicon.one_at_a_time_in(&words("alice lives in rome")),
+            Some(1)
+        );
     }
 
     fn lexicon() -> Lexicon {
@@ -463,6 +483,7 @@ mod tests {
             change_markers: vec!["now".into(), "switched to".into(), "turned #".into()],
             framing: vec!["believe".into(), "if".into()],
             single_valued: vec!["work for".into()],
+            held_in_one_place: vec!["live in".into()],
             value_classes: BTreeMap::from([(
                 "database".into(),
                 vec!["postgresql|postgres".into(), "mysql".into()],

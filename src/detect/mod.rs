@@ -280,7 +280,7 @@ impl<'a> Prepared<'a> {
     /// `pronoun_denial_min_similarity` where one denies with a pronoun
     /// ("nobody", "no one", "nothing") or denies existence ("There is no
     /// …"); lowered to `negation_min_similarity` too where both state one
-    /// relation held with one value at a time ("works at").
+    /// relation held with one value at a time ("works at", "lives in").
     pub fn negation_floor(
         &self,
         general: f64,
@@ -296,7 +296,7 @@ impl<'a> Prepared<'a> {
         let relations = self.relations.get_or_init(|| {
             self.items
                 .iter()
-                .map(|item| lexicon.single_valued_in(&item.words))
+                .map(|item| lexicon.one_at_a_time_in(&item.words))
                 .collect()
         });
         let negation = settings.negation_min_similarity.min(general);

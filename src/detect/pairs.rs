@@ -50,7 +50,7 @@ pub struct Floor<'m> {
     /// Per item index; items past its end deny nothing.
     pub denials: &'m [Denial],
     /// Per item index, the relation held with one value at a time it
-    /// states ([`crate::detect::Lexicon::single_valued_in`]); items past
+    /// states ([`crate::detect::Lexicon::one_at_a_time_in`]); items past
     /// its end state none.
     pub relations: &'m [Option<usize>],
 }
@@ -76,8 +76,9 @@ impl Floor<'_> {
             Denial::Existence | Denial::Pronoun => self.pronoun,
         };
         // Two values of one relation held one at a time ("works at Google"
-        // / "works at Microsoft") deny each other, and the model scores
-        // them as low as a negation: the names weigh more than the verb.
+        // / "works at Microsoft", "lives in Rome" / "lives in Madrid") deny
+        // each other, and the model scores them as low as a negation: the
+        // names weigh more than the verb.
         let relation = |k: usize| self.relations.get(k).copied().flatten();
         match relation(i) {
             Some(shared) if relation(j) == Some(shared) => floor.min(self.negation),
