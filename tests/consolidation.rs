@@ -2736,6 +2736,28 @@ fn a_time_since_which_a_value_holds_leaves_the_slot_to_the_value() {
 }
 
 #[test]
+fn an_amount_of_money_is_never_a_year() {
+    // "$2000" reads like the year 2000 and "$2500" does not, so the two
+    // amounts were counted two ways and never compared.
+    for (first, second) in [
+        (
+            "User's rent is $2000 a month",
+            "User's rent is $2500 a month",
+        ),
+        (
+            "User pays $2000 a month in rent",
+            "User pays $2500 a month in rent",
+        ),
+    ] {
+        assert_flagged_once(first, second);
+    }
+    assert_not_flagged(
+        "User's rent is $2000 a month",
+        "User's rent is $2000 a month now",
+    );
+}
+
+#[test]
 fn what_is_said_after_a_value_leaves_the_slot_to_the_value() {
     // A phrase the value heads ("with his wife", "near his parents") or
     // the place it lies in (", Colorado") tells more about the value; it

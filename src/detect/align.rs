@@ -289,6 +289,9 @@ pub struct Token {
     pub role: Role,
     /// Byte range of the word (or phrase) in the text it came from.
     pub span: (usize, usize),
+    /// A number written right after a currency sign ("$2000"): an
+    /// amount, never a year.
+    pub money: bool,
     /// Lemmas (with a class value's canonical spelling) and senses.
     info: Word,
 }
@@ -638,6 +641,7 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
         if non_prefix(text, &spans, &words, at) {
             let word = format!("non{}", words[at + 1]);
             out.push(Token {
+                money: false,
                 info: lexicon.word(&word),
                 word,
                 role: Role::Content,
@@ -653,6 +657,7 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
             let end = spans.iter().rposition(|s| s.1 <= span.1).unwrap_or(at);
             let word = text[span.0..span.1].to_lowercase();
             out.push(Token {
+                money: false,
                 info: Word::plain(&word),
                 word,
                 role: Role::Name,
@@ -668,6 +673,7 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
             let mut info = Word::plain(&word);
             info.lemmas.push(value);
             out.push(Token {
+                money: false,
                 info,
                 word,
                 role: Role::Number,
@@ -689,6 +695,7 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
         if let Some((span, end)) = joined {
             let word = text[span.0..span.1].to_lowercase();
             out.push(Token {
+                money: false,
                 info: Word::plain(&word),
                 word,
                 role: Role::Number,
@@ -705,6 +712,7 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
                 info.lemmas.push(number_value(&word));
             }
             out.push(Token {
+                money: role == Role::Number && after_currency_sign(&text[..span.0]),
                 info,
                 word,
                 role,
@@ -716,6 +724,7 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
         if let Some(len) = lexicon.negation_at(&words[at..]) {
             let word = words[at..at + len].join(" ");
             out.push(Token {
+                money: false,
                 info: Word::plain(&word),
                 word,
                 role: Role::Negation,
@@ -729,6 +738,7 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
         if at + 1 < words.len() && words[at + 1] == "free" && hyphen_before(text, &spans, at + 1) {
             let word = format!("{}-free", words[at]);
             out.push(Token {
+                money: false,
                 info: Word::plain(&word),
                 word,
                 role: Role::Content,
@@ -741,6 +751,7 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
         // "mother-in-law" is no mother "in law".
         if let Some((end, info)) = hyphenated_compound(text, &spans, &words, at, lexicon) {
             out.push(Token {
+                money: false,
                 info,
                 word: words[at..=end].join("-"),
                 role: Role::Content,
@@ -786,6 +797,7 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
             info.lemmas.push(ordinal_written(rank));
         }
         out.push(Token {
+            money: role == Role::Number && after_currency_sign(&text[..spans[at].0]),
             word: word.clone(),
             role,
             span: spans[at],
@@ -2604,7 +2616,7 @@ fn names_the_modifier(modifier: &Token, head: &Token, lexicon: &Lexicon) -> bool
 /// Whether `t` names a time: a noun of times ("year", "March") or a year
 /// ("2019").
 fn names_time(t: &Token, lexicon: &Lexicon) -> bool {
-    is_year(&t.word) || (t.role != Role::Number && lexicon.names_time(&t.info))
+    (is_year(&t.word) && !t.money) || (t.role != Role::Number && lexicon.names_time(&t.info))
 }
 
 /// `side` with its [`ending`] verb (at, length in words) as one negation.
@@ -2618,6 +2630,7 @@ fn as_denial(side: Cow<'_, [Token]>, end: Option<(usize, usize)>) -> Cow<'_, [To
     side.splice(
         at..at + len,
         [Token {
+            money: false,
             info: Word::plain(&word),
             span: (side[at].span.0, side[at + len - 1].span.1),
             word,
@@ -3739,6 +3752,7 @@ fn one_name<'t>(side: &[&'t Token], lexicon: &Lexicon) -> Option<(Cow<'t, Token>
     }
     let word = words_of(names);
     let name = Token {
+        money: false,
         info: lexicon.word(&word),
         role: Role::Name,
         span: (names[0].span.0, names[run - 1].span.1),
@@ -3841,6 +3855,12 @@ fn same_values(x: &[String], y: &[String]) -> bool {
 }
 
 /// Whether `word` reads as a year ("2019").
+/// Whether `before` ends with a currency sign: the number after it is an
+/// amount of money.
+fn after_currency_sign(before: &str) -> bool {
+    before.ends_with(['$', '€', '£', '¥'])
+}
+
 fn is_year(word: &str) -> bool {
     word.len() == 4 && word.parse::<u16>().is_ok_and(|y| (1900..2100).contains(&y))
 }
@@ -3856,8 +3876,9 @@ fn counts_alike<'t>(x: &[&'t Token], y: &[&'t Token], lexicon: &Lexicon) -> bool
     }
     // Which ways a hunk's numbers count: cardinal, ordinal, how often, or
     // not at all: a year dates ("by September `2006`") where "`70` seats"
-    // or "$54.9 `million`" count, unless a unit follows it ("2000 people"),
-    // and a time of day tells the hour ("at `3:30 p.m.`").
+    // or "$54.9 `million`" count, unless a unit follows it ("2000 people")
+    // or a currency sign comes before it ("$2000"), and a time of day
+    // tells the hour ("at `3:30 p.m.`").
     fn ways(side: &[&Token]) -> [bool; 5] {
         let ordinal = |word: &str| ordinal_rank(word).is_some();
         let often = |word: &str| listed("once twice", word);
@@ -3872,7 +3893,7 @@ fn counts_alike<'t>(x: &[&'t Token], y: &[&'t Token], lexicon: &Lexicon) -> bool
                 1
             } else if often(&t.word) {
                 2
-            } else if is_year(&t.word) && !side.get(k + 1).is_some_and(|t| unit(t)) {
+            } else if is_year(&t.word) && !t.money && !side.get(k + 1).is_some_and(|t| unit(t)) {
                 3
             } else {
                 0
@@ -3892,6 +3913,7 @@ fn counts_alike<'t>(x: &[&'t Token], y: &[&'t Token], lexicon: &Lexicon) -> bool
             if let Some(unit_at) = joined_unit(&t.word) {
                 let word = t.word[unit_at..].to_owned();
                 found.push(Cow::Owned(Token {
+                    money: false,
                     info: lexicon.word(&word),
                     word,
                     role: Role::Content,
