@@ -2736,6 +2736,18 @@ fn a_time_since_which_a_value_holds_leaves_the_slot_to_the_value() {
 }
 
 #[test]
+fn what_a_copula_assigns_with_an_article_is_one_value() {
+    // "is a red sedan" assigns the colour as "is red" does: the user's car
+    // cannot be both. Having one of each is two cars.
+    assert_flagged_once("User's car is a red sedan", "User's car is a blue sedan");
+    assert_flagged_once(
+        "User's car is a red Honda Civic",
+        "User's car is a blue Honda Civic",
+    );
+    assert_not_flagged("User has a red sedan", "User has a blue sedan");
+}
+
+#[test]
 fn an_amount_of_money_is_never_a_year() {
     // "$2000" reads like the year 2000 and "$2500" does not, so the two
     // amounts were counted two ways and never compared.

@@ -1885,9 +1885,17 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
             });
         let place = Place {
             subject: (0..2).all(|side| subject_ends[side].is_some_and(|f| end[side] <= f)),
-            after_copula: value_at
-                .checked_sub(1)
-                .is_some_and(|k| listed(COPULAS, aligned_words[k].word.as_str())),
+            after_copula: {
+                let copula_at = |k: usize| listed(COPULAS, aligned_words[k].word.as_str());
+                let article_at = |k: usize| listed(ARTICLES, aligned_words[k].word.as_str());
+                let noun_after = aligned_words.get(*before).is_some_and(|t| {
+                    t.role == Role::Name || (t.role == Role::Content && t.info.is_noun())
+                });
+                value_at.checked_sub(1).is_some_and(|k| {
+                    copula_at(k)
+                        || (noun_after && article_at(k) && k.checked_sub(1).is_some_and(copula_at))
+                })
+            },
             predicate_noun: governor
                 .is_some_and(|k| listed(COPULAS, aligned_words[k].word.as_str()) || passive(k)),
             // Held at one time on both sides: "worked at Google" and
@@ -2882,7 +2890,8 @@ fn joined_lists<'t>(hunks: Vec<Hunk<'t>>, aligned: &[&Token]) -> Vec<Hunk<'t>> {
 struct Place {
     /// Before the first auxiliary or copula on both sides.
     subject: bool,
-    /// Right after an aligned copula ("is `red`").
+    /// Right after an aligned copula ("is `red`"), or between its article
+    /// and the aligned noun it assigns ("is a `red` sedan").
     after_copula: bool,
     /// After an aligned copula or passive participle and at most an
     /// article ("is the `winner`", "is named `Rex`"): what the subject is.
@@ -4078,8 +4087,9 @@ fn different_value<'t>(
         ));
     }
     // A class member is a value only where a copula assigns it ("the car
-    // is red" / "… is blue"); elsewhere ("cutting a potato" / "… a
-    // tomato") it names another thing.
+    // is red" / "… is blue", "… is a red sedan" / "… a blue sedan");
+    // elsewhere ("cutting a potato" / "… a tomato") it names another
+    // thing.
     if let ([p], [q]) = (x, y)
         && place.after_copula
         && !p.info.inflected_verb
