@@ -2760,6 +2760,12 @@ fn an_amount_of_money_is_never_a_year() {
             "User pays $2000 a month in rent",
             "User pays $2500 a month in rent",
         ),
+        // Nor is a number its unit follows, though the unit is a word both
+        // texts share and so is read apart from the numbers.
+        (
+            "User's rent is 2000 dollars a month",
+            "User's rent is 2500 dollars a month",
+        ),
     ] {
         assert_flagged_once(first, second);
     }

@@ -1883,19 +1883,23 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
             .filter(|verb| {
                 verb.is_content() && tensed_verb(value_at - 1) && !passive(value_at - 1)
             });
+        let after_hunk = aligned_words.get(*before);
+        let before_noun = after_hunk
+            .is_some_and(|t| t.role == Role::Content && t.info.is_noun() && !t.info.inflected_verb);
+        let before_name = after_hunk.is_some_and(|t| t.role == Role::Name);
         let place = Place {
             subject: (0..2).all(|side| subject_ends[side].is_some_and(|f| end[side] <= f)),
             after_copula: {
                 let copula_at = |k: usize| listed(COPULAS, aligned_words[k].word.as_str());
                 let article_at = |k: usize| listed(ARTICLES, aligned_words[k].word.as_str());
-                let noun_after = aligned_words.get(*before).is_some_and(|t| {
-                    t.role == Role::Name || (t.role == Role::Content && t.info.is_noun())
-                });
                 value_at.checked_sub(1).is_some_and(|k| {
                     copula_at(k)
-                        || (noun_after && article_at(k) && k.checked_sub(1).is_some_and(copula_at))
+                        || ((before_noun || before_name)
+                            && article_at(k)
+                            && k.checked_sub(1).is_some_and(copula_at))
                 })
             },
+            before_noun,
             predicate_noun: governor
                 .is_some_and(|k| listed(COPULAS, aligned_words[k].word.as_str()) || passive(k)),
             // Held at one time on both sides: "worked at Google" and
@@ -2893,6 +2897,9 @@ struct Place {
     /// Right after an aligned copula ("is `red`"), or between its article
     /// and the aligned noun it assigns ("is a `red` sedan").
     after_copula: bool,
+    /// Right before an aligned noun: what the hunk's last number counts
+    /// ("`2000` dollars").
+    before_noun: bool,
     /// After an aligned copula or passive participle and at most an
     /// article ("is the `winner`", "is named `Rex`"): what the subject is.
     predicate_noun: bool,
@@ -3877,8 +3884,9 @@ fn is_year(word: &str) -> bool {
 /// Whether the numbers of two hunks count the same thing the same way: an
 /// ordinal ranks ("their `third` straight week") where a cardinal counts
 /// ("`three` straight weeks"), and a number beside another unit measures
-/// in it ("90 `miles`" / "150 `kilometres`").
-fn counts_alike<'t>(x: &[&'t Token], y: &[&'t Token], lexicon: &Lexicon) -> bool {
+/// in it ("90 `miles`" / "150 `kilometres`"). `unit_after`: the hunks
+/// are followed by a noun their last numbers count in ("2000 `dollars`").
+fn counts_alike<'t>(x: &[&'t Token], y: &[&'t Token], unit_after: bool, lexicon: &Lexicon) -> bool {
     // A noun right after a number: what it measures in.
     fn unit(t: &Token) -> bool {
         t.role == Role::Content && t.info.is_noun() && !t.info.inflected_verb
@@ -3888,7 +3896,7 @@ fn counts_alike<'t>(x: &[&'t Token], y: &[&'t Token], lexicon: &Lexicon) -> bool
     // or "$54.9 `million`" count, unless a unit follows it ("2000 people")
     // or a currency sign comes before it ("$2000"), and a time of day
     // tells the hour ("at `3:30 p.m.`").
-    fn ways(side: &[&Token]) -> [bool; 5] {
+    let ways = |side: &[&Token]| -> [bool; 5] {
         let ordinal = |word: &str| ordinal_rank(word).is_some();
         let often = |word: &str| listed("once twice", word);
         let mut ways = [false; 5];
@@ -3902,7 +3910,10 @@ fn counts_alike<'t>(x: &[&'t Token], y: &[&'t Token], lexicon: &Lexicon) -> bool
                 1
             } else if often(&t.word) {
                 2
-            } else if is_year(&t.word) && !t.money && !side.get(k + 1).is_some_and(|t| unit(t)) {
+            } else if is_year(&t.word)
+                && !t.money
+                && !side.get(k + 1).map_or(unit_after, |t| unit(t))
+            {
                 3
             } else {
                 0
@@ -3910,7 +3921,7 @@ fn counts_alike<'t>(x: &[&'t Token], y: &[&'t Token], lexicon: &Lexicon) -> bool
             ways[way] = true;
         }
         ways
-    }
+    };
     // Each number's unit: the noun after it, or the unit it is written
     // into ("5`km`").
     let units = |side: &[&'t Token]| -> Vec<Cow<'t, Token>> {
@@ -3994,7 +4005,7 @@ fn different_value<'t>(
         && !numbers.0.is_empty()
         && !numbers.1.is_empty()
         && !same_values(&numbers.0, &numbers.1)
-        && counts_alike(x, y, lexicon)
+        && counts_alike(x, y, place.before_noun, lexicon)
     {
         let clock_times = numbers.0.iter().chain(&numbers.1).any(|v| v.contains(':'));
         return Some((
