@@ -1884,8 +1884,7 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                 verb.is_content() && tensed_verb(value_at - 1) && !passive(value_at - 1)
             });
         let after_hunk = aligned_words.get(*before);
-        let before_noun = after_hunk
-            .is_some_and(|t| t.role == Role::Content && t.info.is_noun() && !t.info.inflected_verb);
+        let before_noun = after_hunk.is_some_and(|t| counting_noun(t));
         let before_name = after_hunk.is_some_and(|t| t.role == Role::Name);
         let place = Place {
             subject: (0..2).all(|side| subject_ends[side].is_some_and(|f| end[side] <= f)),
@@ -3881,16 +3880,18 @@ fn is_year(word: &str) -> bool {
     word.len() == 4 && word.parse::<u16>().is_ok_and(|y| (1900..2100).contains(&y))
 }
 
+/// Whether `t` is a noun a number right before it may count or measure in
+/// ("2000 `people`", "90 `miles`").
+fn counting_noun(t: &Token) -> bool {
+    t.role == Role::Content && t.info.is_noun() && !t.info.inflected_verb
+}
+
 /// Whether the numbers of two hunks count the same thing the same way: an
 /// ordinal ranks ("their `third` straight week") where a cardinal counts
 /// ("`three` straight weeks"), and a number beside another unit measures
 /// in it ("90 `miles`" / "150 `kilometres`"). `unit_after`: the hunks
 /// are followed by a noun their last numbers count in ("2000 `dollars`").
 fn counts_alike<'t>(x: &[&'t Token], y: &[&'t Token], unit_after: bool, lexicon: &Lexicon) -> bool {
-    // A noun right after a number: what it measures in.
-    fn unit(t: &Token) -> bool {
-        t.role == Role::Content && t.info.is_noun() && !t.info.inflected_verb
-    }
     // Which ways a hunk's numbers count: cardinal, ordinal, how often, or
     // not at all: a year dates ("by September `2006`") where "`70` seats"
     // or "$54.9 `million`" count, unless a unit follows it ("2000 people")
@@ -3912,7 +3913,7 @@ fn counts_alike<'t>(x: &[&'t Token], y: &[&'t Token], unit_after: bool, lexicon:
                 2
             } else if is_year(&t.word)
                 && !t.money
-                && !side.get(k + 1).map_or(unit_after, |t| unit(t))
+                && !side.get(k + 1).map_or(unit_after, |t| counting_noun(t))
             {
                 3
             } else {
@@ -3939,7 +3940,7 @@ fn counts_alike<'t>(x: &[&'t Token], y: &[&'t Token], unit_after: bool, lexicon:
                     role: Role::Content,
                     span: t.span,
                 }));
-            } else if let Some(next) = side.get(k + 1).filter(|n| unit(n)) {
+            } else if let Some(next) = side.get(k + 1).filter(|n| counting_noun(n)) {
                 found.push(Cow::Borrowed(*next));
             }
         }
