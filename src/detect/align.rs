@@ -3869,13 +3869,13 @@ fn same_values(x: &[String], y: &[String]) -> bool {
             .all(|(a, b)| a == b || same_time(a, b) || rounds(a, b) || rounds(b, a))
 }
 
-/// Whether `word` reads as a year ("2019").
 /// Whether `before` ends with a currency sign: the number after it is an
 /// amount of money.
 fn after_currency_sign(before: &str) -> bool {
     before.ends_with(['$', '€', '£', '¥'])
 }
 
+/// Whether `word` reads as a year ("2019").
 fn is_year(word: &str) -> bool {
     word.len() == 4 && word.parse::<u16>().is_ok_and(|y| (1900..2100).contains(&y))
 }
