@@ -2924,6 +2924,38 @@ fn a_noun_that_only_modifies_an_added_head_names_another_thing_never_merged() {
 }
 
 #[test]
+fn a_preference_picks_one_thing_of_a_kind() {
+    // To prefer is to pick one of the alternatives: two preferred things
+    // of one kind clash, as two employers do. Things of different kinds,
+    // preferences for different occasions, and things one likes (one likes
+    // many) hold together.
+    for (first, second) in [
+        ("The user prefers tea", "The user prefers coffee"),
+        ("Prefers red wine", "Prefers white wine"),
+        ("Prefers Python for scripting", "Prefers Bash for scripting"),
+    ] {
+        println!(
+            "cosine {:.4}: {first:?} / {second:?}",
+            similarity(first, second)
+        );
+        assert_flagged_once(first, second);
+    }
+    for (first, second) in [
+        ("The user prefers tea", "The user prefers quiet restaurants"),
+        (
+            "The user prefers tea in the morning",
+            "The user prefers coffee in the afternoon",
+        ),
+        ("The user likes tea", "The user likes coffee"),
+        ("The user drinks tea", "The user drinks coffee"),
+        // Held at two times, two preferences are a history.
+        ("The user preferred tea", "The user prefers coffee"),
+    ] {
+        assert_not_flagged(first, second);
+    }
+}
+
+#[test]
 fn another_value_added_with_also_or_liked_as_well_is_no_contradiction() {
     // "also" says the value holds beside another; one likes or loves many
     // things at once. Preferring, using a declared slot's value, or a

@@ -4098,12 +4098,13 @@ fn different_value<'t>(
             [x.len(), y.len()],
         ));
     }
-    // A class member is a value only where a copula assigns it ("the car
-    // is red" / "… is blue", "… is a red sedan" / "… a blue sedan");
+    // A class member is a value only where a copula or a single-valued
+    // relation assigns it ("the car is red" / "… is blue", "… is a red
+    // sedan" / "… a blue sedan", "prefers tea" / "prefers coffee");
     // elsewhere ("cutting a potato" / "… a tomato") it names another
     // thing.
     if let ([p], [q]) = (x, y)
-        && place.after_copula
+        && (place.after_copula || place.single_valued)
         && !p.info.inflected_verb
         && !q.info.inflected_verb
         && p.role == Role::Content

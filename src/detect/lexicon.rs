@@ -371,20 +371,18 @@ impl Lexicon {
             .position(|relation| self.states(relation, words))
     }
 
-    /// Whether `words` state `relation`, its last word as written and the
-    /// ones before it in any inflection.
+    /// Whether `words` state `relation`, each word as written or in any
+    /// inflection ("prefers" states "prefer").
     fn states(&self, relation: &[String], words: &[String]) -> bool {
-        let Some((last, before)) = relation.split_last() else {
-            return false;
+        let in_any_inflection = |want: &String, spelling: &String| {
+            spelling == want || self.word(spelling).lemmas.contains(want)
         };
-        (before.len()..words.len()).any(|end| {
-            words[end] == *last
-                && before
+        (relation.len()..=words.len()).any(|end| {
+            !relation.is_empty()
+                && relation
                     .iter()
-                    .zip(&words[end - before.len()..end])
-                    .all(|(want, spelling)| {
-                        spelling == want || self.word(spelling).lemmas.contains(want)
-                    })
+                    .zip(&words[end - relation.len()..end])
+                    .all(|(want, spelling)| in_any_inflection(want, spelling))
         })
     }
 
