@@ -35,6 +35,43 @@ fn lemmas_cover_regular_and_irregular_inflections() {
     );
 }
 
+#[test]
+fn a_verb_drops_es_only_after_a_hiss_or_an_o() {
+    // "-es" follows s, x, z, ch, sh and o ("fixes", "goes"); elsewhere the
+    // "e" is the stem's ("planes" is "plane" + "s", never "plan": that is
+    // "plans").
+    let wordnet = wordnet();
+    for (form, lemma) in [
+        ("goes", "go"),
+        ("fixes", "fix"),
+        ("washes", "wash"),
+        ("misses", "miss"),
+        ("planes", "plane"),
+        ("hopes", "hope"),
+    ] {
+        assert!(
+            wordnet.lemmas(form).contains(&lemma.to_owned()),
+            "{form}: {:?}",
+            wordnet.lemmas(form)
+        );
+    }
+    for (form, not_lemma) in [("planes", "plan"), ("hopes", "hop"), ("rates", "rat")] {
+        assert!(
+            !wordnet.lemmas(form).contains(&not_lemma.to_owned()),
+            "{form}: {:?}",
+            wordnet.lemmas(form)
+        );
+    }
+    // So "planes" frames nothing as a plan.
+    let found = compare("The user prefers trains", "The user prefers planes");
+    assert_eq!(
+        found.reframes,
+        [false, false],
+        "{}",
+        found.verdict(true, true)
+    );
+}
+
 /// Each pair is opposed, read either way round.
 fn assert_opposed_both_ways(pairs: &[(&str, &str)]) {
     let wordnet = wordnet();

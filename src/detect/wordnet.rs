@@ -627,6 +627,16 @@ impl WordNet {
         }
         for (suffix, replacement) in RULES[pos] {
             if let Some(stem) = word.strip_suffix(suffix) {
+                // English adds "-es" only after a hiss or an "o" ("fixes",
+                // "goes"); elsewhere the "e" is the stem's ("planes" is
+                // never "plan").
+                if (*suffix, *replacement) == ("es", "")
+                    && !["s", "x", "z", "ch", "sh", "o"]
+                        .iter()
+                        .any(|end| stem.ends_with(end))
+                {
+                    continue;
+                }
                 let base = format!("{stem}{replacement}");
                 if !stem.is_empty() && self.senses[pos].contains_key(&base) {
                     found.push(base);
