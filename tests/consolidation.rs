@@ -2748,6 +2748,38 @@ fn what_a_copula_assigns_with_an_article_is_one_value() {
 }
 
 #[test]
+fn what_a_copula_assigns_to_a_kind_is_one_thing_of_that_kind() {
+    // "Favorite sport" names the kind: tennis and golf are both sports,
+    // though WordNet files them under different kinds of game.
+    for (first, second) in [
+        (
+            "User's favorite sport is tennis",
+            "User's favorite sport is golf",
+        ),
+        (
+            "User's favorite game is chess",
+            "User's favorite game is poker",
+        ),
+        (
+            "User's favorite dog is the beagle",
+            "User's favorite dog is the poodle",
+        ),
+    ] {
+        println!(
+            "cosine {:.4}: {first:?} / {second:?}",
+            similarity(first, second)
+        );
+        assert_flagged_once(first, second);
+    }
+    // Playing both, or one a kind of the other, is no clash.
+    assert_not_flagged("User plays tennis", "User plays golf");
+    assert_not_flagged(
+        "User's favorite animal is the dog",
+        "User's favorite animal is the poodle",
+    );
+}
+
+#[test]
 fn an_amount_of_money_is_never_a_year() {
     // "$2000" reads like the year 2000 and "$2500" does not, so the two
     // amounts were counted two ways and never compared.

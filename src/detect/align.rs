@@ -1920,6 +1920,19 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                             .all(|v| past_form(aligned_words[v]) == past_form(aligned_in_second[v]))
                     })
             }),
+            kind_assigned: value_at
+                .checked_sub(1)
+                .and_then(|k| {
+                    if listed(ARTICLES, &aligned_words[k].word) {
+                        k.checked_sub(1)
+                    } else {
+                        Some(k)
+                    }
+                })
+                .filter(|&k| listed(COPULAS, &aligned_words[k].word))
+                .and_then(|k| k.checked_sub(1))
+                .map(|k| aligned_words[k])
+                .filter(|t| t.role == Role::Content && t.info.is_noun()),
             role: governor.is_some_and(|k| {
                 aligned_words[k].word == "as" && k.checked_sub(1).is_some_and(tensed_verb)
             }),
@@ -2890,7 +2903,7 @@ fn joined_lists<'t>(hunks: Vec<Hunk<'t>>, aligned: &[&Token]) -> Vec<Hunk<'t>> {
 
 /// Where a hunk sits in the sentences.
 #[derive(Debug, Clone, Copy)]
-struct Place {
+struct Place<'t> {
     /// Before the first auxiliary or copula on both sides.
     subject: bool,
     /// Right after an aligned copula ("is `red`"), or between its article
@@ -2905,6 +2918,10 @@ struct Place {
     /// After aligned words ending with a relation held with one value at
     /// a time ("works `at`", "married `to`"), and at most an article.
     single_valued: bool,
+    /// The aligned noun a copula's subject ends with, where the hunk is
+    /// what the copula assigns, past at most an article ("favorite `sport`
+    /// is tennis", "`pet` is a dog"): the kind of thing the value names.
+    kind_assigned: Option<&'t Token>,
     /// Right after an aligned active verb: its direct object ("speaks
     /// `Spanish`"), not a passive participle's complement ("is named
     /// `Lily`") nor a preposition's ("lives in `Rome`").
@@ -3046,7 +3063,7 @@ fn antonym_in(
     x: &[&Token],
     y: &[&Token],
     next: Option<&Token>,
-    place: Place,
+    place: Place<'_>,
     lexicon: &Lexicon,
 ) -> Option<(String, String)> {
     lexicon
@@ -3123,7 +3140,7 @@ fn classify<'t>(
     y: &[&'t Token],
     next: Option<&Token>,
     names_before: [&[&Token]; 2],
-    place: Place,
+    place: Place<'_>,
     lexicon: &Lexicon,
     comparison: &mut Comparison,
 ) {
@@ -3959,7 +3976,7 @@ fn counts_alike<'t>(x: &[&'t Token], y: &[&'t Token], unit_after: bool, lexicon:
 fn compound_value<'t>(
     x: &[&'t Token],
     y: &[&'t Token],
-    place: Place,
+    place: Place<'_>,
     lexicon: &Lexicon,
 ) -> Option<Conflict> {
     let number_and_word = |side: &[&'t Token]| -> Option<(&'t Token, &'t Token)> {
@@ -3995,7 +4012,7 @@ fn different_value<'t>(
     x: &[&'t Token],
     y: &[&'t Token],
     names_before: [&[&'t Token]; 2],
-    place: Place,
+    place: Place<'_>,
     lexicon: &Lexicon,
 ) -> Option<(Conflict, [usize; 2])> {
     if x.len() > 3 || y.len() > 3 {
@@ -4117,6 +4134,29 @@ fn different_value<'t>(
                 &p.word,
                 &q.word,
                 &format!("both a kind of {class}"),
+            ),
+            [1, 1],
+        ));
+    }
+    // What a copula assigns to a kind of thing is one thing of that kind
+    // ("favorite sport is tennis" / "… is golf"), however far below it the
+    // two lie in WordNet.
+    if let ([p], [q]) = (x, y)
+        && let Some(kind) = place.kind_assigned
+        && !p.info.inflected_verb
+        && !q.info.inflected_verb
+        && p.role == Role::Content
+        && q.role == Role::Content
+        && lexicon.is_a(&p.info, &kind.info)
+        && lexicon.is_a(&q.info, &kind.info)
+        && !lexicon.related(p.pair(), q.pair())
+    {
+        return Some((
+            Conflict::opposed(
+                "value",
+                &p.word,
+                &q.word,
+                &format!("both a kind of {}", kind.word),
             ),
             [1, 1],
         ));
