@@ -560,6 +560,15 @@ fn a_change_stated_in_the_past_still_holds_and_supersedes_the_value_it_changed()
         // An age reached is the age now.
         ("The user's son is 4", "The user's son turned 5"),
         ("Maria is 29 years old", "Maria turned 30 years old"),
+        // The changed thing may stand between the verb and its "to".
+        (
+            "User's phone number is 555-1234",
+            "User changed his phone number to 555-9876",
+        ),
+        (
+            "The team meeting is on Tuesday",
+            "Sam moved the team meeting to Thursday",
+        ),
     ] {
         assert_supersedes(old, new);
     }

@@ -90,6 +90,33 @@ fn opens_with<'w>(mut words: impl Iterator<Item = &'w str>, phrase: &[String]) -
             .all(|p| words.next().is_some_and(|w| fits(p, w)))
 }
 
+/// Words the changed thing may take between a change marker's verb and its
+/// "to" ("changed `his phone number` to", "moved `the team meeting` to").
+const CHANGED_THING_WORDS: usize = 3;
+
+/// How many words the change marker `marker` spans where `words` open with
+/// it: word for word, or a verb and its "to" with the changed thing
+/// between them.
+fn change_marker_span<'w>(
+    words: impl Iterator<Item = &'w str> + Clone,
+    marker: &[String],
+) -> Option<usize> {
+    if opens_with(words.clone(), marker) {
+        return Some(marker.len());
+    }
+    let [verb, to] = marker else {
+        return None;
+    };
+    let mut words = words;
+    if to != "to" || words.next() != Some(verb.as_str()) {
+        return None;
+    }
+    words
+        .take(CHANGED_THING_WORDS + 1)
+        .position(|w| w == "to")
+        .map(|gap| gap + 2)
+}
+
 impl Lexicon {
     pub fn new(spec: &LexiconSpec) -> Self {
         let mut values = BTreeMap::new();
@@ -308,9 +335,10 @@ impl Lexicon {
     /// for "turned #").
     pub fn change_marker_in(&self, words: &[String]) -> Option<String> {
         self.change_markers.iter().find_map(|marker| {
-            (0..words.len())
-                .find(|&k| opens_with(words[k..].iter().map(String::as_str), marker))
-                .map(|k| words[k..k + marker.len()].join(" "))
+            (0..words.len()).find_map(|k| {
+                change_marker_span(words[k..].iter().map(String::as_str), marker)
+                    .map(|span| words[k..k + span].join(" "))
+            })
         })
     }
 
@@ -322,7 +350,7 @@ impl Lexicon {
     ) -> bool {
         self.change_markers
             .iter()
-            .any(|marker| opens_with(words.clone(), marker))
+            .any(|marker| change_marker_span(words.clone(), marker).is_some())
     }
 
     /// Whether `word` alone is a change marker ("anymore", "now").
@@ -500,6 +528,22 @@ mod tests {
         );
         assert_eq!(marker("the car turned left"), None);
         assert_eq!(marker("turned five"), None);
+    }
+
+    #[test]
+    fn a_change_marker_s_verb_may_take_the_changed_thing_before_its_to() {
+        let lexicon = lexicon();
+        let marker = |text: &str| lexicon.change_marker_in(&words(text));
+        assert_eq!(
+            marker("we switched our main database to mysql"),
+            Some("switched our main database to".to_owned())
+        );
+        assert!(
+            lexicon.opens_with_change_marker(["switched", "the", "db", "to", "mysql"].into_iter())
+        );
+        // Too far apart, or no "to" at all: no change stated.
+        assert_eq!(marker("we switched off the old lights to save power"), None);
+        assert_eq!(marker("we switched seats"), None);
     }
 
     #[test]
