@@ -72,6 +72,32 @@ fn a_verb_drops_es_only_after_a_hiss_or_an_o() {
     );
 }
 
+#[test]
+fn a_verb_governs_an_infinitive_not_a_phrase_its_to_opens() {
+    // "wants to visit" frames the visit; "moved to Paris" and "engaged to
+    // Sam" only say where and to whom.
+    for (a, b) in [
+        ("The user lives in Paris", "The user moved to Paris"),
+        ("User is engaged to Sam", "User married Sam"),
+        ("Sam talked to Maria on Monday", "Sam met Maria on Tuesday"),
+    ] {
+        let found = compare(a, b);
+        assert_eq!(
+            found.reframes,
+            [false, false],
+            "{a} / {b}: {}",
+            found.verdict(true, true)
+        );
+    }
+    let found = compare("Sam visits Paris", "Sam wants to visit Paris");
+    assert_eq!(
+        found.reframes,
+        [false, true],
+        "{}",
+        found.verdict(true, true)
+    );
+}
+
 /// Each pair is opposed, read either way round.
 fn assert_opposed_both_ways(pairs: &[(&str, &str)]) {
     let wordnet = wordnet();

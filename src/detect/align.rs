@@ -2805,11 +2805,14 @@ fn reframes(text: &[Token], other: &[Token], lexicon: &Lexicon) -> bool {
             }
             _ => (next, after),
         };
+        // An infinitive, not a phrase "to" opens ("moved to `Paris`",
+        // "engaged to `Sam`").
+        let infinitive = |a: &Token| shared(a) && a.role != Role::Name && a.info.is_verb();
         let governs = own(t)
             && t.info.inflected_verb
             && adjacent
             && next.is_some_and(|n| {
-                (n.word == "to" && after.is_some_and(&shared)) || (gerund_of_other(n) && !goes)
+                (n.word == "to" && after.is_some_and(infinitive)) || (gerund_of_other(n) && !goes)
             });
         let obligation = obliged(text, k) && after.is_some_and(&shared) && !other_obliged;
         let framing = t.role != Role::Name
