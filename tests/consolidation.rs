@@ -2789,6 +2789,12 @@ fn what_a_copula_assigns_to_a_kind_is_one_thing_of_that_kind() {
 }
 
 #[test]
+fn a_number_in_words_and_in_digits_is_one_fact() {
+    assert_merged("User is 28 years old", "User is twenty-eight years old");
+    assert_flagged_once("User is 28 years old", "User is twenty-nine years old");
+}
+
+#[test]
 fn an_amount_of_money_is_never_a_year() {
     // "$2000" reads like the year 2000 and "$2500" does not, so the two
     // amounts were counted two ways and never compared.

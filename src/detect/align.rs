@@ -3164,6 +3164,21 @@ fn classify<'t>(
         comparison.substitutions.push((words_of(x), words_of(y)));
         return;
     }
+    // One number spelled in words on one side and in digits on the other
+    // ("twenty-eight" / "28"): the same value. Two numbers in digits with
+    // one value are two things ("1990" / "1990s").
+    let only_numbers = |side: &[&Token]| side.iter().all(|t| t.role == Role::Number);
+    let spelled = |side: &[&Token]| side.iter().any(|t| spelled_number(&t.word).is_some());
+    if !cx.is_empty()
+        && !cy.is_empty()
+        && only_numbers(&cx)
+        && only_numbers(&cy)
+        && (spelled(&cx) || spelled(&cy))
+        && number_values(&cx) == number_values(&cy)
+    {
+        comparison.synonymous += 1;
+        return;
+    }
     // Antonyms first ("always" / "never" is an antonym, not a negation),
     // when they are what the hunk is about: at most one other content word
     // a side.
@@ -4598,6 +4613,24 @@ mod tests {
         assert_eq!(found.explanation(), "`redis` ↔ `memcached` (cache)");
         let numbers = comparison("The deploy takes 5 minutes", "The deploy takes 20 minutes");
         assert_eq!(numbers.explanation(), "`5` ↔ `20` (numbers)");
+    }
+
+    #[test]
+    fn a_number_spelled_in_words_or_written_in_digits_is_one_value() {
+        let same = comparison(
+            "The user is 28 years old",
+            "The user is twenty-eight years old",
+        );
+        assert!(same.covers(0) && same.covers(1), "{same:?}");
+        let other = comparison(
+            "The user is 28 years old",
+            "The user is twenty-nine years old",
+        );
+        assert!(other.contradicts(), "{other:?}");
+        assert_eq!(other.explanation(), "`28` ↔ `29` (numbers)");
+        // A decade is no year.
+        let decade = comparison("It was built in 1990", "It was built in the 1990s");
+        assert!(!decade.covers(0) && !decade.covers(1), "{decade:?}");
     }
 
     #[test]
