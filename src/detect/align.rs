@@ -326,6 +326,21 @@ impl Token {
     }
 }
 
+/// The antonym pairs that the words right after a copula in `words`
+/// (normalised) are in as written ("is `single`": "married" / "single"; not
+/// the verb of "is `laughing`"): two texts that share one assign opposite
+/// values of one attribute, which the model scores as low as a negation.
+pub fn predicate_opposites(words: &[String], lexicon: &Lexicon) -> Vec<(String, String)> {
+    let mut pairs: Vec<(String, String)> = words
+        .windows(2)
+        .filter(|pair| listed(COPULAS, &pair[0]))
+        .flat_map(|pair| lexicon.opposed_pairs(&pair[1]))
+        .collect();
+    pairs.sort();
+    pairs.dedup();
+    pairs
+}
+
 /// How `text` denies, by the negations [`tokens`] would find in it.
 pub fn denial(text: &str, lexicon: &Lexicon) -> Denial {
     let original: Vec<&str> = crate::text::word_spans(text)

@@ -238,6 +238,16 @@ impl Lexicon {
         self.wordnet.as_ref().is_some_and(|w| w.opposite(a, b))
     }
 
+    /// Each pair of WordNet antonyms `word`, as written, is in, its two
+    /// words in order: "single" and "married" both give ("married",
+    /// "single"); an inflection ("laughing") is in none.
+    pub fn opposed_pairs(&self, word: &str) -> Vec<(String, String)> {
+        self.wordnet
+            .as_ref()
+            .map(|w| w.opposed_pairs(word))
+            .unwrap_or_default()
+    }
+
     /// Whether `a` and `b` are WordNet antonyms only as nouns for people.
     pub fn wordnet_opposed_people(&self, a: &Word, b: &Word) -> bool {
         self.wordnet

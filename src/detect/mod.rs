@@ -118,6 +118,8 @@ pub struct Prepared<'a> {
     denials: std::sync::OnceLock<Vec<align::Denial>>,
     /// The relation held with one value at a time each item's text states.
     relations: std::sync::OnceLock<Vec<Option<usize>>>,
+    /// The antonym pairs each item's predicate after a copula is in.
+    opposites: std::sync::OnceLock<Vec<Vec<(String, String)>>>,
 }
 
 impl<'a> Prepared<'a> {
@@ -146,6 +148,7 @@ impl<'a> Prepared<'a> {
             tokens,
             denials: std::sync::OnceLock::new(),
             relations: std::sync::OnceLock::new(),
+            opposites: std::sync::OnceLock::new(),
         }
     }
 
@@ -280,7 +283,8 @@ impl<'a> Prepared<'a> {
     /// `pronoun_denial_min_similarity` where one denies with a pronoun
     /// ("nobody", "no one", "nothing") or denies existence ("There is no
     /// …"); lowered to `negation_min_similarity` too where both state one
-    /// relation held with one value at a time ("works at", "lives in").
+    /// relation held with one value at a time ("works at", "lives in") or
+    /// predicates on one WordNet antonym pair ("is single" / "is married").
     pub fn negation_floor(
         &self,
         general: f64,
@@ -299,6 +303,12 @@ impl<'a> Prepared<'a> {
                 .map(|item| lexicon.one_at_a_time_in(&item.words))
                 .collect()
         });
+        let opposites = self.opposites.get_or_init(|| {
+            self.items
+                .iter()
+                .map(|item| align::predicate_opposites(&item.words, lexicon))
+                .collect()
+        });
         let negation = settings.negation_min_similarity.min(general);
         Floor {
             general,
@@ -306,6 +316,7 @@ impl<'a> Prepared<'a> {
             pronoun: settings.pronoun_denial_min_similarity.min(negation),
             denials,
             relations,
+            opposites,
         }
     }
 

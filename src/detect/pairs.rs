@@ -53,6 +53,10 @@ pub struct Floor<'m> {
     /// states ([`crate::detect::Lexicon::one_at_a_time_in`]); items past
     /// its end state none.
     pub relations: &'m [Option<usize>],
+    /// Per item index, the antonym pairs its predicate after a copula is
+    /// in ([`crate::detect::align::predicate_opposites`]); items past its
+    /// end have none.
+    pub opposites: &'m [Vec<(String, String)>],
 }
 
 impl Floor<'_> {
@@ -64,6 +68,7 @@ impl Floor<'_> {
             pronoun: floor,
             denials: &[],
             relations: &[],
+            opposites: &[],
         }
     }
 
@@ -80,9 +85,15 @@ impl Floor<'_> {
         // each other, and the model scores them as low as a negation: the
         // names weigh more than the verb.
         let relation = |k: usize| self.relations.get(k).copied().flatten();
-        match relation(i) {
-            Some(shared) if relation(j) == Some(shared) => floor.min(self.negation),
-            _ => floor,
+        let shares_relation = relation(i).is_some_and(|shared| relation(j) == Some(shared));
+        // So do opposite values of one attribute ("is single" / "is
+        // married").
+        let opposites = |k: usize| self.opposites.get(k).map_or(&[][..], Vec::as_slice);
+        let opposed = opposites(i).iter().any(|pair| opposites(j).contains(pair));
+        if shares_relation || opposed {
+            floor.min(self.negation)
+        } else {
+            floor
         }
     }
 }

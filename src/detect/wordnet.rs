@@ -773,6 +773,25 @@ impl WordNet {
         })
     }
 
+    /// Each antonym pair `word`, as written, is in, the two words in order.
+    pub fn opposed_pairs(&self, word: &str) -> Vec<(String, String)> {
+        let mut pairs: Vec<(String, String)> = self
+            .antonyms
+            .get(word)
+            .into_iter()
+            .flatten()
+            .map(|other| {
+                if word <= other.as_str() {
+                    (word.to_owned(), other.clone())
+                } else {
+                    (other.clone(), word.to_owned())
+                }
+            })
+            .collect();
+        pairs.sort();
+        pairs
+    }
+
     /// Whether `a` and `b` are antonyms only as nouns for people ("man" /
     /// "woman"; not "up" / "down", nor "day" / "night"): as arguments they
     /// name two people, not two values of one slot.
