@@ -2938,7 +2938,8 @@ struct Place<'t> {
     single_valued: bool,
     /// The aligned noun a copula's subject ends with, where the hunk is
     /// what the copula assigns, past at most an article ("favorite `sport`
-    /// is tennis", "`pet` is a dog"): the kind of thing the value names.
+    /// is tennis", "favorite `dog` is the beagle"): the kind of thing the
+    /// value names.
     kind_assigned: Option<&'t Token>,
     /// Right after an aligned active verb: its direct object ("speaks
     /// `Spanish`"), not a passive participle's complement ("is named
