@@ -1935,15 +1935,7 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                             .all(|v| past_form(aligned_words[v]) == past_form(aligned_in_second[v]))
                     })
             }),
-            kind_assigned: value_at
-                .checked_sub(1)
-                .and_then(|k| {
-                    if listed(ARTICLES, &aligned_words[k].word) {
-                        k.checked_sub(1)
-                    } else {
-                        Some(k)
-                    }
-                })
+            kind_assigned: governor
                 .filter(|&k| listed(COPULAS, &aligned_words[k].word))
                 .and_then(|k| k.checked_sub(1))
                 .map(|k| aligned_words[k])

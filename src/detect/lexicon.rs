@@ -90,6 +90,12 @@ fn opens_with<'w>(mut words: impl Iterator<Item = &'w str>, phrase: &[String]) -
             .all(|p| words.next().is_some_and(|w| fits(p, w)))
 }
 
+/// Whether `spelling` is `want` as written or an inflection of it; `word`
+/// gives what WordNet knows of the spelling, asked only when the two differ.
+fn is_form_of<'w>(want: &str, spelling: &str, word: impl FnOnce() -> &'w Word) -> bool {
+    spelling == want || word().lemmas.iter().any(|l| l == want)
+}
+
 /// Words the changed thing may take between a change marker's verb and its
 /// "to" ("changed `his phone number` to", "moved `the team meeting` to").
 const CHANGED_THING_WORDS: usize = 3;
@@ -389,9 +395,9 @@ impl Lexicon {
                 let mut words = last_first.clone();
                 !relation.is_empty()
                     && relation.iter().rev().all(|want| {
-                        words.next().is_some_and(|(spelling, word)| {
-                            spelling == want || word.lemmas.iter().any(|l| l == want)
-                        })
+                        words
+                            .next()
+                            .is_some_and(|(spelling, word)| is_form_of(want, spelling, || word))
                     })
             })
             .map(Vec::len)
@@ -402,26 +408,28 @@ impl Lexicon {
     /// ([`LexiconSpec::held_in_one_place`]), as its place in the two lists
     /// one after the other: "works at Google" and "worked at Acme" both
     /// state "work at".
+    /// Each word of a relation may be written in any inflection ("prefers"
+    /// states "prefer"); each word of `words` is looked up at most once.
     pub fn one_at_a_time_in(&self, words: &[String]) -> Option<usize> {
+        let looked_up: Vec<std::cell::OnceCell<Word>> =
+            words.iter().map(|_| std::cell::OnceCell::new()).collect();
+        let fits = |want: &String, at: usize| {
+            is_form_of(want, &words[at], || {
+                looked_up[at].get_or_init(|| self.word(&words[at]))
+            })
+        };
         self.single_valued
             .iter()
             .chain(&self.held_in_one_place)
-            .position(|relation| self.states(relation, words))
-    }
-
-    /// Whether `words` state `relation`, each word as written or in any
-    /// inflection ("prefers" states "prefer").
-    fn states(&self, relation: &[String], words: &[String]) -> bool {
-        let in_any_inflection = |want: &String, spelling: &String| {
-            spelling == want || self.word(spelling).lemmas.contains(want)
-        };
-        (relation.len()..=words.len()).any(|end| {
-            !relation.is_empty()
-                && relation
-                    .iter()
-                    .zip(&words[end - relation.len()..end])
-                    .all(|(want, spelling)| in_any_inflection(want, spelling))
-        })
+            .position(|relation| {
+                !relation.is_empty()
+                    && (relation.len()..=words.len()).any(|end| {
+                        relation
+                            .iter()
+                            .zip(end - relation.len()..end)
+                            .all(|(want, at)| fits(want, at))
+                    })
+            })
     }
 
     /// `(class, value)` of every class value named in `words`.

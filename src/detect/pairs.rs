@@ -85,12 +85,12 @@ impl Floor<'_> {
         // each other, and the model scores them as low as a negation: the
         // names weigh more than the verb.
         let relation = |k: usize| self.relations.get(k).copied().flatten();
-        let shares_relation = relation(i).is_some_and(|shared| relation(j) == Some(shared));
         // So do opposite values of one attribute ("is single" / "is
         // married").
         let opposites = |k: usize| self.opposites.get(k).map_or(&[][..], Vec::as_slice);
-        let opposed = opposites(i).iter().any(|pair| opposites(j).contains(pair));
-        if shares_relation || opposed {
+        if relation(i).is_some_and(|shared| relation(j) == Some(shared))
+            || opposites(i).iter().any(|pair| opposites(j).contains(pair))
+        {
             floor.min(self.negation)
         } else {
             floor
