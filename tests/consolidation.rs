@@ -3496,3 +3496,61 @@ fn two_values_of_a_one_at_a_time_relation_are_compared_below_the_general_floor()
     assert_not_flagged("User works at Google", "User's wife works at Microsoft");
     assert_not_flagged("User lives in Rome", "User lives in Italy");
 }
+
+#[test]
+fn leaving_a_place_or_an_employer_ends_being_there() {
+    // A stated departure ends the presence the other memory states: said
+    // later, it supersedes it ("works at Stripe" is no longer true).
+    for (present, departure) in [
+        ("User works at Stripe.", "User left Stripe."),
+        (
+            "The user lives in Berlin.",
+            "The user left Berlin last year.",
+        ),
+        ("User works at Stripe.", "User quit his job at Stripe."),
+        ("Sam works for Acme.", "Sam resigned from Acme."),
+        (
+            "User works at Stripe.",
+            "User left Stripe and joined Shopify.",
+        ),
+        ("User lives in Berlin.", "User left Berlin for Paris."),
+        ("User is in a meeting.", "User left the meeting."),
+    ] {
+        let (_dir, store, output) = consolidate_pair(present, departure);
+        assert_eq!(output.report.counts.duplicates_merged, 0, "{departure:?}");
+        let found = contradiction_events(&output);
+        assert_eq!(found.len(), 1, "{present:?} / {departure:?}: {found:?}");
+        assert_eq!(
+            found[0].resolution,
+            ContradictionResolution::Superseded,
+            "{present:?} / {departure:?}: {found:?}"
+        );
+        assert_eq!(status(&store, "u", "first"), MemoryStatus::Superseded);
+        assert_eq!(status(&store, "u", "second"), MemoryStatus::Active);
+    }
+    // A departure only planned or wished, for a while or from an unnamed
+    // workplace after a day's work, a past presence, another thing left
+    // there and another place end nothing.
+    for (first, second) in [
+        (
+            "User lives in Berlin.",
+            "User left Berlin for a week of vacation.",
+        ),
+        (
+            "Maria works at the hospital.",
+            "Maria left the hospital after her shift.",
+        ),
+        (
+            "User works at Google.",
+            "User left Google Maps open on his phone.",
+        ),
+        ("User works at Stripe.", "User wants to leave Stripe."),
+        ("User works at Stripe.", "User will leave Stripe in May."),
+        ("User worked at Stripe.", "User left Stripe."),
+        ("User works at home.", "User left his keys at home."),
+        ("User works at Stripe.", "User left Stripe's office early."),
+        ("User lives in Berlin.", "User left Munich."),
+    ] {
+        assert_not_flagged(first, second);
+    }
+}

@@ -638,3 +638,33 @@ fn the_main_verb_places_a_statement_in_time() {
         true,
     );
 }
+
+#[test]
+fn a_verdict_names_every_reason_a_pair_is_never_merged() {
+    // A reader choosing thresholds sees why, not only that, two texts
+    // stay apart.
+    for (a, b, reason) in [
+        (
+            "A person is slicing an onion",
+            "A man is slicing an onion",
+            "more general words: `person` ↔ `man`",
+        ),
+        (
+            "Sam went to the college",
+            "Sam went to the college party",
+            "the second speaks of another thing",
+        ),
+        (
+            "Sam bought a car",
+            "Sam bought a car without asking anyone",
+            "a negation that bears on no shared word",
+        ),
+    ] {
+        let found = compare(a, b);
+        let verdict = found.verdict(true, true);
+        assert!(
+            verdict.starts_with("not a contradiction; never merged") && verdict.contains(reason),
+            "{a} / {b}: {verdict}"
+        );
+    }
+}

@@ -1257,6 +1257,9 @@ pub struct Comparison {
     /// Words paired with a more general word on the other side ("man" /
     /// "person"): they agree, but a merge would lose the specific one.
     pub generalisations: usize,
+    /// Each general word of a hunk with the specific one it stands for
+    /// (`("person", "man")`), for the verdict.
+    generalised: Vec<(String, String)>,
     /// Per side, the details that are those specific words ("`car`" /
     /// "vehicle"): they name the shared thing, more precisely.
     specifics: [usize; 2],
@@ -1589,10 +1592,26 @@ impl Comparison {
         for (x, y) in &self.relations {
             parts.push(format!("different relations: `{x}` ↔ `{y}`"));
         }
+        if !self.generalised.is_empty() {
+            let pairs: Vec<String> = self
+                .generalised
+                .iter()
+                .map(|(x, y)| format!("`{x}` ↔ `{y}`"))
+                .collect();
+            parts.push(format!("more general words: {}", pairs.join(", ")));
+        }
         for (side, which) in [(0, "first"), (1, "second")] {
             if self.reframes[side] {
                 parts.push(format!("the {which} reframes the shared words"));
             }
+            if self.another_thing[side] {
+                parts.push(format!(
+                    "the {which} speaks of another thing than a shared word"
+                ));
+            }
+        }
+        if self.negation_differs {
+            parts.push("a negation that bears on no shared word".to_owned());
         }
         if self.retensed
             && let [Some(x), Some(y)] = self.frames
@@ -1711,7 +1730,10 @@ fn anchor_weight(t: &Token) -> u32 {
 pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
     let (a, b) = (join_compounds(a, b), join_compounds(b, a));
     let ends = [ending(&a, &b, lexicon), ending(&b, &a, lexicon)];
-    let (a, b) = (as_denial(a, ends[0]), as_denial(b, ends[1]));
+    let (a, b) = (
+        as_denial(a, ends[0].as_ref()),
+        as_denial(b, ends[1].as_ref()),
+    );
     let (a, b) = (a.as_ref(), b.as_ref());
     let matches = |x: &Token, y: &Token| {
         x.word == y.word
@@ -1735,8 +1757,8 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
     }
     let mut comparison = Comparison {
         reframes: [reframes(a, b, lexicon), reframes(b, a, lexicon)],
-        frames: [(a, b, ends[0]), (b, a, ends[1])].map(|(side, other, end)| match end {
-            Some((at, _)) => Some(ending_frame(side, at)),
+        frames: [(a, b, &ends[0]), (b, a, &ends[1])].map(|(side, other, end)| match end {
+            Some(end) => Some(ending_frame(side, end.at)),
             None => frame(side).map(|found| match found.tense {
                 Tense::Past if past_change(side, other, lexicon) => Frame {
                     tense: Tense::Present,
@@ -1746,8 +1768,8 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                 _ => found,
             }),
         }),
-        ending: [(a, ends[0]), (b, ends[1])]
-            .map(|(side, end)| end.map(|(at, _)| side[at].word.clone())),
+        ending: [(a, &ends[0]), (b, &ends[1])]
+            .map(|(side, end)| end.as_ref().map(|end| side[end.at].word.clone())),
         content: [
             a.iter().filter(|t| t.is_content()).count(),
             b.iter().filter(|t| t.is_content()).count(),
@@ -2029,12 +2051,15 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                 })
                 .count();
             // A time dates when an activity ended: "quit smoking `in
-            // 2019`", "`two weeks ago`".
+            // 2019`", "`two weeks ago`"; so does where a leaving went
+            // ("left Berlin `for Paris`").
             let words = content(hunk);
-            if ends[side].is_some()
-                && words.len() <= 3
-                && words.iter().any(|t| names_time(t, lexicon))
-            {
+            let went = |t: &&Token| t.role == Role::Name;
+            if ends[side].as_ref().is_some_and(|end| {
+                words.len() <= 3
+                    && (words.iter().any(|t| names_time(t, lexicon))
+                        || (end.leaves() && !words.is_empty() && words.iter().all(went)))
+            }) {
                 comparison.dating[side] += words.len();
                 dated[side] = true;
             }
@@ -2344,7 +2369,7 @@ fn cancel_denials_of_one_word(conflicts: &mut Vec<Conflict>) {
 /// enjoys smoking"). Not a verb that is only wanted, possible or denied
 /// ("wants to quit", "might stop", "never stopped"), nor one in progress
 /// ("is quitting").
-fn ending(text: &[Token], other: &[Token], lexicon: &Lexicon) -> Option<(usize, usize)> {
+fn ending(text: &[Token], other: &[Token], lexicon: &Lexicon) -> Option<Ending> {
     let stated_by_other = |gerund: &Token| {
         gerund.word.ends_with("ing")
             && gerund.info.inflected_verb
@@ -2376,9 +2401,229 @@ fn ending(text: &[Token], other: &[Token], lexicon: &Lexicon) -> Option<(usize, 
                 }
                 (g - 2, 2)
             };
-            (at > 0 && !governed(text, at)).then_some((at, len))
+            (at > 0 && !governed(text, at)).then(|| Ending::of_words(at, len))
         })
-        .or_else(|| used_to(text, other))
+        .or_else(|| used_to(text, other).map(|(at, len)| Ending::of_words(at, len)))
+        .or_else(|| leaving(text, other, lexicon))
+}
+
+/// Where a text ends what the other states ([`ending`]), read as a denial
+/// of it.
+#[derive(Debug, Clone)]
+struct Ending {
+    /// The first of its words.
+    at: usize,
+    /// How many words it replaces.
+    len: usize,
+    /// How many of those, from `at`, are the denial itself ("gave up",
+    /// "left"; not "his job at" in "quit his job at").
+    denial: usize,
+    /// What the other text states that the denial restates after it
+    /// ("left Stripe" denies "works `at`" Stripe).
+    restates: Vec<Token>,
+}
+
+impl Ending {
+    /// Whether it leaves what the other text places ([`leaving`]).
+    fn leaves(&self) -> bool {
+        !self.restates.is_empty()
+    }
+
+    /// Words that are all the denial ("quit", "gave up", "used to").
+    fn of_words(at: usize, len: usize) -> Self {
+        Ending {
+            at,
+            len,
+            denial: len,
+            restates: Vec::new(),
+        }
+    }
+}
+
+/// Prepositions that place a presence: "works `at` Stripe", "lives `in`
+/// Berlin", "works `for` Acme".
+const PRESENCE_PREPOSITIONS: &str = "at in for";
+
+/// Where `text` leaves the place or association `other` states a presence
+/// in now ("User `left` Stripe" / "User works at Stripe", "`quit his job
+/// at` Stripe", "`resigned from` Acme" / "works for Acme"): a past verb
+/// WordNet knows as leaving ([`Lexicon::leaves`]), not only wanted,
+/// possible or denied ("wants to leave", "never left"), nor a passive
+/// ("was left"), whose object is the whole of what `other` places ("left
+/// Stripe's office" leaves an office, "left his keys at home" leaves
+/// keys). The denial restates the other's verb and preposition, so it
+/// aligns with them.
+fn leaving(text: &[Token], other: &[Token], lexicon: &Lexicon) -> Option<Ending> {
+    let presences = presences(other);
+    if presences.is_empty() {
+        return None;
+    }
+    (1..text.len()).find_map(|at| {
+        let verb = &text[at];
+        // A bare form after a subject that takes an "-s" in the present
+        // is a past too: "Sam `quit` Acme" (not "the kids leave").
+        let subject = &text[at - 1];
+        let singular = match subject.role {
+            Role::Name => true,
+            Role::Content => subject.info.lemmas.contains(&subject.word),
+            _ => listed("he she it", &subject.word),
+        };
+        let past = (verb.info.inflected_verb && past_form(verb))
+            || (!verb.info.inflected_verb && singular);
+        // With its particle: "dropped out of" MIT.
+        let particle = text.get(at + 1).filter(|t| {
+            listed(PARTICLES, &t.word)
+                && verb
+                    .info
+                    .lemmas
+                    .iter()
+                    .any(|l| lexicon.phrase_leaves(&format!("{l} {}", t.word)))
+        });
+        let leaves = verb.role == Role::Content
+            && past
+            && !listed(COPULAS, &subject.word)
+            && !governed(text, at)
+            && (particle.is_some() || lexicon.leaves(&verb.info));
+        if !leaves {
+            return None;
+        }
+        let denial = 1 + usize::from(particle.is_some());
+        let after = at
+            + denial
+            + usize::from(
+                text.get(at + denial)
+                    .is_some_and(|t| listed("from of", &t.word)),
+            );
+        let object = past_determiners(text, after);
+        presences.iter().find_map(|&(v, p, ref placed)| {
+            let placed = &other[placed.clone()];
+            // "quit his `job at`" Stripe: a noun for the other's verb,
+            // then its preposition.
+            let start = match &text[object.min(text.len())..] {
+                [noun, preposition, ..]
+                    if noun.info.is_noun()
+                        && preposition.word == other[p].word
+                        && (noun.shares_lemma(&other[v])
+                            || lexicon.is_a(&noun.info, &other[v].info)) =>
+                {
+                    past_determiners(text, object + 2)
+                }
+                _ => object,
+            };
+            let rest = &text[start.min(text.len())..];
+            let whole = rest.len() >= placed.len()
+                && rest.iter().zip(placed).all(|(x, y)| x.shares_lemma(y))
+                && rest.get(placed.len()).is_none_or(|next| {
+                    // Not a noun the object only modifies ("Stripe's
+                    // office", "the Stripe office"); a time is no object
+                    // ("left Berlin last year").
+                    let compounds = next.word == "s"
+                        || next.role == Role::Name
+                        || (plain_noun(next) && !next.info.modifies());
+                    !compounds || names_time(next, lexicon)
+                });
+            // A named place or employer left for good ends living or
+            // working there; leaving for a while ("for a week", "for
+            // lunch"), at some hour ("early") or an unnamed place ("left
+            // the hospital after her shift") is a day's event. Leaving
+            // ends being somewhere ("is at the office") however it reads.
+            let for_good = || {
+                placed.first().is_some_and(|t| t.role == Role::Name)
+                    && only_dated(&rest[placed.len()..], lexicon)
+            };
+            (whole && (listed(COPULAS, &other[v].word) || for_good())).then(|| Ending {
+                at,
+                len: start - at,
+                denial,
+                restates: vec![other[v].clone(), other[p].clone()],
+            })
+        })
+    })
+}
+
+/// Whether the rest of a clause after what it says says only when: times,
+/// numbers and function words ("last year", "in 2019", "two years ago"),
+/// or a named place it went to ("for Paris"); up to the next clause.
+fn only_dated(rest: &[Token], lexicon: &Lexicon) -> bool {
+    let clause = rest
+        .iter()
+        .take_while(|t| !listed(CLAUSE_BREAKS, &t.word) && t.word != "then");
+    let mut after_for = false;
+    for t in clause {
+        if after_for && !listed(DETERMINERS, &t.word) {
+            // "for" a named place is where it went; for anything else, a
+            // while or a purpose ("for a week", "for lunch").
+            if t.role != Role::Name {
+                return false;
+            }
+            after_for = false;
+            continue;
+        }
+        if t.word == "for" {
+            after_for = true;
+            continue;
+        }
+        let dates = !t.is_content()
+            || t.role == Role::Number
+            || t.word == "ago"
+            || listed(TIME_DEICTICS, &t.word)
+            || names_time(t, lexicon);
+        if !dates && t.role != Role::Name {
+            return false;
+        }
+    }
+    !after_for
+}
+
+/// Where the words from `from` on go on past their determiners ("`the`
+/// office", "`his` job"), not past a possessive's "s" or a "no".
+fn past_determiners(tokens: &[Token], from: usize) -> usize {
+    from + tokens
+        .get(from..)
+        .unwrap_or_default()
+        .iter()
+        .take_while(|t| t.word != "s" && t.word != "no" && listed(DETERMINERS, &t.word))
+        .count()
+}
+
+/// Where `other` states a presence now, as (verb, preposition, what it
+/// places): a present copula or a verb in the present ("is", "works",
+/// "lives"; "is working"), a [`PRESENCE_PREPOSITIONS`] right after it,
+/// and after any determiner a name, or a noun with the nouns that
+/// compound with it ("the coffee shop").
+fn presences(other: &[Token]) -> Vec<(usize, usize, std::ops::Range<usize>)> {
+    (1..other.len().saturating_sub(2))
+        .filter_map(|v| {
+            let verb = &other[v];
+            let present = listed("is are am", &verb.word)
+                || (verb.role == Role::Content
+                    && verb.info.is_verb()
+                    && !past_form(verb)
+                    && ((verb.info.inflected_verb && verb.word.ends_with('s'))
+                        || (verb.word.ends_with("ing")
+                            && listed("is are am", &other[v - 1].word))
+                        || listed(PLAIN_VERB_SUBJECTS, &other[v - 1].word)));
+            if !present || !listed(PRESENCE_PREPOSITIONS, &other[v + 1].word) {
+                return None;
+            }
+            let start = past_determiners(other, v + 2);
+            let first = other.get(start)?;
+            let len = match first.role {
+                Role::Name => other[start..]
+                    .iter()
+                    .take_while(|t| t.role == Role::Name)
+                    .count(),
+                Role::Content => {
+                    1 + other[start + 1..]
+                        .iter()
+                        .take_while(|t| plain_noun(t))
+                        .count()
+                }
+                _ => return None,
+            };
+            Some((v, v + 1, start..start + len))
+        })
+        .collect()
 }
 
 /// Whether the verb at `at` is only wanted, possible or denied: a
@@ -2650,24 +2895,29 @@ fn names_time(t: &Token, lexicon: &Lexicon) -> bool {
     (is_year(&t.word) && !t.money) || (t.role != Role::Number && lexicon.names_time(&t.info))
 }
 
-/// `side` with its [`ending`] verb (at, length in words) as one negation.
-fn as_denial(side: Cow<'_, [Token]>, end: Option<(usize, usize)>) -> Cow<'_, [Token]> {
-    let Some((at, len)) = end else {
+/// `side` with its [`Ending`] as one negation, then what it restates.
+fn as_denial<'t>(side: Cow<'t, [Token]>, end: Option<&Ending>) -> Cow<'t, [Token]> {
+    let Some(end) = end else {
         return side;
     };
     let mut side = side.into_owned();
-    let words: Vec<String> = side[at..at + len].iter().map(|t| t.word.clone()).collect();
+    let (at, len) = (end.at, end.len);
+    let words: Vec<String> = side[at..at + end.denial]
+        .iter()
+        .map(|t| t.word.clone())
+        .collect();
     let word = words.join(" ");
-    side.splice(
-        at..at + len,
-        [Token {
-            money: false,
-            info: Word::plain(&word),
-            span: (side[at].span.0, side[at + len - 1].span.1),
-            word,
-            role: Role::Negation,
-        }],
-    );
+    let span = (side[at].span.0, side[at + len - 1].span.1);
+    let denial = Token {
+        money: false,
+        info: Word::plain(&word),
+        span,
+        word,
+        role: Role::Negation,
+    };
+    // Restated words stand where the replaced ones stood.
+    let restated = end.restates.iter().map(|t| Token { span, ..t.clone() });
+    side.splice(at..at + len, std::iter::once(denial).chain(restated));
     Cow::Owned(side)
 }
 
@@ -3513,11 +3763,21 @@ fn classify<'t>(
                 }
                 continue;
             }
-            if theirs
+            if let Some(specific) = theirs
                 .iter()
-                .any(|o| lexicon.is_a(&o.info, &t.info) || within(o, t))
+                .find(|o| lexicon.is_a(&o.info, &t.info) || within(o, t))
             {
                 comparison.generalisations += 1;
+                let (general, specific) = (t.word.clone(), specific.word.clone());
+                let pair = if side == 0 {
+                    (general, specific)
+                } else {
+                    (specific, general)
+                };
+                // A hunk may be classified again as part of a clause.
+                if !comparison.generalised.contains(&pair) {
+                    comparison.generalised.push(pair);
+                }
                 continue;
             }
             if theirs

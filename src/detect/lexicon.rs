@@ -267,6 +267,20 @@ impl Lexicon {
         self.wordnet.as_ref().is_some_and(|w| w.ends_activity(verb))
     }
 
+    /// Whether WordNet knows `verb` as leaving a place or an association
+    /// ([`WordNet::leaves`]); never without WordNet.
+    pub fn leaves(&self, verb: &Word) -> bool {
+        self.wordnet.as_ref().is_some_and(|w| w.leaves(verb))
+    }
+
+    /// Whether WordNet knows the phrasal verb `phrase` as leaving
+    /// ([`WordNet::phrase_leaves`]).
+    pub fn phrase_leaves(&self, phrase: &str) -> bool {
+        self.wordnet
+            .as_ref()
+            .is_some_and(|w| w.phrase_leaves(phrase))
+    }
+
     /// Whether WordNet knows `verb` as one of going or being somewhere
     /// ([`WordNet::means_presence`]); without WordNet any verb may be.
     pub fn means_presence(&self, verb: &Word) -> bool {

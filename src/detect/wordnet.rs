@@ -92,6 +92,10 @@ pub struct WordNet {
     /// stop, cease, give up, quit, lay off): the first sense of
     /// "discontinue".
     ending: Option<u32>,
+    /// The verb senses of leaving: "go away from a place" (the first
+    /// sense of "leave") and "remove oneself from an association with or
+    /// participation in" (above "leave office", "resign", "retire").
+    leaving: Vec<u32>,
     /// The noun sense "color" (a visual attribute of things), under which
     /// every colour lies, with a hue or without.
     colour: Option<u32>,
@@ -550,6 +554,17 @@ impl WordNet {
         wordnet.ending = wordnet.senses[VERB]
             .get("discontinue")
             .and_then(|senses| senses.first().copied());
+        let first_verb_sense = |lemma: &str| {
+            wordnet.senses[VERB]
+                .get(lemma)
+                .and_then(|senses| senses.first().copied())
+        };
+        let association = first_verb_sense("leave office")
+            .and_then(|s| wordnet.synsets[s as usize].hypernyms.first().copied());
+        wordnet.leaving = first_verb_sense("leave")
+            .into_iter()
+            .chain(association)
+            .collect();
         wordnet.colour = wordnet.senses[NOUN]
             .get("color")
             .and_then(|senses| senses.first().copied());
@@ -869,6 +884,26 @@ impl WordNet {
     /// kind of it ("stopped", "quit", "ceased").
     pub fn ends_activity(&self, verb: &Word) -> bool {
         self.one_ends(&verb.verbs)
+    }
+
+    /// Whether a common verb sense of `verb` is leaving a place or an
+    /// association, or a kind of it ("left", "quit", "resigned",
+    /// "retired").
+    pub fn leaves(&self, verb: &Word) -> bool {
+        verb.verbs
+            .iter()
+            .any(|s| self.leaving.contains(s) || self.under(&[*s], &self.leaving))
+    }
+
+    /// Whether some sense of the phrasal verb `phrase` ("drop out") is
+    /// leaving a place or an association, or a kind of it; its particle
+    /// already selects the sense.
+    pub fn phrase_leaves(&self, phrase: &str) -> bool {
+        self.senses[VERB].get(phrase).is_some_and(|senses| {
+            senses
+                .iter()
+                .any(|s| self.leaving.contains(s) || self.under(&[*s], &self.leaving))
+        })
     }
 
     /// Whether a common verb sense of `verb` is one of going or being
