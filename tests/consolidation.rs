@@ -3509,6 +3509,7 @@ fn leaving_a_place_or_an_employer_ends_being_there() {
         ),
         ("User works at Stripe.", "User quit his job at Stripe."),
         ("Sam works for Acme.", "Sam resigned from Acme."),
+        ("User works at IBM.", "User retired from IBM."),
         (
             "User works at Stripe.",
             "User left Stripe and joined Shopify.",
