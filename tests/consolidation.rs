@@ -3555,3 +3555,59 @@ fn leaving_a_place_or_an_employer_ends_being_there() {
         assert_not_flagged(first, second);
     }
 }
+
+#[test]
+fn selling_giving_away_or_losing_a_thing_ends_having_it() {
+    // Parting with what the other memory says the user has ends having
+    // it: said later, it supersedes ("has a Honda Civic" is no longer true).
+    for (having, parting) in [
+        ("User has a Honda Civic.", "User sold his Honda Civic."),
+        (
+            "User has a Honda Civic.",
+            "User sold his Honda Civic last month.",
+        ),
+        (
+            "User owns a house in Denver.",
+            "User sold his house in Denver.",
+        ),
+        (
+            "User owns a Tesla.",
+            "User sold the Tesla and bought a Rivian.",
+        ),
+        ("User has an iPhone.", "User lost his iPhone."),
+        ("Sam has a piano.", "Sam gave away his piano."),
+    ] {
+        let (_dir, store, output) = consolidate_pair(having, parting);
+        assert_eq!(output.report.counts.duplicates_merged, 0, "{parting:?}");
+        let found = contradiction_events(&output);
+        assert_eq!(found.len(), 1, "{having:?} / {parting:?}: {found:?}");
+        assert_eq!(
+            found[0].resolution,
+            ContradictionResolution::Superseded,
+            "{having:?} / {parting:?}: {found:?}"
+        );
+        assert_eq!(status(&store, "u", "first"), MemoryStatus::Superseded);
+    }
+    // A wish, another owner's sale, something done to it, a part of it
+    // and a purchase end nothing.
+    for (first, second) in [
+        (
+            "User has a Honda Civic.",
+            "User wants to sell his Honda Civic.",
+        ),
+        (
+            "User has a Honda Civic.",
+            "User's brother sold his Honda Civic.",
+        ),
+        ("User has a Honda Civic.", "User washed his Honda Civic."),
+        ("User has an iPhone.", "User lost his iPhone charger."),
+        ("User has a Honda Civic.", "User bought a Honda Civic."),
+        (
+            "User has a Honda Civic.",
+            "User sold a Honda Civic to a customer.",
+        ),
+        ("User had a Honda Civic.", "User sold his Honda Civic."),
+    ] {
+        assert_not_flagged(first, second);
+    }
+}

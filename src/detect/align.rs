@@ -2444,15 +2444,17 @@ impl Ending {
 /// Berlin", "works `for` Acme".
 const PRESENCE_PREPOSITIONS: &str = "at in for";
 
-/// Where `text` leaves the place or association `other` states a presence
-/// in now ("User `left` Stripe" / "User works at Stripe", "`quit his job
-/// at` Stripe", "`resigned from` Acme" / "works for Acme"): a past verb
-/// WordNet knows as leaving ([`Lexicon::leaves`]), not only wanted,
-/// possible or denied ("wants to leave", "never left"), nor a passive
-/// ("was left"), whose object is the whole of what `other` places ("left
-/// Stripe's office" leaves an office, "left his keys at home" leaves
-/// keys). The denial restates the other's verb and preposition, so it
-/// aligns with them.
+/// Where `text` ends a presence `other` states now ([`presences`]), read
+/// as a denial that restates the other's verb (and preposition), so it
+/// aligns with them. A past verb, not only wanted, possible or denied
+/// ("wants to leave", "never sold"), nor a passive ("was left"), whose
+/// object is the whole of what `other` places or has ("left Stripe's
+/// office" leaves an office, "lost his iPhone charger" a charger):
+/// WordNet's leaving ([`Lexicon::leaves`]) for a place or an association
+/// ("User `left` Stripe" / "User works at Stripe", "`quit his job at`
+/// Stripe", "`resigned from` Acme" / "works for Acme"), its parting
+/// ([`Lexicon::parts_with`]) for what one has ("`sold` his Honda Civic" /
+/// "has a Honda Civic", "`gave away` his piano", "`lost` his iPhone").
 fn leaving(text: &[Token], other: &[Token], lexicon: &Lexicon) -> Option<Ending> {
     let presences = presences(other);
     if presences.is_empty() {
@@ -2470,75 +2472,128 @@ fn leaving(text: &[Token], other: &[Token], lexicon: &Lexicon) -> Option<Ending>
         };
         let past = (verb.info.inflected_verb && past_form(verb))
             || (!verb.info.inflected_verb && singular);
-        // With its particle: "dropped out of" MIT.
-        let particle = text.get(at + 1).filter(|t| {
-            listed(PARTICLES, &t.word)
-                && verb
-                    .info
-                    .lemmas
-                    .iter()
-                    .any(|l| lexicon.phrase_leaves(&format!("{l} {}", t.word)))
-        });
-        let leaves = verb.role == Role::Content
-            && past
-            && !listed(COPULAS, &subject.word)
-            && !governed(text, at)
-            && (particle.is_some() || lexicon.leaves(&verb.info));
-        if !leaves {
+        if verb.role != Role::Content
+            || !past
+            || listed(COPULAS, &subject.word)
+            || governed(text, at)
+        {
             return None;
         }
-        let denial = 1 + usize::from(particle.is_some());
-        let after = at
-            + denial
-            + usize::from(
-                text.get(at + denial)
-                    .is_some_and(|t| listed("from of", &t.word)),
-            );
-        let object = past_determiners(text, after);
-        presences.iter().find_map(|&(v, p, ref placed)| {
-            let placed = &other[placed.clone()];
-            // "quit his `job at`" Stripe: a noun for the other's verb,
-            // then its preposition.
-            let start = match &text[object.min(text.len())..] {
-                [noun, preposition, ..]
-                    if noun.info.is_noun()
-                        && preposition.word == other[p].word
-                        && (noun.shares_lemma(&other[v])
-                            || lexicon.is_a(&noun.info, &other[v].info)) =>
-                {
-                    past_determiners(text, object + 2)
-                }
-                _ => object,
-            };
-            let rest = &text[start.min(text.len())..];
-            let whole = rest.len() >= placed.len()
-                && rest.iter().zip(placed).all(|(x, y)| x.shares_lemma(y))
-                && rest.get(placed.len()).is_none_or(|next| {
-                    // Not a noun the object only modifies ("Stripe's
-                    // office", "the Stripe office"); a time is no object
-                    // ("left Berlin last year").
-                    let compounds = next.word == "s"
-                        || next.role == Role::Name
-                        || (plain_noun(next) && !next.info.modifies());
-                    !compounds || names_time(next, lexicon)
-                });
-            // A named place or employer left for good ends living or
-            // working there; leaving for a while ("for a week", "for
-            // lunch"), at some hour ("early") or an unnamed place ("left
-            // the hospital after her shift") is a day's event. Leaving
-            // ends being somewhere ("is at the office") however it reads.
-            let for_good = || {
-                placed.first().is_some_and(|t| t.role == Role::Name)
-                    && only_dated(&rest[placed.len()..], lexicon)
-            };
-            (whole && (listed(COPULAS, &other[v].word) || for_good())).then(|| Ending {
-                at,
-                len: start - at,
-                denial,
-                restates: vec![other[v].clone(), other[p].clone()],
+        // With its particle: "dropped out of" MIT, "gave away" a piano.
+        let phrasal = |ends: &dyn Fn(&str) -> bool| {
+            text.get(at + 1).filter(|t| {
+                listed(PARTICLES, &t.word)
+                    && verb
+                        .info
+                        .lemmas
+                        .iter()
+                        .any(|l| ends(&format!("{l} {}", t.word)))
             })
+        };
+        presences.iter().find_map(|presence| {
+            let particle = match presence.preposition {
+                Some(_) => phrasal(&|p| lexicon.phrase_leaves(p)),
+                None => phrasal(&|p| lexicon.phrase_parts_with(p)),
+            };
+            let single = match presence.preposition {
+                Some(_) => lexicon.leaves(&verb.info),
+                None => lexicon.parts_with(&verb.info),
+            };
+            if particle.is_none() && !single {
+                return None;
+            }
+            let denial = 1 + usize::from(particle.is_some());
+            let after = at
+                + denial
+                + usize::from(
+                    text.get(at + denial)
+                        .is_some_and(|t| listed("from of", &t.word)),
+                );
+            let object = past_determiners(text, after);
+            presence
+                .ended_at(text, object, other, lexicon)
+                .map(|start| {
+                    let mut restates = vec![other[presence.verb].clone()];
+                    restates.extend(presence.preposition.map(|p| other[p].clone()));
+                    Ending {
+                        at,
+                        len: start - at,
+                        denial,
+                        restates,
+                    }
+                })
         })
     })
+}
+
+/// What a text states it is at or has now ([`presences`]).
+struct Presence {
+    /// Its verb: "works", "is", "has".
+    verb: usize,
+    /// The preposition that places it ("at"); none for what it has.
+    preposition: Option<usize>,
+    /// What it places or has.
+    object: std::ops::Range<usize>,
+}
+
+impl Presence {
+    /// Where the words of `text` from `object` on name the whole of what
+    /// this presence in `other` places or has, if they do: past "his job
+    /// at" (a noun for its verb, then its preposition: "quit `his job at`
+    /// Stripe"). A named place or employer left for good ends living or
+    /// working there; leaving for a while ("for a week", "for lunch"), at
+    /// some hour ("early") or an unnamed place ("left the hospital after
+    /// her shift") is a day's event. Leaving ends being somewhere ("is at
+    /// the office") however it reads, and parting ends having one's own
+    /// thing.
+    fn ended_at(
+        &self,
+        text: &[Token],
+        object: usize,
+        other: &[Token],
+        lexicon: &Lexicon,
+    ) -> Option<usize> {
+        let verb = &other[self.verb];
+        let start = match (&text[object.min(text.len())..], self.preposition) {
+            ([noun, preposition, ..], Some(p))
+                if noun.info.is_noun()
+                    && preposition.word == other[p].word
+                    && (noun.shares_lemma(verb) || lexicon.is_a(&noun.info, &verb.info)) =>
+            {
+                past_determiners(text, object + 2)
+            }
+            _ => object,
+        };
+        let placed = &other[self.object.clone()];
+        let rest = &text[start.min(text.len())..];
+        let whole = rest.len() >= placed.len()
+            && rest.iter().zip(placed).all(|(x, y)| x.shares_lemma(y))
+            && rest.get(placed.len()).is_none_or(|next| {
+                // Not a noun the object only modifies ("Stripe's office",
+                // "the Stripe office"); a time is no object ("left Berlin
+                // last year").
+                let compounds = next.word == "s"
+                    || next.role == Role::Name
+                    || (plain_noun(next) && !next.info.modifies());
+                !compounds || names_time(next, lexicon)
+            });
+        // One's own thing, not one of a kind ("sold `his` car", "sold
+        // `the` Tesla"; a dealer "sold `a` car").
+        let own = || {
+            placed.first().is_some_and(|t| t.role == Role::Name)
+                || object.checked_sub(1).is_some_and(|d| {
+                    listed(DETERMINERS, &text[d].word)
+                        && !listed(INDEFINITE_ARTICLES, &text[d].word)
+                })
+        };
+        let for_good = || {
+            (self.preposition.is_none() && own())
+                || listed(COPULAS, &verb.word)
+                || (placed.first().is_some_and(|t| t.role == Role::Name)
+                    && only_dated(&rest[placed.len()..], lexicon))
+        };
+        (whole && for_good()).then_some(start)
+    }
 }
 
 /// Whether the rest of a clause after what it says says only when: times,
@@ -2586,15 +2641,16 @@ fn past_determiners(tokens: &[Token], from: usize) -> usize {
         .count()
 }
 
-/// Where `other` states a presence now, as (verb, preposition, what it
-/// places): a present copula or a verb in the present ("is", "works",
-/// "lives"; "is working"), a [`PRESENCE_PREPOSITIONS`] right after it,
-/// and after any determiner a name, or a noun with the nouns that
-/// compound with it ("the coffee shop").
-fn presences(other: &[Token]) -> Vec<(usize, usize, std::ops::Range<usize>)> {
-    (1..other.len().saturating_sub(2))
+/// Where `other` states a presence now: a present copula or a verb in
+/// the present ("is", "works", "lives"; "is working") with a
+/// [`PRESENCE_PREPOSITIONS`] right after it, or a present "has" or
+/// "owns"; then, after any determiner, a name, or a noun with the nouns
+/// that compound with it ("the coffee shop").
+fn presences(other: &[Token]) -> Vec<Presence> {
+    (1..other.len().saturating_sub(1))
         .filter_map(|v| {
             let verb = &other[v];
+            let after_plain_subject = listed(PLAIN_VERB_SUBJECTS, &other[v - 1].word);
             let present = listed("is are am", &verb.word)
                 || (verb.role == Role::Content
                     && verb.info.is_verb()
@@ -2602,18 +2658,26 @@ fn presences(other: &[Token]) -> Vec<(usize, usize, std::ops::Range<usize>)> {
                     && ((verb.info.inflected_verb && verb.word.ends_with('s'))
                         || (verb.word.ends_with("ing")
                             && listed("is are am", &other[v - 1].word))
-                        || listed(PLAIN_VERB_SUBJECTS, &other[v - 1].word)));
-            if !present || !listed(PRESENCE_PREPOSITIONS, &other[v + 1].word) {
+                        || after_plain_subject));
+            let has = verb.word == "has"
+                || (verb.word == "have" && after_plain_subject)
+                || (present && verb.info.lemmas.iter().any(|l| l == "own"));
+            let preposition = if has {
+                None
+            } else if present && listed(PRESENCE_PREPOSITIONS, &other[v + 1].word) {
+                Some(v + 1)
+            } else {
                 return None;
-            }
-            let start = past_determiners(other, v + 2);
+            };
+            let start = past_determiners(other, preposition.map_or(v + 1, |p| p + 1));
             let first = other.get(start)?;
             let len = match first.role {
                 Role::Name => other[start..]
                     .iter()
                     .take_while(|t| t.role == Role::Name)
                     .count(),
-                Role::Content => {
+                // Not a verb after "has" ("has lived").
+                Role::Content if preposition.is_some() || start > v + 1 || !past_form(first) => {
                     1 + other[start + 1..]
                         .iter()
                         .take_while(|t| plain_noun(t))
@@ -2621,7 +2685,11 @@ fn presences(other: &[Token]) -> Vec<(usize, usize, std::ops::Range<usize>)> {
                 }
                 _ => return None,
             };
-            Some((v, v + 1, start..start + len))
+            Some(Presence {
+                verb: v,
+                preposition,
+                object: start..start + len,
+            })
         })
         .collect()
 }

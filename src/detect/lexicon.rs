@@ -273,6 +273,20 @@ impl Lexicon {
         self.wordnet.as_ref().is_some_and(|w| w.leaves(verb))
     }
 
+    /// Whether WordNet knows `verb` as parting with what one has
+    /// ([`WordNet::parts_with`]); never without WordNet.
+    pub fn parts_with(&self, verb: &Word) -> bool {
+        self.wordnet.as_ref().is_some_and(|w| w.parts_with(verb))
+    }
+
+    /// Whether WordNet knows the phrasal verb `phrase` as parting with
+    /// what one has ([`WordNet::phrase_parts_with`]).
+    pub fn phrase_parts_with(&self, phrase: &str) -> bool {
+        self.wordnet
+            .as_ref()
+            .is_some_and(|w| w.phrase_parts_with(phrase))
+    }
+
     /// Whether WordNet knows the phrasal verb `phrase` as leaving
     /// ([`WordNet::phrase_leaves`]).
     pub fn phrase_leaves(&self, phrase: &str) -> bool {

@@ -96,6 +96,11 @@ pub struct WordNet {
     /// sense of "leave") and "remove oneself from an association with or
     /// participation in" (above "leave office", "resign", "retire").
     leaving: Vec<u32>,
+    /// The verb senses of parting with what one has: selling ("exchange
+    /// or deliver for money", the first sense of "sell"), giving ("give as
+    /// a present", above "donate" and "give away") and losing ("fail to
+    /// keep; cease to have", the first sense of "lose").
+    parting: Vec<u32>,
     /// The noun sense "color" (a visual attribute of things), under which
     /// every colour lies, with a hue or without.
     colour: Option<u32>,
@@ -559,12 +564,22 @@ impl WordNet {
                 .get(lemma)
                 .and_then(|senses| senses.first().copied())
         };
-        let association = first_verb_sense("leave office")
-            .and_then(|s| wordnet.synsets[s as usize].hypernyms.first().copied());
-        wordnet.leaving = first_verb_sense("leave")
+        let above_first = |lemma: &str| {
+            first_verb_sense(lemma)
+                .and_then(|s| wordnet.synsets[s as usize].hypernyms.first().copied())
+        };
+        wordnet.leaving = [first_verb_sense("leave"), above_first("leave office")]
             .into_iter()
-            .chain(association)
+            .flatten()
             .collect();
+        wordnet.parting = [
+            first_verb_sense("sell"),
+            above_first("donate"),
+            first_verb_sense("lose"),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
         wordnet.colour = wordnet.senses[NOUN]
             .get("color")
             .and_then(|senses| senses.first().copied());
@@ -890,20 +905,37 @@ impl WordNet {
     /// association, or a kind of it ("left", "quit", "resigned",
     /// "retired").
     pub fn leaves(&self, verb: &Word) -> bool {
-        verb.verbs
+        self.one_of(&verb.verbs, &self.leaving)
+    }
+
+    /// Whether a common verb sense of `verb` is parting with what one has,
+    /// or a kind of it ("sold", "lost", "donated").
+    pub fn parts_with(&self, verb: &Word) -> bool {
+        self.one_of(&verb.verbs, &self.parting)
+    }
+
+    /// Whether one of `senses` is one of `heads` or lies under one.
+    fn one_of(&self, senses: &[u32], heads: &[u32]) -> bool {
+        senses
             .iter()
-            .any(|s| self.leaving.contains(s) || self.under(&[*s], &self.leaving))
+            .any(|s| heads.contains(s) || self.under(&[*s], heads))
     }
 
     /// Whether some sense of the phrasal verb `phrase` ("drop out") is
     /// leaving a place or an association, or a kind of it; its particle
     /// already selects the sense.
     pub fn phrase_leaves(&self, phrase: &str) -> bool {
-        self.senses[VERB].get(phrase).is_some_and(|senses| {
-            senses
-                .iter()
-                .any(|s| self.leaving.contains(s) || self.under(&[*s], &self.leaving))
-        })
+        self.senses[VERB]
+            .get(phrase)
+            .is_some_and(|senses| self.one_of(senses, &self.leaving))
+    }
+
+    /// Whether some sense of the phrasal verb `phrase` ("give away") is
+    /// parting with what one has, or a kind of it.
+    pub fn phrase_parts_with(&self, phrase: &str) -> bool {
+        self.senses[VERB]
+            .get(phrase)
+            .is_some_and(|senses| self.one_of(senses, &self.parting))
     }
 
     /// Whether a common verb sense of `verb` is one of going or being
