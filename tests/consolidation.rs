@@ -587,6 +587,9 @@ fn a_change_verb_restates_the_relation_whose_value_it_changes() {
             "The meeting is on Tuesday",
             "The meeting was moved to Thursday",
         ),
+        // A name of several words is one value.
+        ("User lives in New York.", "User moved to Boston."),
+        ("User lives in New York.", "User moved to San Francisco."),
     ] {
         assert_supersedes(old, new);
     }

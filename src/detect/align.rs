@@ -3766,16 +3766,18 @@ fn classify<'t>(
         value_before_its_details(without_time_span(&cy, lexicon), y, lexicon),
     );
     // A value and at most one other word a side ("5 minutes" / "20
-    // minutes" aligns the unit; "in Rome once" / "supports Jon and
-    // believes" is not one slot). A negated value is not the other value
-    // ("is `not red`" / "is `blue`"): another fact, not a conflict.
+    // minutes" aligns the unit; "lives in New York" / "moved to Boston":
+    // a name of several words is one value; "in Rome once" / "supports
+    // Jon and believes" is not one slot). A negated value is not the
+    // other value ("is `not red`" / "is `blue`"): another fact, not a
+    // conflict.
     if !place.subject
         && !place.additive
         && !place.of_an_indefinite
         && !place.wished
         && nx == ny
-        && vx.len() <= 2
-        && vy.len() <= 2
+        && words_with_names_as_one(vx) <= 2
+        && words_with_names_as_one(vy) <= 2
         && let Some((conflict, words)) = compound_value(vx, vy, place, lexicon)
             .map(|c| (c, [2, 2]))
             .or_else(|| different_value(vx, vy, names_before, place, lexicon))
@@ -4112,6 +4114,20 @@ fn predicate_adjective<'t>(hunk: &[&'t Token]) -> Option<&'t Token> {
                 && word.info.modifies()
         })
         .map(|pair| pair[1])
+}
+
+/// How many words `side` has, a run of names written together counted
+/// as one ("New York").
+fn words_with_names_as_one(side: &[&Token]) -> usize {
+    side.iter()
+        .enumerate()
+        .filter(|&(k, t)| {
+            k == 0
+                || t.role != Role::Name
+                || side[k - 1].role != Role::Name
+                || !written_together(side[k - 1], t)
+        })
+        .count()
 }
 
 /// The one name a side of a hunk gives: a name, or adjacent names with
