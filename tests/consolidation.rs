@@ -590,9 +590,16 @@ fn a_change_verb_restates_the_relation_whose_value_it_changes() {
         // A name of several words is one value.
         ("User lives in New York.", "User moved to Boston."),
         ("User lives in New York.", "User moved to San Francisco."),
+        // An article both values take leaves the change verb a hunk of
+        // its own against the older verb.
+        ("User uses a MacBook.", "User switched to a ThinkPad."),
     ] {
         assert_supersedes(old, new);
     }
+    // To the same value, the two agree, and a merge would lose either
+    // that it changed or the older verb: kept apart, nothing flagged.
+    assert_not_flagged("The user uses Vim", "The user switched to Vim");
+    assert_kept_apart("The user uses Vim", "The user switched to Vim");
     // A past visit is no earlier home: the move does not end it.
     let (_dir, store, output) =
         older_then_newer("The user visited Paris", "The user moved to London");

@@ -3505,6 +3505,38 @@ fn classify<'t>(
         comparison.synonymous += 1;
         return;
     }
+    // A change verb with its "to" against the other side's verb in the
+    // present, before what both go on to ("`uses` a MacBook" / "`switched
+    // to` a ThinkPad", where the shared article splits the verb from the
+    // value): the change restates the relation, as it does in one hunk
+    // with the value, and says more: the older verb is its general word.
+    // A merge would lose that it changed (or, merged the other way, the
+    // older verb), so the two stay apart when the values agree.
+    if next.is_some() {
+        let present_verb = |t: &Token| t.role == Role::Content && t.info.is_verb() && !past_form(t);
+        for (side, changing, stating) in [(0, x, &cy), (1, y, &cx)] {
+            let changed = content(changing);
+            let restated = match (changed.as_slice(), stating.as_slice()) {
+                ([change], [verb])
+                    if present_verb(verb)
+                        && changing.last().is_some_and(|t| t.word == "to")
+                        && change_verbs(changing, lexicon).next().is_some() =>
+                {
+                    Some((verb.word.clone(), change.word.clone()))
+                }
+                _ => None,
+            };
+            if let Some((general, specific)) = restated {
+                comparison.generalisations += 1;
+                comparison.generalised.push(if side == 1 {
+                    (general, specific)
+                } else {
+                    (specific, general)
+                });
+                return;
+            }
+        }
+    }
     // Antonyms first ("always" / "never" is an antonym, not a negation),
     // when they are what the hunk is about: at most one other content word
     // a side.
