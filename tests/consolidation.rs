@@ -3621,3 +3621,19 @@ fn selling_giving_away_or_losing_a_thing_ends_having_it() {
         assert_not_flagged(first, second);
     }
 }
+
+#[test]
+fn becoming_what_the_other_text_opposes_is_a_change_that_holds_now() {
+    // "got married" is past in form, but the state it enters holds from
+    // then on: today's state, against the older "is single".
+    for (old, new) in [
+        ("User is single.", "User got married."),
+        ("User is married.", "User got divorced."),
+        ("Sam is employed.", "Sam became unemployed."),
+    ] {
+        assert_supersedes(old, new);
+    }
+    // A past state is another time; getting a thing is no becoming.
+    assert_not_flagged("User was single.", "User got married.");
+    assert_not_flagged("User is single.", "User got a married friend.");
+}

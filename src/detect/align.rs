@@ -333,12 +333,46 @@ impl Token {
 pub fn predicate_opposites(words: &[String], lexicon: &Lexicon) -> Vec<(String, String)> {
     let mut pairs: Vec<(String, String)> = words
         .windows(2)
-        .filter(|pair| listed(COPULAS, &pair[0]))
+        .filter(|pair| listed(COPULAS, &pair[0]) || listed(CHANGE_COPULAS, &pair[0]))
         .flat_map(|pair| lexicon.opposed_pairs(&pair[1]))
         .collect();
     pairs.sort();
     pairs.dedup();
     pairs
+}
+
+/// Copulas of becoming, in the past: what they assign holds from then on
+/// ("got married", "became ill").
+const CHANGE_COPULAS: &str = "became got grew";
+
+/// Where `tokens` enter a state in the past that holds now: a
+/// [`CHANGE_COPULAS`] right before an adjective or a participle ("User
+/// `got` married"; not "got `a` job", "got up", nor "never got married").
+fn became(tokens: &[Token]) -> Option<usize> {
+    (1..tokens.len().saturating_sub(1)).find(|&k| {
+        let state = &tokens[k + 1];
+        listed(CHANGE_COPULAS, &tokens[k].word)
+            && state.role == Role::Content
+            && (!plain_noun(state) || state.info.modifies())
+            // "got up", "grew up": a verb with its particle.
+            && !listed(PARTICLES, &state.word)
+            && !is_preposition(&state.word)
+            && !governed(tokens, k)
+    })
+}
+
+/// `side` with the copula of becoming it enters a state by ([`became`])
+/// read as a copula: a function word, as "is" is, so "got married" /
+/// "is single" leaves no detail beside the two states.
+fn as_copula(side: Cow<'_, [Token]>) -> Cow<'_, [Token]> {
+    match became(&side) {
+        Some(at) => {
+            let mut side = side.into_owned();
+            side[at].role = Role::Function;
+            Cow::Owned(side)
+        }
+        None => side,
+    }
 }
 
 /// How `text` denies, by the negations [`tokens`] would find in it.
@@ -1730,6 +1764,7 @@ fn anchor_weight(t: &Token) -> u32 {
 pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
     let (a, b) = (join_compounds(a, b), join_compounds(b, a));
     let ends = [ending(&a, &b, lexicon), ending(&b, &a, lexicon)];
+    let (a, b) = (as_copula(a), as_copula(b));
     let (a, b) = (
         as_denial(a, ends[0].as_ref()),
         as_denial(b, ends[1].as_ref()),
@@ -1760,16 +1795,24 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
         frames: [(a, b, &ends[0]), (b, a, &ends[1])].map(|(side, other, end)| match end {
             Some(end) => Some(ending_frame(side, end.at)),
             None => frame(side).map(|found| match found.tense {
-                Tense::Past if past_change(side, other, lexicon) => Frame {
-                    tense: Tense::Present,
-                    event: false,
-                    ..found
-                },
+                Tense::Past if past_change(side, other, lexicon) || became(side).is_some() => {
+                    Frame {
+                        tense: Tense::Present,
+                        event: false,
+                        ..found
+                    }
+                }
                 _ => found,
             }),
         }),
-        ending: [(a, &ends[0]), (b, &ends[1])]
-            .map(|(side, end)| end.as_ref().map(|end| side[end.at].word.clone())),
+        // The verb that ends, or enters the state that replaces, what the
+        // other side states: the change a newer side names.
+        ending: [(a, &ends[0]), (b, &ends[1])].map(|(side, end)| {
+            end.as_ref()
+                .map(|end| end.at)
+                .or_else(|| became(side))
+                .map(|at| side[at].word.clone())
+        }),
         content: [
             a.iter().filter(|t| t.is_content()).count(),
             b.iter().filter(|t| t.is_content()).count(),
