@@ -916,9 +916,7 @@ impl WordNet {
 
     /// Whether one of `senses` is one of `heads` or lies under one.
     fn one_of(&self, senses: &[u32], heads: &[u32]) -> bool {
-        senses
-            .iter()
-            .any(|s| heads.contains(s) || self.under(&[*s], heads))
+        senses.iter().any(|s| heads.contains(s)) || self.under(senses, heads)
     }
 
     /// Whether some sense of the phrasal verb `phrase` ("drop out") is
@@ -997,8 +995,7 @@ impl WordNet {
     /// Whether one of the verb `senses` is ending an activity or a kind
     /// of it.
     fn one_ends(&self, senses: &[u32]) -> bool {
-        self.ending
-            .is_some_and(|ending| senses.contains(&ending) || self.under(senses, &[ending]))
+        self.one_of(senses, self.ending.as_slice())
     }
 
     /// The class two different nouns both belong to: a common sense of
