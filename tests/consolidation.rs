@@ -1280,6 +1280,10 @@ fn assert_merged(
 /// by the newer superseding the older.
 fn assert_supersedes(old: &str, new: &str) {
     let (_dir, store, output) = older_then_newer(old, new);
+    assert_eq!(
+        output.report.counts.duplicates_merged, 0,
+        "{old:?} / {new:?}"
+    );
     let found = contradiction_events(&output);
     assert_eq!(found.len(), 1, "{old:?} / {new:?}: {found:?}");
     assert_eq!(found[0].resolution, ContradictionResolution::Superseded);
@@ -3527,17 +3531,7 @@ fn leaving_a_place_or_an_employer_ends_being_there() {
         ("User lives in Berlin.", "User left Berlin for Paris."),
         ("User is in a meeting.", "User left the meeting."),
     ] {
-        let (_dir, store, output) = consolidate_pair(present, departure);
-        assert_eq!(output.report.counts.duplicates_merged, 0, "{departure:?}");
-        let found = contradiction_events(&output);
-        assert_eq!(found.len(), 1, "{present:?} / {departure:?}: {found:?}");
-        assert_eq!(
-            found[0].resolution,
-            ContradictionResolution::Superseded,
-            "{present:?} / {departure:?}: {found:?}"
-        );
-        assert_eq!(status(&store, "u", "first"), MemoryStatus::Superseded);
-        assert_eq!(status(&store, "u", "second"), MemoryStatus::Active);
+        assert_supersedes(present, departure);
     }
     // A departure only planned or wished, for a while or from an unnamed
     // workplace after a day's work, a past presence, another thing left
@@ -3587,16 +3581,7 @@ fn selling_giving_away_or_losing_a_thing_ends_having_it() {
         ("User has an iPhone.", "User lost his iPhone."),
         ("Sam has a piano.", "Sam gave away his piano."),
     ] {
-        let (_dir, store, output) = consolidate_pair(having, parting);
-        assert_eq!(output.report.counts.duplicates_merged, 0, "{parting:?}");
-        let found = contradiction_events(&output);
-        assert_eq!(found.len(), 1, "{having:?} / {parting:?}: {found:?}");
-        assert_eq!(
-            found[0].resolution,
-            ContradictionResolution::Superseded,
-            "{having:?} / {parting:?}: {found:?}"
-        );
-        assert_eq!(status(&store, "u", "first"), MemoryStatus::Superseded);
+        assert_supersedes(having, parting);
     }
     // A wish, another owner's sale, something done to it, a part of it
     // and a purchase end nothing.

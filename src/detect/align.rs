@@ -364,8 +364,8 @@ fn became(tokens: &[Token]) -> Option<usize> {
 /// `side` with the copula of becoming it enters a state by ([`became`])
 /// read as a copula: a function word, as "is" is, so "got married" /
 /// "is single" leaves no detail beside the two states.
-fn as_copula(side: Cow<'_, [Token]>) -> Cow<'_, [Token]> {
-    match became(&side) {
+fn as_copula(side: Cow<'_, [Token]>, became: Option<usize>) -> Cow<'_, [Token]> {
+    match became {
         Some(at) => {
             let mut side = side.into_owned();
             side[at].role = Role::Function;
@@ -1764,7 +1764,10 @@ fn anchor_weight(t: &Token) -> u32 {
 pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
     let (a, b) = (join_compounds(a, b), join_compounds(b, a));
     let ends = [ending(&a, &b, lexicon), ending(&b, &a, lexicon)];
-    let (a, b) = (as_copula(a), as_copula(b));
+    // Where each side enters a state ([`became`]); read below only where
+    // the side has no ending, so no denial has moved its words.
+    let becomes = [became(&a), became(&b)];
+    let (a, b) = (as_copula(a, becomes[0]), as_copula(b, becomes[1]));
     let (a, b) = (
         as_denial(a, ends[0].as_ref()),
         as_denial(b, ends[1].as_ref()),
@@ -1792,27 +1795,31 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
     }
     let mut comparison = Comparison {
         reframes: [reframes(a, b, lexicon), reframes(b, a, lexicon)],
-        frames: [(a, b, &ends[0]), (b, a, &ends[1])].map(|(side, other, end)| match end {
-            Some(end) => Some(ending_frame(side, end.at)),
-            None => frame(side).map(|found| match found.tense {
-                Tense::Past if past_change(side, other, lexicon) || became(side).is_some() => {
-                    Frame {
-                        tense: Tense::Present,
-                        event: false,
-                        ..found
+        frames: [(a, b, &ends[0], becomes[0]), (b, a, &ends[1], becomes[1])].map(
+            |(side, other, end, becomes)| match end {
+                Some(end) => Some(ending_frame(side, end.at)),
+                None => frame(side).map(|found| match found.tense {
+                    Tense::Past if past_change(side, other, lexicon) || becomes.is_some() => {
+                        Frame {
+                            tense: Tense::Present,
+                            event: false,
+                            ..found
+                        }
                     }
-                }
-                _ => found,
-            }),
-        }),
+                    _ => found,
+                }),
+            },
+        ),
         // The verb that ends, or enters the state that replaces, what the
         // other side states: the change a newer side names.
-        ending: [(a, &ends[0]), (b, &ends[1])].map(|(side, end)| {
-            end.as_ref()
-                .map(|end| end.at)
-                .or_else(|| became(side))
-                .map(|at| side[at].word.clone())
-        }),
+        ending: [(a, &ends[0], becomes[0]), (b, &ends[1], becomes[1])].map(
+            |(side, end, becomes)| {
+                end.as_ref()
+                    .map(|end| end.at)
+                    .or(becomes)
+                    .map(|at| side[at].word.clone())
+            },
+        ),
         content: [
             a.iter().filter(|t| t.is_content()).count(),
             b.iter().filter(|t| t.is_content()).count(),
