@@ -3622,3 +3622,34 @@ fn becoming_what_the_other_text_opposes_is_a_change_that_holds_now() {
     assert_not_flagged("User was single.", "User got married.");
     assert_not_flagged("User is single.", "User got a married friend.");
 }
+
+#[test]
+fn a_value_of_a_narrowed_referent_is_no_clash_with_its_plainer_name() {
+    // "The team meeting" is one of the user's meetings, "the older
+    // brother" one of several: the plainer subject may name another.
+    for (first, second) in [
+        (
+            "The user's meeting is on Monday.",
+            "The user's dentist appointment is on Friday.",
+        ),
+        (
+            "The user's meeting is on Monday.",
+            "The user's team meeting is on Friday.",
+        ),
+        (
+            "The user's brother lives in Boston.",
+            "The user's older brother lives in Denver.",
+        ),
+        ("My son is 8 years old.", "My youngest son is 5 years old."),
+    ] {
+        assert_not_flagged(first, second);
+        assert_kept_apart(first, second);
+    }
+    // The same referent named alike, or denied, still clashes.
+    assert_flagged_once(
+        "The user's brother lives in Boston.",
+        "The user's brother lives in Denver.",
+    );
+    assert_flagged_once("My son is 8 years old.", "My son is 5 years old.");
+    assert_flagged_once("The user's new car is red.", "The user's car is not red.");
+}

@@ -1347,6 +1347,12 @@ pub struct Comparison {
     /// that is no kind of it ("a vice `president`"), so what this side
     /// speaks of is another thing than the shared one.
     another_thing: [bool; 2],
+    /// Per side: in the subject, a word of its own narrows the shared
+    /// referent to one of a kind ("the user's `team` meeting", "the user's
+    /// `older` brother", "the user's `dentist` appointment" / "… meeting"),
+    /// so the other side's plainer subject may name another one, and a
+    /// value each gives it is no clash ("… is on Monday" / "… on Friday").
+    narrows: [bool; 2],
     /// What a shared owner owns is another thing on one side
     /// ([`another_possession`]): another owner's, or another kind.
     another_possession: bool,
@@ -1541,6 +1547,16 @@ impl Comparison {
         // A denial beside another relation may deny only that relation:
         // "does not live `in` London" / "lives `near` London".
         if !negated.is_empty() && !self.relations.is_empty() {
+            return false;
+        }
+        // Values of a narrowed referent and of its plainer name may be two
+        // things' values; a denial or an opposite still speaks of the one
+        // named ("`no` dog" denies "a black dog"; "the `young` boy is
+        // jumping `into` the pool" / "the boy … `out of` …").
+        if negated.is_empty()
+            && self.narrows.contains(&true)
+            && self.conflicts.iter().all(|c| c.kind == "value")
+        {
             return false;
         }
         // A denial beside an opposed value denies another value: "Liam is
@@ -2061,6 +2077,21 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                         && aligned_words.get(k + 1).is_some_and(|t| t.word == "to")
                 }),
         };
+        // The subject ends at the first auxiliary, or else at the finite
+        // verb ("The user's brother | lives in Boston").
+        let in_subject = (0..2).all(|side| {
+            subject_ends[side]
+                .or(comparison.frames[side].and_then(|f| f.at))
+                .is_some_and(|f| end[side] <= f)
+        });
+        if in_subject {
+            for side in 0..2 {
+                let hunks = [hunk_x, hunk_y];
+                if narrows(hunks[side], hunks[1 - side], [a, b][side], end[side]) {
+                    comparison.narrows[side] = true;
+                }
+            }
+        }
         for side in 0..2 {
             let hunks = [hunk_x, hunk_y];
             // A head the other text has elsewhere is no added noun: "a
@@ -2804,6 +2835,23 @@ fn used_to(text: &[Token], other: &[Token]) -> Option<(usize, usize)> {
 /// "riding").
 fn plain_noun(t: &Token) -> bool {
     t.is_content() && t.info.is_noun() && !t.info.inflected_verb
+}
+
+/// Whether `hunk`, words of `text` ending before `end` in the subject,
+/// narrows what the subject names beyond `other`, the other side's words
+/// there: it has more content words, and one of them (no number or name)
+/// is written right before a noun, its own or the shared one after it ("the
+/// `team` meeting", "the `older` brother", "the `dentist` appointment" /
+/// "the meeting").
+fn narrows(hunk: &[&Token], other: &[&Token], text: &[Token], end: usize) -> bool {
+    content(hunk).len() > content(other).len()
+        && hunk.iter().enumerate().any(|(k, t)| {
+            let next = hunk.get(k + 1).copied().or_else(|| text.get(end));
+            t.role == Role::Content
+                && next.is_some_and(|noun| {
+                    noun.role == Role::Content && noun.info.is_noun() && written_together(t, noun)
+                })
+        })
 }
 
 /// Adverbial particles that are nouns too ("down", "back").
