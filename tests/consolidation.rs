@@ -3653,3 +3653,17 @@ fn a_value_of_a_narrowed_referent_is_no_clash_with_its_plainer_name() {
     assert_flagged_once("My son is 8 years old.", "My son is 5 years old.");
     assert_flagged_once("The user's new car is red.", "The user's car is not red.");
 }
+
+#[test]
+fn an_adverb_of_manner_says_what_its_adjective_says() {
+    // WordNet relates "fluently" to "fluent" in its first sense: one fact.
+    assert_merged(
+        "The user speaks fluent German.",
+        "The user speaks German fluently.",
+    );
+    // Another manner is another fact.
+    assert_kept_apart(
+        "The user speaks German fluently.",
+        "The user speaks German poorly.",
+    );
+}

@@ -36,6 +36,25 @@ fn lemmas_cover_regular_and_irregular_inflections() {
 }
 
 #[test]
+fn an_adverb_of_manner_has_its_adjective_as_a_lemma_in_its_first_sense() {
+    let wordnet = wordnet();
+    for (adverb, adjective) in [
+        ("fluently", "fluent"),
+        ("quickly", "quick"),
+        ("happily", "happy"),
+        ("shrewdly", "shrewd"),
+    ] {
+        assert!(
+            wordnet.lemmas(adverb).contains(&adjective.to_owned()),
+            "{adverb}: {:?}",
+            wordnet.lemmas(adverb)
+        );
+    }
+    // "hardly" first means "barely", not "in a hard way".
+    assert!(!wordnet.lemmas("hardly").contains(&"hard".to_owned()));
+}
+
+#[test]
 fn a_verb_drops_es_only_after_a_hiss_or_an_o() {
     // "-es" follows s, x, z, ch, sh and o ("fixes", "goes"); elsewhere the
     // "e" is the stem's ("planes" is "plane" + "s", never "plan": that is

@@ -34,6 +34,7 @@ const POS: [&str; 4] = ["noun", "verb", "adj", "adv"];
 const NOUN: usize = 0;
 const VERB: usize = 1;
 const ADJECTIVE: usize = 2;
+const ADVERB: usize = 3;
 /// The lexicographer file of nouns for people (`noun.person`).
 const NOUN_PERSON: &str = "18";
 /// The lexicographer file of nouns for times and periods (`noun.time`).
@@ -122,6 +123,10 @@ pub struct WordNet {
     /// Noun synsets defined as another name for their hypernym ("lady":
     /// "a polite name for any woman"), with that hypernym.
     other_names: HashMap<u32, Vec<u32>>,
+    /// An adverb of manner → the adjective it is formed from, where its
+    /// most frequent sense is that adjective's ("fluently" → "fluent",
+    /// "quickly" → "quick"; not "hardly", which first means "barely").
+    manner_of: HashMap<String, String>,
     /// Short digest of the files read, for the run's config hash.
     digest: String,
 }
@@ -144,6 +149,19 @@ fn read(dir: &Path, name: &str, hasher: &mut Sha256) -> Result<String, WordNetEr
     })?;
     hasher.update(&bytes);
     Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// Whether `adverb` is spelled as `adjective` with an adverb's ending:
+/// "fluent" + "ly", "happy" → "happily", "simple" → "simply", "basic" →
+/// "basically".
+fn formed_from(adverb: &str, adjective: &str) -> bool {
+    let Some(stem) = adverb.strip_suffix("ly") else {
+        return false;
+    };
+    stem == adjective
+        || stem.strip_suffix('i').is_some_and(|s| adjective.strip_suffix('y') == Some(s))
+        || adjective.strip_suffix("le").is_some_and(|s| s == stem || format!("{s}l") == stem)
+        || stem.strip_suffix("al") == Some(adjective)
 }
 
 /// A word as WordNet writes it ("ice_cream", "full(a)") in engram's
@@ -262,6 +280,8 @@ impl WordNet {
         let mut pending_wholes: Vec<(u32, (usize, u32))> = Vec::new();
         let mut denials: Vec<(u32, (String, [usize; 3]))> = Vec::new();
         let mut named: Vec<(u32, Vec<String>)> = Vec::new();
+        // An adverb synset's word, with the adjective word it pertains to.
+        let mut pertaining: Vec<(u32, usize, (usize, u32), usize)> = Vec::new();
         for (pos, name) in POS.iter().enumerate() {
             let file = format!("data.{name}");
             let text = read(dir, &file, &mut hasher)?;
@@ -355,6 +375,12 @@ impl WordNet {
                         "&" if fields.get(2) == Some(&"s") => {
                             pending_similar.push((id, (target_pos, target)))
                         }
+                        "\\" if pos == ADVERB => pertaining.push((
+                            id,
+                            usize::from(source_target >> 8),
+                            (target_pos, target),
+                            usize::from(source_target & 0xff),
+                        )),
                         "!" => pending.push((
                             id,
                             usize::from(source_target >> 8),
@@ -589,6 +615,22 @@ impl WordNet {
             .take(8)
             .map(|b| format!("{b:02x}"))
             .collect();
+        for (id, source, target, target_word) in pertaining {
+            let Some(&adjective) = ids.get(&target) else {
+                continue;
+            };
+            let name = |synset: u32, at: usize| words[synset as usize].get(at.wrapping_sub(1));
+            let (Some(adverb), Some(base)) = (name(id, source), name(adjective, target_word))
+            else {
+                continue;
+            };
+            let first = wordnet.senses[ADVERB]
+                .get(adverb)
+                .and_then(|senses| senses.first());
+            if first == Some(&id) && formed_from(adverb, base) {
+                wordnet.manner_of.insert(adverb.clone(), base.clone());
+            }
+        }
         Ok(wordnet)
     }
 
@@ -698,6 +740,12 @@ impl WordNet {
         found
     }
 
+    /// The adjective an adverb of manner is formed from ("fluently" →
+    /// "fluent"), as WordNet relates them in the adverb's first sense.
+    pub fn manner_of(&self, adverb: &str) -> Option<&str> {
+        self.manner_of.get(adverb).map(String::as_str)
+    }
+
     /// Every lemma `word` may be an inflection of, in any part of speech
     /// (the word itself when WordNet has no entry for it), and its stem
     /// without a plural "s" when WordNet does not know the stem: "bikers"
@@ -709,6 +757,10 @@ impl WordNet {
             .collect();
         if found.is_empty() {
             found.push(word.to_owned());
+        }
+        // "speaks German `fluently`" says what "speaks `fluent` German" does.
+        if let Some(adjective) = self.manner_of(word) {
+            found.push(adjective.to_owned());
         }
         if let Some(stem) = word.strip_suffix('s')
             && stem.len() > 2
