@@ -3652,6 +3652,8 @@ fn a_value_of_a_narrowed_referent_is_no_clash_with_its_plainer_name() {
     );
     assert_flagged_once("My son is 8 years old.", "My son is 5 years old.");
     assert_flagged_once("The user's new car is red.", "The user's car is not red.");
+    // An adverb before the verb narrows nothing: "now" states the change.
+    assert_supersedes("The user works at Google.", "The user now works at Meta.");
 }
 
 #[test]

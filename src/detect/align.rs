@@ -2079,15 +2079,16 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
         };
         // The subject ends at the first auxiliary, or else at the finite
         // verb ("The user's brother | lives in Boston").
-        let in_subject = (0..2).all(|side| {
-            subject_ends[side]
-                .or(comparison.frames[side].and_then(|f| f.at))
-                .is_some_and(|f| end[side] <= f)
-        });
-        if in_subject {
+        let subject_bounds =
+            [0, 1].map(|side| subject_ends[side].or(comparison.frames[side].and_then(|f| f.at)));
+        if let [Some(bound_a), Some(bound_b)] = subject_bounds
+            && end[0] <= bound_a
+            && end[1] <= bound_b
+        {
             for side in 0..2 {
                 let hunks = [hunk_x, hunk_y];
-                if narrows(hunks[side], hunks[1 - side], [a, b][side], end[side]) {
+                let (text, bound) = [(a, bound_a), (b, bound_b)][side];
+                if narrows(hunks[side], hunks[1 - side], &text[..bound], end[side]) {
                     comparison.narrows[side] = true;
                 }
             }
@@ -2837,16 +2838,18 @@ fn plain_noun(t: &Token) -> bool {
     t.is_content() && t.info.is_noun() && !t.info.inflected_verb
 }
 
-/// Whether `hunk`, words of `text` ending before `end` in the subject,
-/// narrows what the subject names beyond `other`, the other side's words
-/// there: it has more content words, and one of them (no number or name)
-/// is written right before a noun, its own or the shared one after it ("the
-/// `team` meeting", "the `older` brother", "the `dentist` appointment" /
-/// "the meeting").
-fn narrows(hunk: &[&Token], other: &[&Token], text: &[Token], end: usize) -> bool {
+/// Whether `hunk`, words of `subject` ending before `end`, narrows what
+/// the subject names beyond `other`, the other side's words there: it has
+/// more content words, and one of them (no number or name) is written
+/// right before a noun of the subject, its own or the shared one after it
+/// ("the `team` meeting", "the `older` brother", "the `dentist`
+/// appointment" / "the meeting").
+fn narrows(hunk: &[&Token], other: &[&Token], subject: &[Token], end: usize) -> bool {
     content(hunk).len() > content(other).len()
         && hunk.iter().enumerate().any(|(k, t)| {
-            let next = hunk.get(k + 1).copied().or_else(|| text.get(end));
+            // Only a noun of the subject: "The user `now` | works" narrows
+            // nothing.
+            let next = hunk.get(k + 1).copied().or_else(|| subject.get(end));
             t.role == Role::Content
                 && next.is_some_and(|noun| {
                     noun.role == Role::Content && noun.info.is_noun() && written_together(t, noun)

@@ -159,8 +159,12 @@ fn formed_from(adverb: &str, adjective: &str) -> bool {
         return false;
     };
     stem == adjective
-        || stem.strip_suffix('i').is_some_and(|s| adjective.strip_suffix('y') == Some(s))
-        || adjective.strip_suffix("le").is_some_and(|s| s == stem || format!("{s}l") == stem)
+        || stem
+            .strip_suffix('i')
+            .is_some_and(|s| adjective.strip_suffix('y') == Some(s))
+        || adjective
+            .strip_suffix("le")
+            .is_some_and(|s| s == stem || format!("{s}l") == stem)
         || stem.strip_suffix("al") == Some(adjective)
 }
 
