@@ -3626,7 +3626,9 @@ fn becoming_what_the_other_text_opposes_is_a_change_that_holds_now() {
 #[test]
 fn a_value_of_a_narrowed_referent_is_no_clash_with_its_plainer_name() {
     // "The team meeting" is one of the user's meetings, "the older
-    // brother" one of several: the plainer subject may name another.
+    // brother" one of several: the plainer subject may name another. (A
+    // plain adjective only describes: "the old laptop" still clashes, see
+    // another_owner_or_a_narrowing_noun_names_another_possession.)
     for (first, second) in [
         (
             "The user's meeting is on Monday.",

@@ -2840,10 +2840,11 @@ fn plain_noun(t: &Token) -> bool {
 
 /// Whether `hunk`, words of `subject` ending before `end`, narrows what
 /// the subject names beyond `other`, the other side's words there: it has
-/// more content words, and one of them (no number or name) is written
-/// right before a noun of the subject, its own or the shared one after it
-/// ("the `team` meeting", "the `older` brother", "the `dentist`
-/// appointment" / "the meeting").
+/// more content words, and one of them, a noun or a comparative or
+/// superlative (no number or name), is written right before a noun of the
+/// subject, its own or the shared one after it ("the `team` meeting", "the
+/// `older` brother", "the `dentist` appointment" / "the meeting"). A plain
+/// adjective only describes what it names ("the `old` laptop").
 fn narrows(hunk: &[&Token], other: &[&Token], subject: &[Token], end: usize) -> bool {
     content(hunk).len() > content(other).len()
         && hunk.iter().enumerate().any(|(k, t)| {
@@ -2851,10 +2852,19 @@ fn narrows(hunk: &[&Token], other: &[&Token], subject: &[Token], end: usize) -> 
             // nothing.
             let next = hunk.get(k + 1).copied().or_else(|| subject.get(end));
             t.role == Role::Content
+                && (!t.info.modifies() || selects(t))
                 && next.is_some_and(|noun| {
                     noun.role == Role::Content && noun.info.is_noun() && written_together(t, noun)
                 })
         })
+}
+
+/// Whether `t` is a comparative or superlative, also one WordNet lists as
+/// a word of its own ("older", "elder" beside "old"): it picks one of
+/// several.
+fn selects(t: &Token) -> bool {
+    (t.word.ends_with("er") || t.word.ends_with("est"))
+        && t.info.lemmas.iter().any(|lemma| *lemma != t.word)
 }
 
 /// Adverbial particles that are nouns too ("down", "back").
