@@ -3624,6 +3624,17 @@ fn becoming_what_the_other_text_opposes_is_a_change_that_holds_now() {
 }
 
 #[test]
+fn a_past_verb_that_leaves_the_opposite_state_supersedes_the_state() {
+    // "Divorced" is a verb and the adjective WordNet opposes to "married":
+    // divorcing Anna leaves the user not married to her, from then on.
+    assert_supersedes("User is married to Anna.", "User divorced Anna.");
+    // Without the shared object a past verb may be one day's event ("The
+    // shop closed early"), and a past activity is no state now.
+    assert_not_flagged("The shop closed.", "The shop is open.");
+    assert_not_flagged("The team lost the game.", "The team is winning the game.");
+}
+
+#[test]
 fn a_value_of_a_narrowed_referent_is_no_clash_with_its_plainer_name() {
     // "The team meeting" is one of the user's meetings, "the older
     // brother" one of several: the plainer subject may name another. (A

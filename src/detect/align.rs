@@ -361,6 +361,34 @@ fn became(tokens: &[Token]) -> Option<usize> {
     })
 }
 
+/// Where `tokens` enter, by a past verb of their own, the state opposed to
+/// the one `other` states after a copula: the verb is also an adjective
+/// WordNet opposes to that state ("User `divorced` Anna" / "User is
+/// married to Anna"), so the state holds from then on, as after
+/// [`became`]. Only a verb whose object the other text names too: "The
+/// shop `closed` early" may be a day's closing, and an activity in
+/// progress is no state ("The team lost" / "The team is winning").
+fn entered_opposite(tokens: &[Token], other: &[Token], lexicon: &Lexicon) -> Option<usize> {
+    let k = frame(tokens)?.at?;
+    let verb = &tokens[k];
+    let state_opposed = |w: &[Token]| {
+        listed("is are am", &w[0].word)
+            && w[1].role == Role::Content
+            && !w[1].word.ends_with("ing")
+            && lexicon.wordnet_antonyms(&verb.info, &w[1].info)
+    };
+    let object_shared = tokens
+        .get(k + 1)
+        .is_some_and(|object| object.is_content() && other.iter().any(|o| o.shares_lemma(object)));
+    (verb.role == Role::Content
+        && object_shared
+        && verb.info.inflected_verb
+        && past_form(verb)
+        && verb.info.modifies()
+        && other.windows(2).any(state_opposed))
+    .then_some(k)
+}
+
 /// `side` with the copula of becoming it enters a state by ([`became`])
 /// read as a copula: a function word, as "is" is, so "got married" /
 /// "is single" leaves no detail beside the two states.
@@ -1783,6 +1811,12 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
     // Where each side enters a state ([`became`]); read below only where
     // the side has no ending, so no denial has moved its words.
     let becomes = [became(&a), became(&b)];
+    // Where each side's past verb leaves it in the state opposed to the
+    // other's ("User `divorced` Anna" / "User is married to Anna").
+    let entered = [
+        entered_opposite(&a, &b, lexicon),
+        entered_opposite(&b, &a, lexicon),
+    ];
     let (a, b) = (as_copula(a, becomes[0]), as_copula(b, becomes[1]));
     let (a, b) = (
         as_denial(a, ends[0].as_ref()),
@@ -1811,31 +1845,33 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
     }
     let mut comparison = Comparison {
         reframes: [reframes(a, b, lexicon), reframes(b, a, lexicon)],
-        frames: [(a, b, &ends[0], becomes[0]), (b, a, &ends[1], becomes[1])].map(
-            |(side, other, end, becomes)| match end {
-                Some(end) => Some(ending_frame(side, end.at)),
-                None => frame(side).map(|found| match found.tense {
-                    Tense::Past if past_change(side, other, lexicon) || becomes.is_some() => {
-                        Frame {
-                            tense: Tense::Present,
-                            event: false,
-                            ..found
-                        }
-                    }
-                    _ => found,
-                }),
-            },
-        ),
+        frames: [
+            (a, b, &ends[0], becomes[0].or(entered[0])),
+            (b, a, &ends[1], becomes[1].or(entered[1])),
+        ]
+        .map(|(side, other, end, becomes)| match end {
+            Some(end) => Some(ending_frame(side, end.at)),
+            None => frame(side).map(|found| match found.tense {
+                Tense::Past if past_change(side, other, lexicon) || becomes.is_some() => Frame {
+                    tense: Tense::Present,
+                    event: false,
+                    ..found
+                },
+                _ => found,
+            }),
+        }),
         // The verb that ends, or enters the state that replaces, what the
         // other side states: the change a newer side names.
-        ending: [(a, &ends[0], becomes[0]), (b, &ends[1], becomes[1])].map(
-            |(side, end, becomes)| {
-                end.as_ref()
-                    .map(|end| end.at)
-                    .or(becomes)
-                    .map(|at| side[at].word.clone())
-            },
-        ),
+        ending: [
+            (a, &ends[0], becomes[0].or(entered[0])),
+            (b, &ends[1], becomes[1].or(entered[1])),
+        ]
+        .map(|(side, end, becomes)| {
+            end.as_ref()
+                .map(|end| end.at)
+                .or(becomes)
+                .map(|at| side[at].word.clone())
+        }),
         content: [
             a.iter().filter(|t| t.is_content()).count(),
             b.iter().filter(|t| t.is_content()).count(),
