@@ -5,6 +5,15 @@ mod common;
 
 use common::*;
 
+/// `lemma` is one of the lemmas WordNet gives `form`.
+fn assert_has_lemma(wordnet: &engram::detect::WordNet, form: &str, lemma: &str) {
+    assert!(
+        wordnet.lemmas(form).contains(&lemma.to_owned()),
+        "{form}: {:?}",
+        wordnet.lemmas(form)
+    );
+}
+
 #[test]
 fn lemmas_cover_regular_and_irregular_inflections() {
     let wordnet = wordnet();
@@ -16,11 +25,7 @@ fn lemmas_cover_regular_and_irregular_inflections() {
         ("women", "woman"),
         ("bigger", "big"),
     ] {
-        assert!(
-            wordnet.lemmas(form).contains(&lemma.to_owned()),
-            "{form}: {:?}",
-            wordnet.lemmas(form)
-        );
+        assert_has_lemma(&wordnet, form, lemma);
     }
     assert_eq!(
         wordnet.lemmas("postgresql"),
@@ -44,11 +49,7 @@ fn an_adverb_of_manner_has_its_adjective_as_a_lemma_in_its_first_sense() {
         ("happily", "happy"),
         ("shrewdly", "shrewd"),
     ] {
-        assert!(
-            wordnet.lemmas(adverb).contains(&adjective.to_owned()),
-            "{adverb}: {:?}",
-            wordnet.lemmas(adverb)
-        );
+        assert_has_lemma(&wordnet, adverb, adjective);
     }
     // "hardly" first means "barely", not "in a hard way".
     assert!(!wordnet.lemmas("hardly").contains(&"hard".to_owned()));

@@ -1989,6 +1989,11 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
     let additive = adds_a_value(a) || adds_a_value(b);
     // Under a denial "or" joins what is denied ("no man `or` dog").
     let undenied = !a.iter().chain(b).any(|t| t.role == Role::Negation);
+    // Where a subject narrows ([`narrows`]), it ends at the first
+    // auxiliary, or else at the finite verb ("The user's brother | lives in
+    // Boston").
+    let subject_bounds =
+        [0, 1].map(|side| subject_ends[side].or(comparison.frames[side].and_then(|f| f.at)));
     for Hunk { x, y, before, end } in &hunks {
         let at_start = [end[0] == x.len(), end[1] == y.len()];
         let next = aligned_words[*before..]
@@ -2113,10 +2118,6 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                         && aligned_words.get(k + 1).is_some_and(|t| t.word == "to")
                 }),
         };
-        // The subject ends at the first auxiliary, or else at the finite
-        // verb ("The user's brother | lives in Boston").
-        let subject_bounds =
-            [0, 1].map(|side| subject_ends[side].or(comparison.frames[side].and_then(|f| f.at)));
         if let [Some(bound_a), Some(bound_b)] = subject_bounds
             && end[0] <= bound_a
             && end[1] <= bound_b

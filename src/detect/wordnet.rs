@@ -371,6 +371,14 @@ impl WordNet {
                 words.push(names);
                 part_of_speech.push(pos);
                 for (symbol, target, target_pos, source_target) in pointers {
+                    // A pointer from one word of this synset to one word of
+                    // the target's (antonyms, pertainyms).
+                    let word_pointer = (
+                        id,
+                        usize::from(source_target >> 8),
+                        (target_pos, target),
+                        usize::from(source_target & 0xff),
+                    );
                     match symbol {
                         "@" | "@i" => pending_hypernyms.push((id, (target_pos, target))),
                         "#p" => pending_wholes.push((id, (target_pos, target))),
@@ -379,18 +387,8 @@ impl WordNet {
                         "&" if fields.get(2) == Some(&"s") => {
                             pending_similar.push((id, (target_pos, target)))
                         }
-                        "\\" if pos == ADVERB => pertaining.push((
-                            id,
-                            usize::from(source_target >> 8),
-                            (target_pos, target),
-                            usize::from(source_target & 0xff),
-                        )),
-                        "!" => pending.push((
-                            id,
-                            usize::from(source_target >> 8),
-                            (target_pos, target),
-                            usize::from(source_target & 0xff),
-                        )),
+                        "\\" if pos == ADVERB => pertaining.push(word_pointer),
+                        "!" => pending.push(word_pointer),
                         _ => {}
                     }
                 }
@@ -425,6 +423,8 @@ impl WordNet {
         let mut as_people: HashSet<(String, String)> = HashSet::new();
         let mut otherwise: HashSet<(String, String)> = HashSet::new();
         let mut opposed_feelings: Vec<(u32, u32)> = Vec::new();
+        // The word a pointer names by its 1-based position in a synset.
+        let name = |synset: u32, at: usize| words[synset as usize].get(at.wrapping_sub(1));
         for (id, source, target, target_word) in pending {
             let Some(&other) = ids.get(&target) else {
                 continue;
@@ -432,7 +432,6 @@ impl WordNet {
             if wordnet.feelings.contains(&id) && wordnet.feelings.contains(&other) {
                 opposed_feelings.push((id, other));
             }
-            let name = |synset: u32, at: usize| words[synset as usize].get(at.wrapping_sub(1));
             if let (Some(a), Some(b)) = (name(id, source), name(other, target_word)) {
                 wordnet.add_antonyms(a, b);
                 opposites.entry(id).or_default().push((b.clone(), other));
@@ -623,7 +622,6 @@ impl WordNet {
             let Some(&adjective) = ids.get(&target) else {
                 continue;
             };
-            let name = |synset: u32, at: usize| words[synset as usize].get(at.wrapping_sub(1));
             let (Some(adverb), Some(base)) = (name(id, source), name(adjective, target_word))
             else {
                 continue;
