@@ -232,6 +232,45 @@ fn a_test_run_recurring_on_three_days_becomes_a_generalised_pattern_that_later_r
     assert_eq!(memory.content, pattern.content);
 }
 
+/// Three episodes of one user, a day apart, consolidated with WordNet:
+/// the patterns found.
+fn patterns_among(texts: [&str; 3]) -> Vec<String> {
+    let (_dir, store) = store();
+    let events: Vec<Event> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, text)| episodic("u", &format!("e{i}"), text, i as i64 * DAY))
+        .collect();
+    ingest(&store, &events, manual_cycles_only());
+    let output = execute(&store, "u", "r1", 3 * DAY, &settings_with_wordnet());
+    output
+        .report
+        .patterns
+        .iter()
+        .map(|p| p.content.clone())
+        .collect()
+}
+
+#[test]
+fn a_pattern_needs_something_done_again_not_only_shared_nouns() {
+    // Winning a tournament, practising for one and losing one share the
+    // nouns, not an event: a topic.
+    let topic = patterns_among([
+        "Nate won his video game tournament online",
+        "Nate practices for video game tournaments",
+        "Nate lost a video game tournament again",
+    ]);
+    assert!(topic.is_empty(), "{topic:?}");
+    // What a copula assigns, again and again, recurs.
+    let recurring = patterns_among([
+        "Nate was sick with the flu at home",
+        "Nate was sick with the flu again",
+        "Nate was sick with a bad flu",
+    ]);
+    assert_eq!(recurring.len(), 1, "{recurring:?}");
+    assert!(recurring[0].contains("sick"), "{recurring:?}");
+}
+
 #[test]
 fn postgres_and_mysql_contradict_and_are_linked_both_ways() {
     let (_dir, store) = store();
@@ -3632,6 +3671,28 @@ fn a_past_verb_that_leaves_the_opposite_state_supersedes_the_state() {
     // shop closed early"), and a past activity is no state now.
     assert_not_flagged("The shop closed.", "The shop is open.");
     assert_not_flagged("The team lost the game.", "The team is winning the game.");
+}
+
+#[test]
+fn a_change_word_beside_the_new_value_dates_it_and_is_no_part_of_it() {
+    // "now green" is the value green, held from now on: the change word
+    // says since when, so the two values clash and the newer one holds.
+    for (old, new) in [
+        (
+            "User's favorite color is blue.",
+            "User's favorite color is now green.",
+        ),
+        ("The build status is red.", "The build status is green now."),
+        // "Recently" dates the move as "now" dates a value.
+        ("User lives in Boston.", "User recently moved to Chicago."),
+    ] {
+        assert_supersedes(old, new);
+    }
+    // The same value with a change word beside it agrees.
+    assert_not_flagged(
+        "User's favorite color is blue.",
+        "User's favorite color is now blue.",
+    );
 }
 
 #[test]

@@ -326,6 +326,31 @@ impl Token {
     }
 }
 
+/// Whether `tokens[k]` is said as a predicate: an inflected verb
+/// ("worked", "values"), a verb after "to" or an auxiliary ("to `try`",
+/// "will `run`"), or what a copula assigns ("was `sick`", "is a
+/// `teacher`"). A noun that only names a topic ("video game
+/// `tournaments`", "his `business`") is none.
+pub fn predicate_at(tokens: &[Token], k: usize) -> bool {
+    let Some(t) = tokens.get(k) else {
+        return false;
+    };
+    if t.role != Role::Content {
+        return false;
+    }
+    if t.info.inflected_verb {
+        return true;
+    }
+    let before = tokens[..k].last();
+    let governed = before.is_some_and(|p| p.word == "to" || listed(AUXILIARIES, &p.word));
+    let assigned = tokens[..k]
+        .iter()
+        .rev()
+        .find(|p| !listed(ARTICLES, &p.word))
+        .is_some_and(|p| listed(COPULAS, &p.word));
+    (governed && t.info.is_verb()) || assigned
+}
+
 /// The antonym pairs that the words right after a copula in `words`
 /// (normalised) are in as written ("is `single`": "married" / "single"; not
 /// the verb of "is `laughing`"): two texts that share one assign opposite
@@ -3942,8 +3967,16 @@ fn classify<'t>(
     // A time the value has held since or until ("in Berlin `since 2015`")
     // dates it and leaves the slot to the value.
     let (vx, vy) = (
-        value_before_its_details(without_time_span(&cx, lexicon), x, lexicon),
-        value_before_its_details(without_time_span(&cy, lexicon), y, lexicon),
+        value_before_its_details(
+            without_time_span(without_change_words(&cx, lexicon), lexicon),
+            x,
+            lexicon,
+        ),
+        value_before_its_details(
+            without_time_span(without_change_words(&cy, lexicon), lexicon),
+            y,
+            lexicon,
+        ),
     );
     // A value and at most one other word a side ("5 minutes" / "20
     // minutes" aligns the unit; "lives in New York" / "moved to Boston":
@@ -4073,6 +4106,17 @@ fn alone_against_company(
         return None;
     }
     (alone(x) && company(y) || alone(y) && company(x)).then(|| (words_of(x), words_of(y)))
+}
+
+/// `content` without the change words that open or close it ("`now`
+/// green", "green `now`"): they say since when the value holds, not what
+/// it is, and are counted as dating the text. A change word alone is
+/// left as it is.
+fn without_change_words<'c, 't>(content: &'c [&'t Token], lexicon: &Lexicon) -> &'c [&'t Token] {
+    let changes = |t: &&&Token| !t.info.inflected_verb && lexicon.is_change_word(&t.word);
+    let start = content.iter().take_while(changes).count();
+    let end = content.len() - content[start..].iter().rev().take_while(changes).count();
+    if start < end { &content[start..end] } else { content }
 }
 
 /// `content` without a closing span of time: "since", "until" or "till"

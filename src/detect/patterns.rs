@@ -5,7 +5,8 @@
 //! pair of them is at cosine `pattern_similarity` or more (greedy cliques),
 //! they happened on at least `pattern_min_size` distinct days, and they share
 //! a predicate: content words that every one of them says (lemmas or WordNet
-//! synonyms), at least one of them not a name or a number. An episode that
+//! synonyms), at least two of them neither names nor numbers, and one said
+//! as a predicate (a verb, or what a copula assigns). An episode that
 //! recurs later joins the existing pattern (same tests against its
 //! instances) instead of founding another.
 //!
@@ -18,7 +19,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use super::align::{Role, Token, tokens};
+use super::align::{Role, Token, predicate_at, tokens};
 use super::{DAY_MS, DetectSettings, Floor, Lexicon, Prepared, Snapshot, round4, similar_pairs};
 use crate::embed::dot;
 use crate::model::{LinkType, Memory, MemoryKind, MemoryStatus, Millis};
@@ -98,6 +99,15 @@ fn core(members: &[&Memory], medoid: usize, lexicon: &Lexicon) -> Option<String>
         }
     }
     if ordinary.len() < MIN_SHARED_WORDS {
+        return None;
+    }
+    // What recurs is something done or undergone: a shared verb, or what
+    // a copula assigns. Shared nouns alone ("Nate … video game
+    // tournaments": winning one, losing one, practising for them) are a
+    // topic. Without WordNet no word's part of speech is known, and the
+    // shared words alone decide.
+    let predicate = (1..own.len()).any(|i| kept[i] && predicate_at(own, i));
+    if !predicate && lexicon.wordnet().is_some() {
         return None;
     }
     // Function words stay where they lead into a kept word ("to the gym").
