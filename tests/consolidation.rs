@@ -261,6 +261,14 @@ fn a_pattern_needs_something_done_again_not_only_shared_nouns() {
         "Nate lost a video game tournament again",
     ]);
     assert!(topic.is_empty(), "{topic:?}");
+    // Two words of one meaning are one shared word: valuing different
+    // things is no recurring event.
+    let one_meaning = patterns_among([
+        "Maria values and appreciates her friends",
+        "Maria values and appreciates kind strangers",
+        "Maria values and appreciates the church choir",
+    ]);
+    assert!(one_meaning.is_empty(), "{one_meaning:?}");
     // What a copula assigns, again and again, recurs.
     let recurring = patterns_among([
         "Nate was sick with the flu at home",
@@ -3066,6 +3074,12 @@ fn another_value_added_with_also_or_liked_as_well_is_no_contradiction() {
         ("Bob loves Python", "Bob loves Java"),
         ("The service uses PostgreSQL", "The service also uses MySQL"),
         ("Tom works at Google", "Tom also works at Microsoft"),
+        // A change marker beside "also" dates the addition: nothing is
+        // replaced.
+        (
+            "The project uses Python.",
+            "The project now also uses Rust.",
+        ),
     ] {
         assert_not_flagged(first, second);
     }

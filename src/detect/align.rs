@@ -3920,7 +3920,9 @@ fn classify<'t>(
     if cx.is_empty() && cy.is_empty() {
         return;
     }
-    for p in &cx {
+    // A value added beside another ("now `also` uses Rust") changes no
+    // slot, whatever change word dates it.
+    for p in cx.iter().filter(|_| !place.additive) {
         for q in &cy {
             let (vp, vq) = (lexicon.canonical(&p.word), lexicon.canonical(&q.word));
             if p.role == Role::Name
@@ -4116,7 +4118,11 @@ fn without_change_words<'c, 't>(content: &'c [&'t Token], lexicon: &Lexicon) -> 
     let changes = |t: &&&Token| !t.info.inflected_verb && lexicon.is_change_word(&t.word);
     let start = content.iter().take_while(changes).count();
     let end = content.len() - content[start..].iter().rev().take_while(changes).count();
-    if start < end { &content[start..end] } else { content }
+    if start < end {
+        &content[start..end]
+    } else {
+        content
+    }
 }
 
 /// `content` without a closing span of time: "since", "until" or "till"

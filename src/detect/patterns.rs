@@ -86,7 +86,8 @@ fn core(members: &[&Memory], medoid: usize, lexicon: &Lexicon) -> Option<String>
     // A predicate and what it is about, beyond the names: one shared word
     // ("pride", "LGBTQ") is a topic, not a recurring event. The first word
     // is capitalised anyway, and mostly the subject: it does not count.
-    // Words of one lemma ("shoes" … "shoe") count once.
+    // Words of one lemma ("shoes" … "shoe") or one meaning ("values" …
+    // "appreciating": both matched by one "values" elsewhere) count once.
     let mut ordinary: Vec<&Token> = Vec::new();
     for (t, _) in own
         .iter()
@@ -94,7 +95,7 @@ fn core(members: &[&Memory], medoid: usize, lexicon: &Lexicon) -> Option<String>
         .skip(1)
         .filter(|(t, k)| **k && t.role == Role::Content)
     {
-        if !ordinary.iter().any(|o| o.shares_lemma(t)) {
+        if !ordinary.iter().any(|o| o.same_meaning(t, lexicon)) {
             ordinary.push(t);
         }
     }
