@@ -640,9 +640,14 @@ fn a_change_verb_restates_the_relation_whose_value_it_changes() {
         // An article both values take leaves the change verb a hunk of
         // its own against the older verb.
         ("User uses a MacBook.", "User switched to a ThinkPad."),
+        // The change verb makes the slot: a browser is no class of the
+        // rule file, yet switching to one leaves the other.
+        ("User uses Chrome.", "User switched to Firefox."),
     ] {
         assert_supersedes(old, new);
     }
+    // One may still like what one switched from.
+    assert_not_flagged("User likes Chrome.", "User switched to Firefox.");
     // To the same value, the two agree, and a merge would lose either
     // that it changed or the older verb: kept apart, nothing flagged.
     assert_not_flagged("The user uses Vim", "The user switched to Vim");
@@ -3699,6 +3704,8 @@ fn a_change_word_beside_the_new_value_dates_it_and_is_no_part_of_it() {
         ("The build status is red.", "The build status is green now."),
         // "Recently" dates the move as "now" dates a value.
         ("User lives in Boston.", "User recently moved to Chicago."),
+        // Dated on both sides, the values still clash.
+        ("User is currently in Paris.", "User is now in Tokyo."),
     ] {
         assert_supersedes(old, new);
     }

@@ -2218,6 +2218,19 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
             }
         }
         comparison.moved += before_moving - content(&x).len() - content(&y).len();
+        // Change words on both sides date both the same way ("is
+        // `currently` in Paris" / "is `now` in Tokyo"): no fact of either.
+        let only_change_words = |hunk: &[&Token]| {
+            let words = content(hunk);
+            !words.is_empty()
+                && words
+                    .iter()
+                    .all(|t| !t.info.inflected_verb && lexicon.is_change_word(&t.word))
+        };
+        if only_change_words(&x) && only_change_words(&y) {
+            x.retain(|t| !t.is_content());
+            y.retain(|t| !t.is_content());
+        }
         // A possessive on one side only names another referent: "Dana's
         // brother is a doctor" says nothing of Dana being one, "Tom met
         // Dana's brother" nothing of meeting Dana.
@@ -3980,6 +3993,29 @@ fn classify<'t>(
             lexicon,
         ),
     );
+    // A change verb before a value ("`switched to` Firefox") says it took
+    // the place of another: against a verb the other side states now with
+    // the value as its object ("uses Chrome"), the two values fill one
+    // slot. Not a past verb ("visited Chicago" / "moved to Boston"), one of
+    // feeling ("likes Chrome": one may still), nor one through a
+    // preposition ("banks `with` Chase"), where the rule file's relations
+    // decide ("lives in").
+    let present_object = |stating: &[&Token]| {
+        stating.iter().enumerate().any(|(k, t)| {
+            t.role == Role::Content
+                && t.info.is_verb()
+                && !past_form(t)
+                && !lexicon.feels(&t.info)
+                && !stating[k + 1..].iter().any(|u| is_preposition(&u.word))
+        })
+    };
+    let replaced = !place.object_of_feeling
+        && ((change_verbs(x, lexicon).next().is_some() && present_object(y))
+            || (change_verbs(y, lexicon).next().is_some() && present_object(x)));
+    let place = Place {
+        single_valued: place.single_valued || replaced,
+        ..place
+    };
     // A value and at most one other word a side ("5 minutes" / "20
     // minutes" aligns the unit; "lives in New York" / "moved to Boston":
     // a name of several words is one value; "in Rome once" / "supports
