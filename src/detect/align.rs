@@ -2190,9 +2190,7 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
         for (side, hunk) in [&x, &y].into_iter().enumerate() {
             comparison.dating[side] += hunk
                 .iter()
-                .filter(|t| {
-                    t.is_content() && !t.info.inflected_verb && lexicon.is_change_word(&t.word)
-                })
+                .filter(|t| t.is_content() && dates_a_change(t, lexicon))
                 .count();
             // A time dates when an activity ended: "quit smoking `in
             // 2019`", "`two weeks ago`"; so does where a leaving went
@@ -2222,10 +2220,7 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
         // `currently` in Paris" / "is `now` in Tokyo"): no fact of either.
         let only_change_words = |hunk: &[&Token]| {
             let words = content(hunk);
-            !words.is_empty()
-                && words
-                    .iter()
-                    .all(|t| !t.info.inflected_verb && lexicon.is_change_word(&t.word))
+            !words.is_empty() && words.iter().all(|t| dates_a_change(t, lexicon))
         };
         if only_change_words(&x) && only_change_words(&y) {
             x.retain(|t| !t.is_content());
@@ -3935,10 +3930,11 @@ fn classify<'t>(
     }
     // A value added beside another ("now `also` uses Rust") changes no
     // slot, whatever change word dates it.
-    for p in cx.iter().filter(|_| !place.additive) {
+    for p in &cx {
         for q in &cy {
             let (vp, vq) = (lexicon.canonical(&p.word), lexicon.canonical(&q.word));
-            if p.role == Role::Name
+            if !place.additive
+                && p.role == Role::Name
                 && q.role == Role::Name
                 && vp != vq
                 && let (Some(class), Some(other)) =
@@ -4009,11 +4005,11 @@ fn classify<'t>(
                 && !stating[k + 1..].iter().any(|u| is_preposition(&u.word))
         })
     };
-    let replaced = !place.object_of_feeling
-        && ((change_verbs(x, lexicon).next().is_some() && present_object(y))
-            || (change_verbs(y, lexicon).next().is_some() && present_object(x)));
     let place = Place {
-        single_valued: place.single_valued || replaced,
+        single_valued: place.single_valued
+            || (!place.object_of_feeling
+                && ((change_verbs(x, lexicon).next().is_some() && present_object(y))
+                    || (change_verbs(y, lexicon).next().is_some() && present_object(x)))),
         ..place
     };
     // A value and at most one other word a side ("5 minutes" / "20
@@ -4146,12 +4142,18 @@ fn alone_against_company(
     (alone(x) && company(y) || alone(y) && company(x)).then(|| (words_of(x), words_of(y)))
 }
 
+/// Whether `t` is a change word of its own ("now", "recently"), not the
+/// verb of a change marker ("switched"): it dates what its text says.
+fn dates_a_change(t: &Token, lexicon: &Lexicon) -> bool {
+    !t.info.inflected_verb && lexicon.is_change_word(&t.word)
+}
+
 /// `content` without the change words that open or close it ("`now`
 /// green", "green `now`"): they say since when the value holds, not what
 /// it is, and are counted as dating the text. A change word alone is
 /// left as it is.
 fn without_change_words<'c, 't>(content: &'c [&'t Token], lexicon: &Lexicon) -> &'c [&'t Token] {
-    let changes = |t: &&&Token| !t.info.inflected_verb && lexicon.is_change_word(&t.word);
+    let changes = |t: &&&Token| dates_a_change(t, lexicon);
     let start = content.iter().take_while(changes).count();
     let end = content.len() - content[start..].iter().rev().take_while(changes).count();
     if start < end {

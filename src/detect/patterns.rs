@@ -107,8 +107,7 @@ fn core(members: &[&Memory], medoid: usize, lexicon: &Lexicon) -> Option<String>
     // tournaments": winning one, losing one, practising for them) are a
     // topic. Without WordNet no word's part of speech is known, and the
     // shared words alone decide.
-    let predicate = (1..own.len()).any(|i| kept[i] && predicate_at(own, i));
-    if !predicate && lexicon.wordnet().is_some() {
+    if lexicon.wordnet().is_some() && !(1..own.len()).any(|i| kept[i] && predicate_at(own, i)) {
         return None;
     }
     // Function words stay where they lead into a kept word ("to the gym").
