@@ -660,6 +660,29 @@ fn a_change_verb_restates_the_relation_whose_value_it_changes() {
 }
 
 #[test]
+fn a_trip_made_as_a_habit_is_no_home_that_a_move_or_another_trip_ends() {
+    // Where one goes, in the simple present, is a habit, and one goes to
+    // many places: two destinations are two trips, not two values of one
+    // slot, and moving house does not stop the travel.
+    for (first, second) in [
+        ("User travels to Chicago.", "User travels to Boston."),
+        ("User commutes to Chicago.", "User commutes to Boston."),
+        ("I fly to Denver.", "I fly to Seattle."),
+    ] {
+        assert_not_flagged(first, second);
+    }
+    let (_dir, store, output) = older_then_newer(
+        "User often travels to Chicago for work.",
+        "User moved to Boston.",
+    );
+    assert!(contradiction_events(&output).is_empty(), "{output:?}");
+    assert_eq!(status(&store, "u", "old"), MemoryStatus::Active);
+    // Where one lives is still one place, and a move still ends it.
+    assert_flagged_once("User lives in Chicago.", "User lives in Boston.");
+    assert_supersedes("User lives in Chicago.", "User moved to Boston.");
+}
+
+#[test]
 fn an_exception_denies_what_the_other_text_states() {
     // "all fruit except bananas" says the user does not like bananas:
     // merged into it, "likes bananas" would be lost and its opposite kept.

@@ -2142,6 +2142,10 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                         && !verb.info.lemmas.iter().any(|l| listed(PREFERENCE_VERBS, l))
                         && aligned_words.get(k + 1).is_some_and(|t| t.word == "to")
                 }),
+            habitual_destination: (0..2).any(|side| {
+                let (hunk, sentence) = [(hunk_x, a), (hunk_y, b)][side];
+                habitual_destination(sentence, end[side] - hunk.len(), lexicon)
+            }),
         };
         if let [Some(bound_a), Some(bound_b)] = subject_bounds
             && end[0] <= bound_a
@@ -3480,6 +3484,44 @@ struct Place<'t> {
     /// many things at once. Not a preference ("prefers to use"), which
     /// ranks one above the rest.
     wished: bool,
+    /// On either side, where a verb of going in the simple present takes
+    /// its destination ("travels `to` Chicago", "I fly `to` Denver"): a
+    /// habit, and one goes to many places.
+    habitual_destination: bool,
+}
+
+/// Prepositions of where one goes: "travels `to` Chicago".
+const DESTINATIONS: &str = "to into toward towards";
+
+/// Whether what starts at `start` in `tokens` is where a verb of going in
+/// the simple present takes its subject ("travels to | Chicago", "we
+/// often fly to | Denver", "commutes into the | city"). Not a change
+/// ("moves to | Boston": the verb of "moved to"), a trip under way ("is
+/// flying to | Tokyo") nor one told in the past ("flew to | Tokyo": two
+/// occurrences, see [`Comparison::contradicts`]).
+fn habitual_destination(tokens: &[Token], start: usize, lexicon: &Lexicon) -> bool {
+    let mut k = start;
+    if k > 0 && listed(ARTICLES, &tokens[k - 1].word) {
+        k -= 1;
+    }
+    let Some(verb_at) = k
+        .checked_sub(2)
+        .filter(|&v| listed(DESTINATIONS, &tokens[v + 1].word))
+    else {
+        return false;
+    };
+    let verb = &tokens[verb_at];
+    let before = verb_at.checked_sub(1).map(|p| &tokens[p]);
+    // The simple present: the verb's "-s" ("travels"), or its bare form
+    // after a subject that takes it ("I fly"); never after an auxiliary
+    // ("will fly", "does not fly").
+    let simple_present = ((verb.info.inflected_verb && verb.word.ends_with('s'))
+        || (verb.info.is_verb() && before.is_some_and(|t| listed(PLAIN_VERB_SUBJECTS, &t.word))))
+        && before.is_none_or(|t| !listed(AUXILIARIES, &t.word) && !negated_auxiliary(t));
+    verb.is_content()
+        && simple_present
+        && lexicon.means_motion(&verb.info)
+        && !lexicon.is_change_verb(&verb.info)
 }
 
 /// Articles that bring in one of possibly many: "`a` trip", "`some`
@@ -4718,6 +4760,7 @@ fn different_value<'t>(
     // recurs ("on `Tuesdays`" / "on `Thursdays`": a habit on both).
     if let Some((p, q, words)) = names
         && !place.possessor
+        && !place.habitual_destination
         && !recurs(&p, place.after_every, lexicon)
         && !recurs(&q, place.after_every, lexicon)
         && (!place.object

@@ -301,6 +301,23 @@ impl Lexicon {
         self.wordnet.as_ref().is_none_or(|w| w.means_presence(verb))
     }
 
+    /// Whether WordNet knows `verb` as one of going
+    /// ([`WordNet::means_motion`]); never without WordNet.
+    pub fn means_motion(&self, verb: &Word) -> bool {
+        self.wordnet.as_ref().is_some_and(|w| w.means_motion(verb))
+    }
+
+    /// Whether `verb` is the verb of a change marker in another form
+    /// ("moves" for "moved to"): going there is a change, not a trip.
+    pub fn is_change_verb(&self, verb: &Word) -> bool {
+        self.change_markers.iter().any(|marker| {
+            self.word(&marker[0])
+                .lemmas
+                .iter()
+                .any(|l| verb.lemmas.contains(l))
+        })
+    }
+
     /// Whether WordNet knows `verb` first as one of telling
     /// ([`WordNet::tells`]).
     pub fn tells(&self, verb: &Word) -> bool {

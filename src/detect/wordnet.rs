@@ -46,9 +46,12 @@ const NOUN_LOCATION: &str = "15";
 const NOUN_OBJECT: &str = "17";
 /// The lexicographer file of verbs of feeling (`verb.emotion`).
 const VERB_EMOTION: &str = "37";
+/// The lexicographer file of verbs of going (`verb.motion`: "travel",
+/// "fly", "commute").
+const VERB_MOTION: &str = "38";
 /// The lexicographer files of verbs of going (`verb.motion`) and of being
 /// (`verb.stative`: "attend", "stay", "live").
-const VERB_PRESENCE: [&str; 2] = ["38", "42"];
+const VERB_PRESENCE: [&str; 2] = [VERB_MOTION, "42"];
 /// The lexicographer file of verbs of telling (`verb.communication`).
 const VERB_COMMUNICATION: &str = "32";
 
@@ -116,6 +119,8 @@ pub struct WordNet {
     lands: HashSet<u32>,
     /// Verb synsets of going or being somewhere ("visit", "attend").
     presence: HashSet<u32>,
+    /// Verb synsets of going ("travel", "fly"), a part of `presence`.
+    motion: HashSet<u32>,
     /// Verb synsets of telling ("say", "announce", "warn").
     telling: HashSet<u32>,
     /// Verb synsets of feeling ("like", "love", "hate").
@@ -349,6 +354,9 @@ impl WordNet {
                 }
                 if pos == VERB && fields.get(1).is_some_and(|f| VERB_PRESENCE.contains(f)) {
                     wordnet.presence.insert(id);
+                }
+                if pos == VERB && fields.get(1) == Some(&VERB_MOTION) {
+                    wordnet.motion.insert(id);
                 }
                 if pos == VERB && fields.get(1) == Some(&VERB_COMMUNICATION) {
                     wordnet.telling.insert(id);
@@ -994,6 +1002,12 @@ impl WordNet {
     /// somewhere ("visited", "went", "attended"; not "organised").
     pub fn means_presence(&self, verb: &Word) -> bool {
         verb.verbs.iter().any(|s| self.presence.contains(s))
+    }
+
+    /// Whether a common verb sense of `verb` is one of going ("travels",
+    /// "flies", "commutes"; not "lives", which is being somewhere).
+    pub fn means_motion(&self, verb: &Word) -> bool {
+        verb.verbs.iter().any(|s| self.motion.contains(s))
     }
 
     /// Whether the most frequent verb sense of `verb` is one of telling
