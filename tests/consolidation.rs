@@ -3729,6 +3729,10 @@ fn a_change_word_beside_the_new_value_dates_it_and_is_no_part_of_it() {
         ("User lives in Boston.", "User recently moved to Chicago."),
         // Dated on both sides, the values still clash.
         ("User is currently in Paris.", "User is now in Tokyo."),
+        // With one shared word the change word is still no detail that
+        // would make the newer text say something else.
+        ("The car is red.", "The car is now blue."),
+        ("User is 30.", "User is now 31."),
     ] {
         assert_supersedes(old, new);
     }
@@ -3737,6 +3741,38 @@ fn a_change_word_beside_the_new_value_dates_it_and_is_no_part_of_it() {
         "User's favorite color is blue.",
         "User's favorite color is now blue.",
     );
+}
+
+#[test]
+fn an_age_said_in_years_old_and_a_bare_age_are_one_value() {
+    // "30 years old" and "31" (or "turned 31") are two ages: "years old"
+    // says what the bare number is, not a fact beside it.
+    for (old, new) in [
+        ("User is 30 years old.", "User just turned 31."),
+        ("User is 30 years old.", "User turned 31."),
+        ("User is 30 years old.", "User is now 31."),
+    ] {
+        assert_supersedes(old, new);
+    }
+    assert_flagged_once("User is 30 years old.", "User is 31.");
+    // Another unit is another measure: "31" alone is not its width.
+    assert_not_flagged("The box is 30 inches wide.", "The box is 31.");
+}
+
+#[test]
+fn an_upgrade_or_a_relocation_replaces_what_the_older_text_states() {
+    // "upgraded to", "downgraded to" and "relocated to" are change verbs
+    // of the rule file, like "switched to" and "moved to".
+    for (old, new) in [
+        ("User uses Windows 10.", "User upgraded to Windows 11."),
+        (
+            "The server runs Ubuntu 20.04.",
+            "The server was upgraded to Ubuntu 22.04.",
+        ),
+        ("User lives in Chicago.", "User relocated to Denver."),
+    ] {
+        assert_supersedes(old, new);
+    }
 }
 
 #[test]

@@ -4018,19 +4018,31 @@ fn classify<'t>(
         return;
     }
     // A time the value has held since or until ("in Berlin `since 2015`")
-    // dates it and leaves the slot to the value.
-    let (vx, vy) = (
-        value_before_its_details(
-            without_time_span(without_change_words(&cx, lexicon), lexicon),
-            x,
-            lexicon,
-        ),
-        value_before_its_details(
-            without_time_span(without_change_words(&cy, lexicon), lexicon),
-            y,
-            lexicon,
-        ),
+    // dates it and leaves the slot to the value. The change words that
+    // date it ("is `now` blue") and the "years old" that restates what
+    // the other side's bare number is are no details of their own.
+    let (dated_x, dated_y) = (
+        without_change_words(&cx, lexicon),
+        without_change_words(&cy, lexicon),
     );
+    let (vx, vy) = (
+        value_before_its_details(without_time_span(dated_x, lexicon), x, lexicon),
+        value_before_its_details(without_time_span(dated_y, lexicon), y, lexicon),
+    );
+    let (vx, vy, restating) = {
+        let (ax, ay) = (
+            without_age_unit(vx, vy, lexicon),
+            without_age_unit(vy, vx, lexicon),
+        );
+        (
+            ax,
+            ay,
+            [
+                cx.len() - dated_x.len() + vx.len() - ax.len(),
+                cy.len() - dated_y.len() + vy.len() - ay.len(),
+            ],
+        )
+    };
     // A change verb before a value ("`switched to` Firefox") says it took
     // the place of another: against a verb the other side states now with
     // the value as its object ("uses Chrome"), the two values fill one
@@ -4092,8 +4104,8 @@ fn classify<'t>(
             extra = [0, 0];
             comparison.synonymous += 1;
         }
-        comparison.extra[0] += extra[0] + (cx.len() - vx.len());
-        comparison.extra[1] += extra[1] + (cy.len() - vy.len());
+        comparison.extra[0] += extra[0] + (cx.len() - vx.len() - restating[0]);
+        comparison.extra[1] += extra[1] + (cy.len() - vy.len() - restating[1]);
         comparison.conflicts.push(conflict);
         return;
     }
@@ -4202,6 +4214,32 @@ fn without_change_words<'c, 't>(content: &'c [&'t Token], lexicon: &Lexicon) -> 
         &content[start..end]
     } else {
         content
+    }
+}
+
+/// `content` without the "years old" of an age ("30 `years old`") where
+/// `other` is a number alone, or after a change verb ("is 31", "turned
+/// 31"): a bare number a person is, or turns, is an age in years.
+fn without_age_unit<'c, 't>(
+    content: &'c [&'t Token],
+    other: &[&Token],
+    lexicon: &Lexicon,
+) -> &'c [&'t Token] {
+    let bare = match other {
+        [number] => number.role == Role::Number,
+        [_, number] => number.role == Role::Number && change_verbs(other, lexicon).next().is_some(),
+        _ => false,
+    };
+    match content {
+        [number, years, old]
+            if bare
+                && number.role == Role::Number
+                && listed("year years", &years.word)
+                && old.word == "old" =>
+        {
+            &content[..1]
+        }
+        _ => content,
     }
 }
 
