@@ -1,0 +1,785 @@
+//! The alignment itself: the two texts' shared words, found as a longest
+//! common subsequence, and the hunks between them.
+
+use super::*;
+use super::{changes::*, classify::*, frame::*};
+
+/// `side` with each two adjacent words that `other` writes as one word
+/// joined into that word: an open and a closed compound ("per cent" /
+/// "percent", "web site" / "website", "multi-year" / "multiyear") are one
+/// word, not a different fact on each side.
+pub fn join_compounds<'t>(side: &'t [Token], other: &[Token]) -> Cow<'t, [Token]> {
+    let closed = |x: &Token, y: &Token| {
+        let words = [x, y];
+        if words.iter().any(|t| !t.is_content() || t.role == Role::Number)
+            // Only a space or a hyphen between them.
+            || !written_together(x, y)
+        {
+            return None;
+        }
+        other.iter().find(|t| {
+            t.is_content()
+                && t.word.len() == x.word.len() + y.word.len()
+                && t.word.starts_with(&x.word)
+                && t.word.ends_with(&y.word)
+        })
+    };
+    let joins_at = |k: usize| side.get(k + 1).and_then(|next| closed(&side[k], next));
+    // Most pairs have no compound: nothing is copied for them.
+    let Some(first) = (0..side.len()).find(|&k| joins_at(k).is_some()) else {
+        return Cow::Borrowed(side);
+    };
+    let mut joined: Vec<Token> = side[..first].to_vec();
+    let mut k = first;
+    while k < side.len() {
+        if let Some(word) = joins_at(k) {
+            joined.push(Token {
+                span: (side[k].span.0, side[k + 1].span.1),
+                ..word.clone()
+            });
+            k += 2;
+        } else {
+            joined.push(side[k].clone());
+            k += 1;
+        }
+    }
+    Cow::Owned(joined)
+}
+
+/// How much an aligned token weighs: content words and negations count
+/// double, so they anchor the alignment ("encourages him `not` to give up"
+/// / "… to keep pushing and `not` give up" pairs the two negations, not
+/// the two "to"s).
+pub(super) fn anchor_weight(t: &Token) -> u32 {
+    if t.is_content() || t.role == Role::Negation {
+        2
+    } else {
+        1
+    }
+}
+
+/// Aligns `a` with `b` (weighted longest common subsequence: content words
+/// count double, so they anchor the alignment) and classifies every hunk.
+pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
+    let (a, b) = (join_compounds(a, b), join_compounds(b, a));
+    let ends = [ending(&a, &b, lexicon), ending(&b, &a, lexicon)];
+    // Where each side enters a state ([`became`]); read below only where
+    // the side has no ending, so no denial has moved its words.
+    let becomes = [became(&a), became(&b)];
+    // Where each side's past verb leaves it in the state opposed to the
+    // other's ("User `divorced` Anna" / "User is married to Anna").
+    let entered = [
+        entered_opposite(&a, &b, lexicon),
+        entered_opposite(&b, &a, lexicon),
+    ];
+    let (a, b) = (as_copula(a, becomes[0]), as_copula(b, becomes[1]));
+    let (a, b) = (
+        as_denial(a, ends[0].as_ref()),
+        as_denial(b, ends[1].as_ref()),
+    );
+    let (a, b) = (a.as_ref(), b.as_ref());
+    let matches = |x: &Token, y: &Token| {
+        x.word == y.word
+            || (x.role != Role::Negation
+                && y.role != Role::Negation
+                && x.info.lemmas.iter().any(|l| y.info.lemmas.contains(l)))
+    };
+    let (n, m) = (a.len(), b.len());
+    let mut table = vec![0u32; (n + 1) * (m + 1)];
+    let at = |i: usize, j: usize| i * (m + 1) + j;
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            let skip = table[at(i + 1, j)].max(table[at(i, j + 1)]);
+            table[at(i, j)] = if matches(&a[i], &b[j]) {
+                let weight = anchor_weight(&a[i]);
+                skip.max(table[at(i + 1, j + 1)] + weight)
+            } else {
+                skip
+            };
+        }
+    }
+    let mut comparison = Comparison {
+        reframes: [reframes(a, b, lexicon), reframes(b, a, lexicon)],
+        frames: [
+            (a, b, &ends[0], becomes[0].or(entered[0])),
+            (b, a, &ends[1], becomes[1].or(entered[1])),
+        ]
+        .map(|(side, other, end, becomes)| match end {
+            Some(end) => Some(ending_frame(side, end.at)),
+            None => frame(side).map(|found| match found.tense {
+                Tense::Past if past_change(side, other, lexicon) || becomes.is_some() => Frame {
+                    tense: Tense::Present,
+                    event: false,
+                    ..found
+                },
+                _ => found,
+            }),
+        }),
+        // The verb that ends, or enters the state that replaces, what the
+        // other side states: the change a newer side names.
+        ending: [
+            (a, &ends[0], becomes[0].or(entered[0])),
+            (b, &ends[1], becomes[1].or(entered[1])),
+        ]
+        .map(|(side, end, becomes)| {
+            end.as_ref()
+                .map(|end| end.at)
+                .or(becomes)
+                .map(|at| side[at].word.clone())
+        }),
+        content: [
+            a.iter().filter(|t| t.is_content()).count(),
+            b.iter().filter(|t| t.is_content()).count(),
+        ],
+        ..Comparison::default()
+    };
+    let (mut i, mut j) = (0, 0);
+    let (mut hunk_a, mut hunk_b) = (Vec::new(), Vec::new());
+    // The aligned content word after each hunk names the predicate a
+    // negation applies to: hunks remember how many words were aligned
+    // before them.
+    let mut aligned_words: Vec<&Token> = Vec::new();
+    // The second text's word of each aligned pair, for where its form
+    // matters ("`worked` at" / "`works` at").
+    let mut aligned_in_second: Vec<&Token> = Vec::new();
+    let mut hunks: Vec<Hunk<'_>> = Vec::new();
+    while i < n || j < m {
+        let aligned = i < n && j < m && matches(&a[i], &b[j]) && {
+            let weight = anchor_weight(&a[i]);
+            table[at(i, j)] == table[at(i + 1, j + 1)] + weight
+        };
+        if aligned {
+            if a[i].is_content() {
+                comparison.aligned += 1;
+            }
+            if (graded(&a[i]) || graded(&b[j])) && compares(a, i) != compares(b, j) {
+                comparison
+                    .substitutions
+                    .push((a[i].word.clone(), b[j].word.clone()));
+            }
+            if !hunk_a.is_empty() || !hunk_b.is_empty() {
+                hunks.push(Hunk {
+                    x: std::mem::take(&mut hunk_a),
+                    y: std::mem::take(&mut hunk_b),
+                    before: aligned_words.len(),
+                    end: [i, j],
+                });
+            }
+            aligned_words.push(&a[i]);
+            aligned_in_second.push(&b[j]);
+            i += 1;
+            j += 1;
+        } else if i < n && (j == m || table[at(i + 1, j)] >= table[at(i, j + 1)]) {
+            hunk_a.push(&a[i]);
+            i += 1;
+        } else {
+            hunk_b.push(&b[j]);
+            j += 1;
+        }
+    }
+    if let [
+        Some(Frame {
+            tense: x,
+            at: Some(p),
+            ..
+        }),
+        Some(Frame {
+            tense: y,
+            at: Some(q),
+            ..
+        }),
+    ] = comparison.frames
+    {
+        comparison.retensed = x.apart(y)
+            && !lexicon.tells(&a[p].info)
+            && aligned_words
+                .iter()
+                .zip(&aligned_in_second)
+                .any(|(s, t)| std::ptr::eq(*s, &a[p]) && std::ptr::eq(*t, &b[q]));
+    }
+    if !hunk_a.is_empty() || !hunk_b.is_empty() {
+        hunks.push(Hunk {
+            x: hunk_a,
+            y: hunk_b,
+            before: aligned_words.len(),
+            end: [n, m],
+        });
+    }
+    let hunks = joined_lists(hunks, &aligned_words);
+    // The subject is what comes before the first auxiliary or copula ("A
+    // man | is slicing"), or before a negation that stands right before it
+    // and so denies the predicate ("The user | no longer has a dog"); when
+    // both sides have one, a hunk before it on both names another
+    // referent, not another value.
+    let first_auxiliary = |tokens: &[Token]| {
+        let auxiliary = |t: &Token| listed(AUXILIARIES, t.word.as_str());
+        tokens.iter().enumerate().position(|(k, t)| {
+            auxiliary(t)
+                || negated_auxiliary(t)
+                || (t.role == Role::Negation && tokens.get(k + 1).is_some_and(auxiliary))
+        })
+    };
+    let subject_ends = [first_auxiliary(a), first_auxiliary(b)];
+    // An aligned participle after an aligned copula ("is `named`").
+    let passive = |k: usize| {
+        let verb: &Token = aligned_words[k];
+        verb.is_content()
+            && verb.info.inflected_verb
+            && !verb.word.ends_with("ing")
+            && k.checked_sub(1)
+                .is_some_and(|p| listed(COPULAS, aligned_words[p].word.as_str()))
+    };
+    // A verb with its ending, or bare after a subject that takes the bare
+    // form ("I `speak` Spanish", "we `work` as nurses") or after a modal
+    // or "do" ("will `visit` Tokyo", "does `speak` French").
+    let tensed_verb = |k: usize| {
+        let verb: &Token = aligned_words[k];
+        verb.info.inflected_verb
+            || (verb.info.is_verb()
+                && k.checked_sub(1).is_some_and(|s| {
+                    let before = aligned_words[s].word.as_str();
+                    listed(PLAIN_VERB_SUBJECTS, before) || listed(BARE_VERB_AUXILIARIES, before)
+                }))
+    };
+    let additive = adds_a_value(a) || adds_a_value(b);
+    // Under a denial "or" joins what is denied ("no man `or` dog").
+    let undenied = !a.iter().chain(b).any(|t| t.role == Role::Negation);
+    // Where a subject narrows ([`narrows`]), it ends at the first
+    // auxiliary, or else at the finite verb ("The user's brother | lives in
+    // Boston").
+    let subject_bounds =
+        [0, 1].map(|side| subject_ends[side].or(comparison.frames[side].and_then(|f| f.at)));
+    for Hunk { x, y, before, end } in &hunks {
+        let at_start = [end[0] == x.len(), end[1] == y.len()];
+        let next = aligned_words[*before..]
+            .iter()
+            .chain(aligned_words[..*before].iter().rev())
+            .find(|t| t.is_content())
+            .copied();
+        // A hunk opening with a name on both sides goes on with the aligned
+        // names before it ("is Sarah `Connor`" / "is Sarah `Kowalski`"):
+        // its place is the whole name's.
+        let opens_with_name = |hunk: &[&Token]| hunk.first().is_some_and(|t| t.role == Role::Name);
+        let value_at = if opens_with_name(x) && opens_with_name(y) {
+            before
+                - aligned_words[..*before]
+                    .iter()
+                    .rev()
+                    .take_while(|t| t.role == Role::Name)
+                    .count()
+        } else {
+            *before
+        };
+        // The aligned word the hunk depends on, past an article ("is `a`
+        // nurse", "works as `a` nurse").
+        let governor = aligned_words[..value_at]
+            .iter()
+            .rposition(|t| !listed(ARTICLES, t.word.as_str()));
+        let (hunk_x, hunk_y) = (x.as_slice(), y.as_slice());
+        let object_verb = value_at
+            .checked_sub(1)
+            .map(|k| aligned_words[k])
+            .filter(|verb| {
+                verb.is_content() && tensed_verb(value_at - 1) && !passive(value_at - 1)
+            });
+        let after_hunk = aligned_words.get(*before);
+        let before_noun = after_hunk.is_some_and(|t| counting_noun(t));
+        let before_name = after_hunk.is_some_and(|t| t.role == Role::Name);
+        let place = Place {
+            subject: (0..2).all(|side| subject_ends[side].is_some_and(|f| end[side] <= f)),
+            after_copula: {
+                let copula_at = |k: usize| listed(COPULAS, aligned_words[k].word.as_str());
+                let article_at = |k: usize| listed(ARTICLES, aligned_words[k].word.as_str());
+                value_at.checked_sub(1).is_some_and(|k| {
+                    copula_at(k)
+                        || ((before_noun || before_name)
+                            && article_at(k)
+                            && k.checked_sub(1).is_some_and(copula_at))
+                })
+            },
+            before_noun,
+            predicate_noun: governor
+                .is_some_and(|k| listed(COPULAS, aligned_words[k].word.as_str()) || passive(k)),
+            // Held at one time on both sides: "worked at Google" and
+            // "works at Microsoft" are a career, not a clash. The tense is
+            // the relation's and its auxiliaries' ("`has been` married to").
+            single_valued: governor.is_some_and(|k| {
+                let last_first = aligned_words[..=k]
+                    .iter()
+                    .rev()
+                    .map(|t| (t.word.as_str(), &t.info));
+                lexicon
+                    .single_valued_ending(last_first)
+                    .is_some_and(|length| {
+                        let mut start = k + 1 - length;
+                        while start > 0 && listed(AUXILIARIES, &aligned_words[start - 1].word) {
+                            start -= 1;
+                        }
+                        (start..=k)
+                            .all(|v| past_form(aligned_words[v]) == past_form(aligned_in_second[v]))
+                    })
+            }),
+            kind_assigned: governor
+                .filter(|&k| listed(COPULAS, &aligned_words[k].word))
+                .and_then(|k| k.checked_sub(1))
+                .map(|k| aligned_words[k])
+                .filter(|t| t.role == Role::Content && t.info.is_noun()),
+            role: governor.is_some_and(|k| {
+                aligned_words[k].word == "as" && k.checked_sub(1).is_some_and(tensed_verb)
+            }),
+            object: object_verb.is_some(),
+            object_of_feeling: object_verb.is_some_and(|verb| {
+                lexicon.feels(&verb.info)
+                    && !verb.info.lemmas.iter().any(|l| listed(PREFERENCE_VERBS, l))
+            }),
+            additive,
+            at_start,
+            before_time: aligned_words
+                .get(*before)
+                .is_some_and(|t| t.is_content() && names_time(t, lexicon)),
+            possessor: aligned_words.get(*before).is_some_and(|t| t.word == "s"),
+            after_every: value_at
+                .checked_sub(1)
+                .is_some_and(|k| listed(RECURRING, &aligned_words[k].word)),
+            after_bound: {
+                let back = |n: usize| {
+                    value_at
+                        .checked_sub(n)
+                        .map(|k| aligned_words[k].word.as_str())
+                };
+                matches!(
+                    (back(2), back(1)),
+                    (Some("less" | "fewer" | "more" | "greater"), Some("than"))
+                        | (Some("at"), Some("least" | "most"))
+                        | (Some("up"), Some("to"))
+                        | (_, Some("under" | "over" | "above" | "below"))
+                )
+            },
+            has: [(hunk_x, a), (hunk_y, b)].map(|(hunk, sentence)| has_as_verb(hunk, sentence)),
+            owns: [a, b].map(only_verb_is_have),
+            has_anywhere: [a, b].map(has_as_its_verb),
+            locative: governor.is_some_and(|k| {
+                let word: &Token = aligned_words[k];
+                listed(LOCATIVES, &word.word) || verb_of_presence(word, lexicon)
+            }),
+            of_an_indefinite: of_an_indefinite(&aligned_words, value_at, lexicon),
+            wished: (0..value_at)
+                .rev()
+                .find(|&k| tensed_verb(k))
+                .is_some_and(|k| {
+                    let verb: &Token = aligned_words[k];
+                    lexicon.feels(&verb.info)
+                        && !verb.info.lemmas.iter().any(|l| listed(PREFERENCE_VERBS, l))
+                        && aligned_words.get(k + 1).is_some_and(|t| t.word == "to")
+                }),
+            habitual_destination: (0..2).any(|side| {
+                let (hunk, sentence) = [(hunk_x, a), (hunk_y, b)][side];
+                habitual_destination(sentence, end[side] - hunk.len(), lexicon)
+            }),
+        };
+        if let [Some(bound_a), Some(bound_b)] = subject_bounds
+            && end[0] <= bound_a
+            && end[1] <= bound_b
+        {
+            for side in 0..2 {
+                let hunks = [hunk_x, hunk_y];
+                let (text, bound) = [(a, bound_a), (b, bound_b)][side];
+                if narrows(hunks[side], hunks[1 - side], &text[..bound], end[side]) {
+                    comparison.narrows[side] = true;
+                }
+            }
+        }
+        for side in 0..2 {
+            let hunks = [hunk_x, hunk_y];
+            // A head the other text has elsewhere is no added noun: "a
+            // camera `lens`" / "the lens of a camera".
+            let has_elsewhere = hunks[side]
+                .iter()
+                .find(|t| t.is_content())
+                .is_some_and(|head| [b, a][side].iter().any(|t| t.shares_lemma(head)));
+            if hunks[1 - side].iter().all(|t| !t.is_content())
+                && !has_elsewhere
+                && (modifies_an_added_noun(hunks[side], [a, b][side], end[side], lexicon)
+                    || attaches_to_added_object(hunks[side], [a, b][side], end[side])
+                    || compounds_into_another(hunks[side], [a, b][side], end[side], lexicon))
+            {
+                comparison.another_thing[side] = true;
+            }
+            if another_possession(hunks[side], [a, b][side], end[side]) {
+                comparison.another_thing[side] = true;
+                comparison.another_possession = true;
+            }
+        }
+        // Before words the other side has elsewhere leave the hunks: "with
+        // other `women`" is company though "woman" is the other's subject.
+        if let Some((p, q)) = alone_against_company(x, y, lexicon) {
+            comparison
+                .conflicts
+                .push(Conflict::opposed("antonym", &p, &q, "antonyms"));
+            continue;
+        }
+        let before_moving = content(x).len() + content(y).len();
+        let (mut x, mut y) = (moved_out(x, b), moved_out(y, a));
+        let mut dated = [false; 2];
+        for (side, hunk) in [&x, &y].into_iter().enumerate() {
+            comparison.dating[side] += hunk
+                .iter()
+                .filter(|t| t.is_content() && dates_a_change(t, lexicon))
+                .count();
+            // A time dates when an activity ended: "quit smoking `in
+            // 2019`", "`two weeks ago`"; so does where a leaving went
+            // ("left Berlin `for Paris`").
+            let words = content(hunk);
+            let went = |t: &&Token| t.role == Role::Name;
+            if ends[side].as_ref().is_some_and(|end| {
+                words.len() <= 3
+                    && (words.iter().any(|t| names_time(t, lexicon))
+                        || (end.leaves() && !words.is_empty() && words.iter().all(went)))
+            }) {
+                comparison.dating[side] += words.len();
+                dated[side] = true;
+            }
+        }
+        // The date of an ending is a detail of its own, not a different
+        // fact beside what the other side says there ("stopped smoking
+        // `last year`" / "smokes `a pack a day`").
+        for (side, hunk) in [&mut x, &mut y].into_iter().enumerate() {
+            if dated[side] {
+                comparison.extra[side] += content(hunk).len();
+                hunk.retain(|t| !t.is_content());
+            }
+        }
+        comparison.moved += before_moving - content(&x).len() - content(&y).len();
+        // Change words on both sides date both the same way ("is
+        // `currently` in Paris" / "is `now` in Tokyo"): no fact of either.
+        let only_change_words = |hunk: &[&Token]| {
+            let words = content(hunk);
+            !words.is_empty() && words.iter().all(|t| dates_a_change(t, lexicon))
+        };
+        if only_change_words(&x) && only_change_words(&y) {
+            x.retain(|t| !t.is_content());
+            y.retain(|t| !t.is_content());
+        }
+        // A possessive on one side only names another referent: "Dana's
+        // brother is a doctor" says nothing of Dana being one, "Tom met
+        // Dana's brother" nothing of meeting Dana.
+        let owner = before
+            .checked_sub(1)
+            .map(|k| aligned_words[k])
+            .filter(|t| t.is_content());
+        if let Some(owner) = owner
+            && let Some((side, owned)) = possessed([&x, &y], [hunk_x, hunk_y], [a, b])
+            // Not a modifier of a shared noun ("the family's only `car`" /
+            // "the family `car`"); a verb either side inflects is no noun
+            // ("Sam's parents `live`" / "Sam `lives`"), nor is what follows
+            // a verb of the other side's own ("Sam `hates` jazz").
+            && (!content([&x, &y][1 - side]).is_empty()
+                || (0..2).any(|s| {
+                    [a, b][s]
+                        .get(end[s])
+                        .is_none_or(|t| !t.is_content() || t.info.inflected_verb)
+                }))
+        {
+            let (possessive, bare) = (format!("{}'s {owned}", owner.word), owner.word.clone());
+            comparison.substitutions.push(if side == 0 {
+                (possessive, bare)
+            } else {
+                (bare, possessive)
+            });
+            comparison.extra[side] += content([&x, &y][side]).len();
+            comparison.extra[1 - side] += content([&x, &y][1 - side]).len();
+            continue;
+        }
+        let names_before = [
+            &aligned_words[value_at..*before],
+            &aligned_in_second[value_at..*before],
+        ];
+        // A choice is not both: "Paris `or` London" / "Paris `and`
+        // London", where nothing else differs.
+        let has = |side: &[&Token], word: &str| side.iter().any(|t| t.word == word);
+        let choice = |x: &[&Token], y: &[&Token]| has(x, "or") && has(y, "and") && !has(y, "or");
+        if undenied && content(&x).is_empty() && content(&y).is_empty() {
+            if choice(&x, &y) {
+                comparison
+                    .relations
+                    .push(("or".to_owned(), "and".to_owned()));
+            } else if choice(&y, &x) {
+                comparison
+                    .relations
+                    .push(("and".to_owned(), "or".to_owned()));
+            }
+        }
+        classify(&x, &y, next, names_before, place, lexicon, &mut comparison);
+    }
+    cancel_denials_of_one_word(&mut comparison.conflicts);
+    cancel_moved_denials(&mut comparison.conflicts, a, b);
+    if let Some(conflict) = traded_comparison(a, b, lexicon) {
+        comparison.conflicts.push(conflict);
+    }
+    comparison
+}
+
+/// The two sides of a comparison or a preference traded, nothing else
+/// different: "prefers tea `over` coffee" / "prefers coffee `over` tea",
+/// "Ann is taller `than` Ben" / "Ben is taller `than` Ann". Such a
+/// relation holds one way only, so the texts state opposites, where other
+/// traded roles ("from Berlin to Paris" / "from Paris to Berlin", "as tall
+/// as") only keep a merge apart. Not under a negation: "Ann is not taller
+/// than Ben" and "Ben is not taller than Ann" both hold at equal heights.
+/// A word stating the change ("`now` prefers coffee over tea") is no
+/// difference. A place relation that holds one way at a time traded is
+/// the same ([`one_way_place`]: "the cat is on the dog" / "the dog is on
+/// the cat"), and so is a contrast ([`contrasts`]: "likes cats but not
+/// dogs" / "likes dogs but not cats").
+pub(super) fn traded_comparison(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Option<Conflict> {
+    const LONGEST: usize = 40;
+    const PIVOTS: &str = "than over to rather instead of";
+    let prefers_at_all = |t: &Token| t.info.lemmas.iter().any(|l| listed(PREFERENCE_VERBS, l));
+    // The cheap bound first: no "than", and no preference with a pivot,
+    // leaves nothing to trade (most pairs, so nothing is copied for them).
+    let denials = |side: &[Token]| side.iter().filter(|t| t.role == Role::Negation).count();
+    let (denied_a, denied_b) = (denials(a), denials(b));
+    // Not under a negation, but for one that is a contrast's own.
+    let compared = denied_a == 0
+        && denied_b == 0
+        && (a.iter().any(|t| t.word == "than")
+            || (a.iter().any(prefers_at_all) && a.iter().any(|t| listed(PIVOTS, &t.word)))
+            || a.iter().any(|t| listed(ONE_WAY_PLACES, &t.word)));
+    let contrasted = denied_a == 1 && denied_b == 1;
+    if a.len() > LONGEST || !(compared || contrasted) {
+        return None;
+    }
+    let unchanged = |side| -> Vec<&Token> {
+        <[Token]>::iter(side)
+            .filter(|t| !lexicon.is_change_word(&t.word))
+            .collect()
+    };
+    let (a, b) = (unchanged(a), unchanged(b));
+    let n = a.len();
+    if n != b.len() {
+        return None;
+    }
+    // "its prey" / "the prey": one phrase, whatever its determiner.
+    let same = |x: &Token, y: &Token| {
+        x.word == y.word
+            || x.shares_lemma(y)
+            || (listed(DETERMINERS, &x.word) && listed(DETERMINERS, &y.word))
+    };
+    let same_run = |x: &[&Token], y: &[&Token]| x.iter().zip(y).all(|(p, q)| same(p, q));
+    let prefix = (0..n).take_while(|&k| same(a[k], b[k])).count();
+    if prefix == n {
+        return None;
+    }
+    let suffix = (0..n - prefix)
+        .take_while(|&k| same(a[n - 1 - k], b[n - 1 - k]))
+        .count();
+    let (lo, hi) = (prefix, n - suffix);
+    let prefers = a[..lo].iter().any(|t| prefers_at_all(t));
+    // A contrast's middle ends with its denial.
+    let contrast_ends = a
+        .iter()
+        .position(|t| t.role == Role::Negation)
+        .filter(|_| contrasted)
+        .map(|k| k + 1);
+    // a[lo..hi] is first ++ middle ++ second, b[lo..hi] second ++ middle ++
+    // first.
+    for i in lo + 1..hi {
+        for j in i + 1..hi {
+            let (first, middle, second) = (&a[lo..i], &a[i..j], &a[j..hi]);
+            let (k, l) = (lo + second.len(), lo + second.len() + middle.len());
+            let contrast = contrast_ends == Some(j) && contrasts(middle);
+            if !contrast && !compared {
+                continue;
+            }
+            let place = one_way_place(middle, lexicon);
+            let compares = middle.iter().any(|t| t.word == "than")
+                || (prefers && middle.iter().all(|t| listed(PIVOTS, &t.word)))
+                || place.is_some();
+            if (contrast || compares)
+                && first.iter().any(|t| t.is_content())
+                && second.iter().any(|t| t.is_content())
+                && same_run(&b[lo..k], second)
+                && same_run(&b[k..l], middle)
+                && same_run(&b[l..hi], first)
+            {
+                let why = match place {
+                    _ if contrast => "the contrasted sides traded".to_owned(),
+                    Some(relation) => format!("the sides of `{relation}` traded"),
+                    None => "the compared sides traded".to_owned(),
+                };
+                return Some(Conflict::opposed(
+                    "order",
+                    &words_of(&a[lo..hi]),
+                    &words_of(&b[lo..hi]),
+                    &why,
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// Whether `middle`, the words between two traded phrases, is a denial
+/// that sets the second against the first ("cats `but not` dogs", "French,
+/// `not` German", "tea `and never` coffee"): the text asserts one side
+/// and denies the other, so traded it states the opposite.
+pub(super) fn contrasts(middle: &[&Token]) -> bool {
+    match middle {
+        [joined @ .., denial] => {
+            denial.role == Role::Negation && joined.iter().all(|t| listed("but and", &t.word))
+        }
+        [] => false,
+    }
+}
+
+/// Prepositions of a place relation that holds one way at a time: of two
+/// things, only one is behind, under or on the other. "in front of" and
+/// "on top of" end with the same relation in two more words.
+pub(super) const ONE_WAY_PLACES: &str =
+    "behind under underneath beneath below above atop on onto inside front top";
+
+/// The place relation that `middle`, the words between two traded
+/// phrases, ends in, if it holds one way ([`ONE_WAY_PLACES`]) after
+/// nothing else that relates, in the present (two events at other times
+/// can trade places), and the verb does not take the preposition as its
+/// own ("relies `on`", a verb of its own in WordNet).
+pub(super) fn one_way_place(middle: &[&Token], lexicon: &Lexicon) -> Option<String> {
+    let end = middle
+        .iter()
+        .rposition(|t| !listed(DETERMINERS, &t.word))
+        .map_or(0, |k| k + 1);
+    let words: Vec<&str> = middle[..end].iter().map(|t| t.word.as_str()).collect();
+    let relation_len = match words.as_slice() {
+        [.., "in", "front", "of"] | [.., "on", "top", "of"] => 3,
+        [.., last] if listed(ONE_WAY_PLACES, last) && !listed("front top", last) => 1,
+        _ => return None,
+    };
+    let (before, relation) = middle[..end].split_at(end - relation_len);
+    let particle = relation[0].word.as_str();
+    let relates_before = before
+        .iter()
+        .any(|t| is_preposition(&t.word) || t.word == "of");
+    let own_particle = before.iter().filter(|t| t.is_content()).any(|t| {
+        t.info
+            .lemmas
+            .iter()
+            .any(|l| lexicon.phrasal_verb(l, particle))
+    });
+    (!relates_before && !own_particle && !before.iter().any(|t| past_form(t)))
+        .then(|| words[end - relation_len..].join(" "))
+}
+
+/// The other text denies the same words, the negation moved with them
+/// ("The marriage was `not` set up by force, Ionescu said" / "Ionescu
+/// said: the marriage was `not` set up by force"): a negation the
+/// alignment left in a hunk is no conflict when every denial of its side
+/// is also one of the other side's.
+pub(super) fn cancel_moved_denials(conflicts: &mut Vec<Conflict>, a: &[Token], b: &[Token]) {
+    if conflicts.iter().all(|c| c.negated_side.is_none()) {
+        return;
+    }
+    let runs = [denied_runs(a), denied_runs(b)];
+    let made_by_other = |side: usize| {
+        let mut other = runs[1 - side].clone();
+        !runs[side].is_empty()
+            && runs[side].iter().all(|run| {
+                let found = other.iter().position(|o| o == run);
+                found.map(|k| other.swap_remove(k)).is_some()
+            })
+    };
+    let moved = [made_by_other(0), made_by_other(1)];
+    conflicts.retain(|c| c.negated_side.is_none_or(|side| !moved[side]));
+}
+
+/// What each negation of `tokens` bears on: the run of content words
+/// from the first one after it ("`not` set up", "`no` affiliation or …"),
+/// as lemmas ("Deans" and "Dean's" are one). A "nor" before its
+/// auxiliary puts the subject between ("nor was Dean `asked`"): the run
+/// starts at the verb.
+pub(super) fn denied_runs(tokens: &[Token]) -> Vec<Vec<&str>> {
+    tokens
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.role == Role::Negation)
+        .map(|(k, negation)| {
+            let after = &tokens[k + 1..];
+            let inverted = listed("nor neither", &negation.word)
+                && after.first().is_some_and(|t| listed(AUXILIARIES, &t.word));
+            let from = after
+                .iter()
+                .skip(1)
+                .position(|t| t.info.inflected_verb)
+                .filter(|_| inverted)
+                .map_or(0, |k| k + 1);
+            after[from..]
+                .iter()
+                .skip_while(|t| !t.is_content())
+                // A possessive "s" does not end the run: "Dean's opponents".
+                .take_while(|t| t.is_content() || t.word == "s")
+                .filter(|t| t.is_content())
+                .map(|t| {
+                    t.info
+                        .lemmas
+                        .first()
+                        .map_or(t.word.as_str(), String::as_str)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Two denials of one aligned word, one a side, say the same: "does `not`
+/// have a state death penalty" / "has `no` state death penalty" puts each
+/// negation in a hunk of its own around "have", yet both deny "state".
+pub(super) fn cancel_denials_of_one_word(conflicts: &mut Vec<Conflict>) {
+    fn denial(c: &Conflict, side: usize) -> Option<&str> {
+        (c.kind == "negation" && c.negated_side == Some(side))
+            .then_some(c.denied.as_deref())
+            .flatten()
+    }
+    while let Some((i, j)) = conflicts.iter().enumerate().find_map(|(i, c)| {
+        let word = denial(c, 0)?;
+        let j = conflicts.iter().position(|o| denial(o, 1) == Some(word))?;
+        Some((i, j))
+    }) {
+        let (first, second) = (i.max(j), i.min(j));
+        conflicts.remove(first);
+        conflicts.remove(second);
+    }
+}
+
+/// A run of unaligned words on each side.
+pub(super) struct Hunk<'t> {
+    pub(super) x: Vec<&'t Token>,
+    pub(super) y: Vec<&'t Token>,
+    /// How many words were aligned before it.
+    pub(super) before: usize,
+    /// The index after it on each side.
+    pub(super) end: [usize; 2],
+}
+
+/// Hunks of numbers on both sides joined by an aligned "and" are one list
+/// in one slot: "are `5` and `8`" / "are `6` and `9`" is one other value,
+/// as "is `4`" / "is `5`" is, not two slots that might each be another
+/// fact. An "or" restates in other units ("fell $2.28, or 7 percent").
+pub(super) fn joined_lists<'t>(hunks: Vec<Hunk<'t>>, aligned: &[&Token]) -> Vec<Hunk<'t>> {
+    let numbers = |side: &[&Token]| !side.is_empty() && side.iter().all(|t| t.role == Role::Number);
+    let mut out: Vec<Hunk<'t>> = Vec::with_capacity(hunks.len());
+    for hunk in hunks {
+        if let Some(last) = out.last_mut()
+            && numbers(&last.x)
+            && numbers(&last.y)
+            && numbers(&hunk.x)
+            && numbers(&hunk.y)
+            && hunk.before == last.before + 1
+            && aligned[last.before].word == "and"
+        {
+            last.x.extend(hunk.x);
+            last.y.extend(hunk.y);
+            last.end = hunk.end;
+            continue;
+        }
+        out.push(hunk);
+    }
+    out
+}
