@@ -668,6 +668,7 @@ fn a_trip_made_as_a_habit_is_no_home_that_a_move_or_another_trip_ends() {
         ("User travels to Chicago.", "User travels to Boston."),
         ("User commutes to Chicago.", "User commutes to Boston."),
         ("I fly to Denver.", "I fly to Seattle."),
+        ("User goes to Chicago.", "User goes to Boston."),
     ] {
         assert_not_flagged(first, second);
     }

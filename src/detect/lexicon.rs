@@ -308,13 +308,15 @@ impl Lexicon {
     }
 
     /// Whether `verb` is the verb of a change marker in another form
-    /// ("moves" for "moved to"): going there is a change, not a trip.
+    /// ("moves" for "moved to"): going there is a change, not a trip. A
+    /// marker's verb is its first word in the past ("moved", "switched"),
+    /// not a gerund that opens a phrase of time ("going forward").
     pub fn is_change_verb(&self, verb: &Word) -> bool {
         self.change_markers.iter().any(|marker| {
-            self.word(&marker[0])
-                .lemmas
-                .iter()
-                .any(|l| verb.lemmas.contains(l))
+            let opening = self.word(&marker[0]);
+            opening.inflected_verb
+                && !marker[0].ends_with("ing")
+                && opening.lemmas.iter().any(|l| verb.lemmas.contains(l))
         })
     }
 
