@@ -398,7 +398,7 @@ pub(super) struct Place<'t> {
 pub(super) const DESTINATIONS: &str = "to into toward towards";
 
 /// Whether what starts at `start` in `tokens` is where a verb of going in
-/// the simple present takes its subject ("travels to | Chicago", "we
+/// the simple present takes its destination ("travels to | Chicago", "we
 /// often fly to | Denver", "commutes into the | city"). Not a change
 /// ("moves to | Boston": the verb of "moved to"), a trip under way ("is
 /// flying to | Tokyo") nor one told in the past ("flew to | Tokyo": two
