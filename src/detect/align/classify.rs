@@ -925,24 +925,14 @@ pub(super) fn classify<'t>(
         without_change_words(&cx, lexicon),
         without_change_words(&cy, lexicon),
     );
-    let (vx, vy) = (
+    let (valued_x, valued_y) = (
         value_before_its_details(without_time_span(dated_x, lexicon), x, lexicon),
         value_before_its_details(without_time_span(dated_y, lexicon), y, lexicon),
     );
-    let (vx, vy, restating) = {
-        let (ax, ay) = (
-            without_age_unit(vx, vy, lexicon),
-            without_age_unit(vy, vx, lexicon),
-        );
-        (
-            ax,
-            ay,
-            [
-                cx.len() - dated_x.len() + vx.len() - ax.len(),
-                cy.len() - dated_y.len() + vy.len() - ay.len(),
-            ],
-        )
-    };
+    let (vx, vy) = (
+        without_age_unit(valued_x, valued_y, lexicon),
+        without_age_unit(valued_y, valued_x, lexicon),
+    );
     // A change verb before a value ("`switched to` Firefox") says it took
     // the place of another: against a verb the other side states now with
     // the value as its object ("uses Chrome"), the two values fill one
@@ -1004,8 +994,8 @@ pub(super) fn classify<'t>(
             extra = [0, 0];
             comparison.synonymous += 1;
         }
-        comparison.extra[0] += extra[0] + (cx.len() - vx.len() - restating[0]);
-        comparison.extra[1] += extra[1] + (cy.len() - vy.len() - restating[1]);
+        comparison.extra[0] += extra[0] + (dated_x.len() - valued_x.len());
+        comparison.extra[1] += extra[1] + (dated_y.len() - valued_y.len());
         comparison.conflicts.push(conflict);
         return;
     }
