@@ -2942,6 +2942,13 @@ fn what_is_said_after_a_value_leaves_the_slot_to_the_value() {
         "The user lives in Boston",
         "The user moved to Denver with her family",
     );
+    // So does the role the older value was held in: a switch names the
+    // new value alone.
+    assert_supersedes(
+        "User uses Chrome as their browser",
+        "User switched to Firefox",
+    );
+    assert_not_flagged("User uses Chrome as their browser", "User uses Firefox");
     // The same details beside the same value are details.
     for (first, second) in [
         (

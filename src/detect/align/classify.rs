@@ -1160,8 +1160,9 @@ pub(super) fn without_time_span<'c, 't>(
 /// `content` (the content words of `hunk`) up to its first name, without
 /// what is said after the name: a phrase it heads ("Denver `with two
 /// cats`", "moved to Denver `with her family`") or the place it lies in
-/// ("Denver, `Colorado`"). Those tell more about the value; the slot is
-/// the name's. Anything else is returned whole.
+/// ("Denver, `Colorado`"), or the role it is held in ("Chrome `as their
+/// browser`"). Those tell more about the value; the slot is the name's.
+/// Anything else is returned whole.
 pub(super) fn value_before_its_details<'c, 't>(
     content: &'c [&'t Token],
     hunk: &[&'t Token],
@@ -1186,7 +1187,9 @@ pub(super) fn value_before_its_details<'c, 't>(
         .iter()
         .position(|t| std::ptr::eq(*t, last))
         .and_then(|k| hunk.get(k + 1));
-    let heads_a_phrase = after.is_some_and(|t| is_preposition(&t.word));
+    // "as" is left out of the prepositions elsewhere: before a noun it
+    // often is the predicate itself ("works `as` a nurse").
+    let heads_a_phrase = after.is_some_and(|t| is_preposition(&t.word) || t.word == "as");
     let next = content[end];
     let lies_in = next.role == Role::Name
         && !written_together(last, next)
