@@ -368,6 +368,15 @@ pub(super) struct Place<'t> {
     /// Right before an aligned possessive "s": whose the next word is ("is
     /// `Sarah`'s manager"), not a value the predicate assigns.
     pub(super) possessor: bool,
+    /// Right after an aligned possessive that no copula assigns ("wins his
+    /// `second` tournament", "Sam's `fourth` marathon", not "is his
+    /// second wife"): an ordinal there counts one of the possessor's
+    /// several things or occasions, and two ordinals count two of them.
+    pub(super) among_possessions: bool,
+    /// After an aligned preposition that brings in a party to what is
+    /// done ("works `with` Laura", "a letter `from` Laura", "a gift `to`
+    /// Sam"): one does it with, from or for many.
+    pub(super) party: bool,
     /// Each side's hunk has "have" as its verb, not as an auxiliary
     /// ("`has` a bike", not "`has` sold", "`has` been", "`has` to").
     pub(super) has: [bool; 2],
@@ -507,6 +516,11 @@ pub(super) fn adds_a_value(text: &[Token]) -> bool {
 
 /// Prepositions of being in or going to a place, or coming from it.
 pub(super) const LOCATIVES: &str = "in at to into inside within from";
+
+/// Prepositions that bring in a party: a companion, an agent, a
+/// beneficiary, an opponent or a topic ("with", "by", "for", "against",
+/// "about").
+pub(super) const PARTY_PREPOSITIONS: &str = "with by for against about";
 
 /// The opposed words of a hunk, if any: the rule file's antonyms, on the
 /// words or their lemmas, or WordNet's, also of a hyphenated word whose
@@ -1628,7 +1642,9 @@ pub(super) fn different_value<'t>(
         return None;
     }
     let numbers = (number_values(x), number_values(y));
+    let ordinals = |side: &[&Token]| side.iter().any(|t| ordinal_rank(&t.word).is_some());
     if !place.after_bound
+        && !(place.among_possessions && ordinals(x) && ordinals(y))
         && !numbers.0.is_empty()
         && !numbers.1.is_empty()
         && !same_values(&numbers.0, &numbers.1)
@@ -1685,10 +1701,14 @@ pub(super) fn different_value<'t>(
     // single-valued relations are slots by declaration ("uses
     // `PostgreSQL`" / "uses `MySQL`", "married `Tom`"): one slot, though
     // not after a verb of feeling ("likes `Rust`" / "likes `Go`"). A
-    // possessor is no value ("is `Sarah`'s manager"), nor is a time that
-    // recurs ("on `Tuesdays`" / "on `Thursdays`": a habit on both).
+    // possessor is no value ("is `Sarah`'s manager"), nor is a party to
+    // what is done ("works with `Laura`" / "… with `Cindy`"), unless a
+    // single-valued relation or a time takes it ("works for", "due by
+    // `Friday`"), nor a time that recurs ("on `Tuesdays`" / "on
+    // `Thursdays`": a habit on both).
     if let Some((p, q, words)) = names
         && !place.possessor
+        && (!place.party || place.single_valued || names_time(&p, lexicon))
         && !place.habitual_destination
         && !recurs(&p, place.after_every, lexicon)
         && !recurs(&q, place.after_every, lexicon)

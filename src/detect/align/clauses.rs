@@ -158,7 +158,7 @@ pub fn clauses(tokens: &[Token]) -> Vec<Cow<'_, [Token]>> {
             .count();
         let tense_end = (predicate_at..k)
             .find(|&p| {
-                !listed(FINITE_AUXILIARIES, tokens[p].word.as_str())
+                !written_as(FINITE_AUXILIARIES, &tokens[p])
                     && !listed(COPULAS, tokens[p].word.as_str())
             })
             .unwrap_or(k);
@@ -264,7 +264,7 @@ pub(super) fn active_order(tokens: &[Token]) -> Option<Vec<usize>> {
     let by = tokens.iter().position(|t| t.word == "by")?;
     let auxiliary = |t: &Token| {
         listed(COPULAS, t.word.as_str())
-            || listed(FINITE_AUXILIARIES, t.word.as_str())
+            || written_as(FINITE_AUXILIARIES, t)
             || (t.role == Role::Negation && t.word == "not")
             || negated_auxiliary(t)
     };
@@ -299,7 +299,7 @@ pub(super) fn active_order(tokens: &[Token]) -> Option<Vec<usize>> {
     // "without being stopped" is a phrase inside another clause.
     if !tokens[first_auxiliary..participle]
         .iter()
-        .any(|t| listed(FINITE_AUXILIARIES, t.word.as_str()) || negated_auxiliary(t))
+        .any(|t| written_as(FINITE_AUXILIARIES, t) || negated_auxiliary(t))
     {
         return None;
     }

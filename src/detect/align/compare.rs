@@ -212,7 +212,7 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
     // both sides have one, a hunk before it on both names another
     // referent, not another value.
     let first_auxiliary = |tokens: &[Token]| {
-        let auxiliary = |t: &Token| listed(AUXILIARIES, t.word.as_str());
+        let auxiliary = |t: &Token| written_as(AUXILIARIES, t);
         tokens.iter().enumerate().position(|(k, t)| {
             auxiliary(t)
                 || negated_auxiliary(t)
@@ -338,6 +338,34 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                 .get(*before)
                 .is_some_and(|t| t.is_content() && names_time(t, lexicon)),
             possessor: aligned_words.get(*before).is_some_and(|t| t.word == "s"),
+            // "from" and "to" bring in a party after a thing passed on ("a
+            // letter from", "a gift to"); after a verb they may place
+            // ("comes from", "moved to").
+            party: governor.is_some_and(|k| {
+                let word = aligned_words[k].word.as_str();
+                listed(PARTY_PREPOSITIONS, word)
+                    || (listed("from to", word)
+                        && k.checked_sub(1).is_some_and(|n| {
+                            let thing: &Token = aligned_words[n];
+                            // A verb's form may be a noun too ("thanks"):
+                            // after a determiner or a preposition it is.
+                            let after_determiner = n.checked_sub(1).is_some_and(|d| {
+                                let word = aligned_words[d].word.as_str();
+                                listed(ARTICLES, word)
+                                    || listed(POSSESSIVES, word)
+                                    || is_preposition(word)
+                                    || word == "of"
+                            });
+                            thing.role == Role::Content
+                                && thing.info.is_noun()
+                                && (!thing.info.inflected_verb || after_determiner)
+                        }))
+            }),
+            among_possessions: value_at.checked_sub(1).is_some_and(|k| {
+                listed(POSSESSIVES, &aligned_words[k].word)
+                    && k.checked_sub(1)
+                        .is_none_or(|c| !listed(COPULAS, &aligned_words[c].word))
+            }),
             after_every: value_at
                 .checked_sub(1)
                 .is_some_and(|k| listed(RECURRING, &aligned_words[k].word)),

@@ -24,7 +24,7 @@ pub(super) fn frame(tokens: &[Token]) -> Option<Frame> {
         let auxiliary = if negated_auxiliary(t) {
             Some(negated_base(t))
         } else {
-            listed(FINITE_AUXILIARIES, &t.word).then_some(t.word.as_str())
+            written_as(FINITE_AUXILIARIES, t).then_some(t.word.as_str())
         };
         if let Some(auxiliary) = auxiliary {
             // A present perfect spans the past up to now: "has never been

@@ -72,6 +72,9 @@ const COPULAS: &str = "is are was were am be been being";
 
 const ARTICLES: &str = "a an the";
 
+/// Possessive determiners, and the possessive "s" ("Sam`'s`").
+const POSSESSIVES: &str = "my your his her its our their s";
+
 /// Whether the token is an auxiliary, a copula or a conjunction: a word
 /// that joins a phrase to the sentence rather than opening it.
 pub fn joins(t: &Token) -> bool {
@@ -106,7 +109,14 @@ fn negated_base(t: &Token) -> &str {
 
 /// An auxiliary or copula that carries tense, negated or not.
 fn finite(t: &Token) -> bool {
-    listed(FINITE_AUXILIARIES, t.word.as_str()) || negated_auxiliary(t)
+    written_as(FINITE_AUXILIARIES, t) || negated_auxiliary(t)
+}
+
+/// Whether `t` is one of the auxiliaries `list` spells, as a function
+/// word: a capitalised word inside a sentence is a name, not a modal ("met
+/// Nate in `May`", "Nate and `May` are friends").
+fn written_as(list: &str, t: &Token) -> bool {
+    t.role != Role::Name && listed(list, &t.word)
 }
 
 /// Words that place a time relative to now ("`last` year", "`this`
