@@ -1643,8 +1643,9 @@ pub(super) fn different_value<'t>(
     }
     let numbers = (number_values(x), number_values(y));
     let ordinals = |side: &[&Token]| side.iter().any(|t| ordinal_rank(&t.word).is_some());
+    let occasions = place.among_possessions && ordinals(x) && ordinals(y);
     if !place.after_bound
-        && !(place.among_possessions && ordinals(x) && ordinals(y))
+        && !occasions
         && !numbers.0.is_empty()
         && !numbers.1.is_empty()
         && !same_values(&numbers.0, &numbers.1)
