@@ -2965,6 +2965,23 @@ fn what_is_said_after_a_value_leaves_the_slot_to_the_value() {
 }
 
 #[test]
+fn texts_with_a_predicate_each_are_not_fused_into_one() {
+    // "gets pushed back" and "wins" say two things of the tournament;
+    // fused, one text would read as both ("… pushed back (also: wins his
+    // fourth)").
+    assert_kept_apart(
+        "Nate's video game tournament gets pushed back",
+        "Nate wins his fourth video game tournament",
+    );
+    // A verb of telling only reports what the rest states: "Smith said" /
+    // "He admits" still fuse.
+    assert_merged(
+        "The plan has several flaws which rivals could exploit, Smith said.",
+        "He admits that the plan has several flaws which rivals could exploit.",
+    );
+}
+
+#[test]
 fn a_month_named_may_is_a_date_not_a_modal() {
     // "May" capitalised inside a sentence is the month (or a person), not
     // the modal: two past meetings on two dates are two meetings, as they

@@ -265,13 +265,27 @@ fn traded_around(gap_a: &[Token], gap_b: &[Token]) -> bool {
 
 /// Whether a fused text may join two texts that each have details the
 /// other lacks: no detail of each beside one shared word
-/// ([`details_in_one_slot`]), and no denial on either side (appended to a
-/// denial, the other's details would be denied too).
+/// ([`details_in_one_slot`]), not a predicate of each ([`own_verb`]), and
+/// no denial on either side (appended to a denial, the other's details
+/// would be denied too).
 pub fn fusable(a: &[Token], b: &[Token], lexicon: &Lexicon) -> bool {
+    let two_predicates = own_verb(a, b, lexicon) && own_verb(b, a, lexicon);
     !details_in_one_slot(a, b, lexicon)
+        && !two_predicates
         && ![a, b]
             .iter()
             .any(|side| side.iter().any(|t| t.role == Role::Negation))
+}
+
+/// Whether `text` has an inflected verb `other` does not carry: a
+/// predicate of its own. Two texts that each have one say two things of
+/// the shared words ("Nate's tournament `gets pushed` back" / "Nate `wins`
+/// his fourth tournament"), not one thing with details. A verb of telling
+/// only reports the rest ("Ashcroft `said`" / "He `admits`").
+fn own_verb(text: &[Token], other: &[Token], lexicon: &Lexicon) -> bool {
+    text.iter().any(|t| {
+        t.is_content() && t.is_inflected_verb() && !t.tells(lexicon) && !carried(t, other, lexicon)
+    })
 }
 
 /// Whether a detail of each text sits next to the same shared word ("A

@@ -221,6 +221,18 @@ impl Token {
         matches!(self.role, Role::Content | Role::Number | Role::Name)
     }
 
+    /// Whether the word is a verb written in an inflection ("wins",
+    /// "pushed"; also a participle).
+    pub fn is_inflected_verb(&self) -> bool {
+        self.info.inflected_verb
+    }
+
+    /// Whether WordNet knows the word first as a verb of telling ("said",
+    /// "admits", "told"): it reports what the rest states.
+    pub fn tells(&self, lexicon: &Lexicon) -> bool {
+        lexicon.tells(&self.info)
+    }
+
     /// Whether the two tokens say the same: one lemma, one class value or
     /// WordNet synonyms.
     pub fn same_meaning(&self, other: &Token, lexicon: &Lexicon) -> bool {
