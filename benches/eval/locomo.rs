@@ -8,6 +8,11 @@
 //! closest to it among those of earlier sessions, as an agent platform's
 //! retrieval would), and *semantic* (the observations as semantic memories,
 //! no reads: episodes are never compared for contradictions, facts are).
+//! A fourth replay, *other texts*, puts the conversations' other writing
+//! (event summaries and dialogue turns per speaker, session summaries per
+//! conversation, sentence by sentence) through the same cycle as semantic
+//! memories: texts the rules were not read against, so its flags and
+//! merges show how they carry to other writing.
 //! For each: evidence recall@10 before and after the
 //! cycles (the question's embedding ranks the pair's active memories; a hit
 //! is an evidence observation, or a memory that absorbed one by merge, in
@@ -51,9 +56,19 @@ struct Question {
     evidence: BTreeSet<String>,
 }
 
+/// A text of the conversation other than an observation: one user's
+/// semantic memory in the *other texts* replay.
+struct OtherText {
+    user: String,
+    id: String,
+    text: String,
+    at: i64,
+}
+
 struct Conversation {
     users: Vec<String>,
     observations: Vec<Observation>,
+    other_texts: Vec<OtherText>,
     turns: Vec<Turn>,
     questions: Vec<Question>,
     last_session_at: i64,
@@ -87,6 +102,7 @@ fn parse(c: usize, conversation: &Value) -> Conversation {
             .filter_map(|k| dialogue[*k].as_str().map(user))
             .collect(),
         observations: Vec::new(),
+        other_texts: Vec::new(),
         turns: Vec::new(),
         questions: Vec::new(),
         last_session_at: 0,
@@ -104,6 +120,48 @@ fn parse(c: usize, conversation: &Value) -> Conversation {
                 text: turn["text"].as_str().unwrap_or_default().to_owned(),
                 at: at + i as i64 * SECOND_MS,
                 session_at: at,
+            });
+            let text = turn["text"].as_str().unwrap_or_default();
+            // Greetings and one-word replies state nothing to consolidate.
+            if text.split_whitespace().count() >= 4 {
+                out.other_texts.push(OtherText {
+                    user: format!(
+                        "{}-turns",
+                        user(turn["speaker"].as_str().unwrap_or_default())
+                    ),
+                    id: format!("s{n}-turn-{i}"),
+                    text: text.to_owned(),
+                    at: at + i as i64 * SECOND_MS,
+                });
+            }
+        }
+        let events = &conversation["event_summary"][format!("events_session_{n}")];
+        for (speaker, items) in events.as_object().into_iter().flatten() {
+            for (i, item) in items.as_array().into_iter().flatten().enumerate() {
+                if let Some(text) = item.as_str().filter(|t| !t.trim().is_empty()) {
+                    out.other_texts.push(OtherText {
+                        user: format!("{}-events", user(speaker)),
+                        id: format!("s{n}-event-{i}"),
+                        text: text.to_owned(),
+                        at: at + i as i64 * SECOND_MS,
+                    });
+                }
+            }
+        }
+        let summary = conversation["session_summary"][format!("session_{n}_summary")]
+            .as_str()
+            .unwrap_or_default();
+        for (i, sentence) in summary
+            .split_inclusive(['.', '!', '?'])
+            .map(str::trim)
+            .filter(|t| t.split_whitespace().count() >= 4)
+            .enumerate()
+        {
+            out.other_texts.push(OtherText {
+                user: format!("locomo-{c}-summary"),
+                id: format!("s{n}-summary-{i}"),
+                text: sentence.to_owned(),
+                at: at + i as i64 * SECOND_MS,
             });
         }
         let by_speaker = &conversation["observation"][format!("session_{n}_observation")];
@@ -485,6 +543,45 @@ pub fn locomo(data: &Path, out: &Path) {
          listings in {}/<replay>/",
         out.display()
     );
+    other_texts(&conversations, &out.join("other-texts"));
+}
+
+/// The *other texts* replay: event summaries, dialogue turns and session
+/// summaries as semantic memories, an executed request per user a day
+/// after the conversation's last session.
+fn other_texts(conversations: &[Conversation], dir: &Path) {
+    let mut events = Vec::new();
+    for conversation in conversations {
+        let mut users = BTreeSet::new();
+        for t in &conversation.other_texts {
+            events.push(created(&t.user, &t.id, "semantic", &t.text, t.at));
+            users.insert(t.user.as_str());
+        }
+        for user in users {
+            events.push(requested(user, conversation.last_session_at + DAY_MS));
+        }
+    }
+    events.sort_by_key(|e| {
+        ["created_at", "requested_at"]
+            .iter()
+            .find_map(|k| e[*k].as_str())
+            .unwrap_or_default()
+            .to_owned()
+    });
+    let memories = conversations
+        .iter()
+        .map(|c| c.other_texts.len())
+        .sum::<usize>();
+    let run = replay(dir, &events, &[]);
+    let flagged: usize = run.flagged().values().map(Vec::len).sum();
+    let merges: usize = run.merges().values().map(Vec::len).sum();
+    println!(
+        "  other texts (event summaries, turns, session summaries as semantic memories): \
+         {memories} memories, {flagged} flagged ({:.2} per 1,000), {merges} merges; listings in {}",
+        flagged as f64 * 1000.0 / memories.max(1) as f64,
+        dir.display()
+    );
+    write_listings(dir, &run, "");
 }
 
 fn write_listings(dir: &Path, run: &Replay, patterns: &str) {
