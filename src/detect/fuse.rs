@@ -265,9 +265,9 @@ fn traded_around(gap_a: &[Token], gap_b: &[Token]) -> bool {
 
 /// Whether a fused text may join two texts that each have details the
 /// other lacks: no detail of each beside one shared word
-/// ([`details_in_one_slot`]), not a predicate of each ([`own_verb`]), and
-/// no denial on either side (appended to a denial, the other's details
-/// would be denied too).
+/// ([`details_in_one_slot`]), not a predicate of each (an inflected verb
+/// the other lacks, other than one of telling), and no denial on either
+/// side (appended to a denial, the other's details would be denied too).
 pub fn fusable(a: &[Token], b: &[Token], lexicon: &Lexicon) -> bool {
     let two_predicates = own_verb(a, b, lexicon) && own_verb(b, a, lexicon);
     !details_in_one_slot(a, b, lexicon)
