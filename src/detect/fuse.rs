@@ -281,7 +281,7 @@ pub fn fusable(a: &[Token], b: &[Token], lexicon: &Lexicon) -> bool {
 /// predicate of its own. Two texts that each have one say two things of
 /// the shared words ("Nate's tournament `gets pushed` back" / "Nate `wins`
 /// his fourth tournament"), not one thing with details. A verb of telling
-/// only reports the rest ("Ashcroft `said`" / "He `admits`").
+/// only reports the rest ("Smith `said`" / "He `admits`").
 fn own_verb(text: &[Token], other: &[Token], lexicon: &Lexicon) -> bool {
     text.iter().any(|t| {
         t.is_content() && t.is_inflected_verb() && !t.tells(lexicon) && !carried(t, other, lexicon)
