@@ -306,6 +306,12 @@ fn events(
             events.push(requested(user, conversation.last_session_at + DAY_MS));
         }
     }
+    in_time_order(&mut events);
+    events
+}
+
+/// Sorts replay events by the time each carries.
+fn in_time_order(events: &mut [Value]) {
     events.sort_by_key(|e| {
         ["created_at", "accessed_at", "requested_at"]
             .iter()
@@ -313,7 +319,6 @@ fn events(
             .unwrap_or_default()
             .to_owned()
     });
-    events
 }
 
 /// What the replay left of one memory.
@@ -561,13 +566,7 @@ fn other_texts(conversations: &[Conversation], dir: &Path) {
             events.push(requested(user, conversation.last_session_at + DAY_MS));
         }
     }
-    events.sort_by_key(|e| {
-        ["created_at", "requested_at"]
-            .iter()
-            .find_map(|k| e[*k].as_str())
-            .unwrap_or_default()
-            .to_owned()
-    });
+    in_time_order(&mut events);
     let memories = conversations
         .iter()
         .map(|c| c.other_texts.len())

@@ -351,10 +351,7 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                             // after a determiner or a preposition it is.
                             let after_determiner = n.checked_sub(1).is_some_and(|d| {
                                 let word = aligned_words[d].word.as_str();
-                                listed(ARTICLES, word)
-                                    || listed(POSSESSIVES, word)
-                                    || is_preposition(word)
-                                    || word == "of"
+                                listed(DETERMINERS, word) || is_preposition(word) || word == "of"
                             });
                             thing.role == Role::Content
                                 && thing.info.is_noun()
