@@ -98,7 +98,8 @@ bench-kafka: models
 	$(CARGO) bench --bench kafka
 
 ## Decision quality on labelled public data (../shared/data, never copied
-## here): SICK contradictions, MRPC merges, LoCoMo conversations, replayed
+## here): SICK contradictions, MRPC merges (each also with every pair in
+## the other order), LoCoMo conversations, replayed
 ## through the real `engram run`. EVAL_ONLY=sick,mrpc,locomo picks sets;
 ## EVAL_DUPLICATE_THRESHOLDS=0.85,0.9 adds MRPC rows at other thresholds.
 ## Decisions for reading go to $(OUT)/eval/. Not part of `make test`.

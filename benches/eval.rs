@@ -8,6 +8,9 @@
 //! * MRPC (train): the same replay. Merge precision and recall against the
 //!   paraphrase label, and lossy merges: the canonical lacks a number, a name
 //!   or another content word of a memory merged into it.
+//! * SICK and MRPC again with each pair the other way round (the second
+//!   sentence the older memory, in `out/eval/<set>-reversed/`): which memory
+//!   arrives first is no part of what the texts say.
 //! * LoCoMo (dev): one user per speaker per conversation, each observation an
 //!   episodic memory at its session's date, replayed without and with reads,
 //!   and once more as semantic memories; evidence recall@10 before and after,
@@ -52,14 +55,52 @@ fn main() {
         "consolidation quality on {} (real model, default rules)",
         data.display()
     );
-    if wanted("sick") {
-        sick(&data, &out.join("sick"), &wordnet);
-    }
-    if wanted("mrpc") {
-        mrpc(&data, &out.join("mrpc"), &wordnet);
+    // Each pair also the other way round: which memory came first is the
+    // platform's accident, so a decision that hangs on it would not carry.
+    for order in [Order::AsGiven, Order::Reversed] {
+        if wanted("sick") {
+            sick(&data, &out.join(order.dir("sick")), &wordnet, order);
+        }
+        if wanted("mrpc") {
+            mrpc(&data, &out.join(order.dir("mrpc")), &wordnet, order);
+        }
     }
     if wanted("locomo") {
         locomo::locomo(&data, &out.join("locomo"));
+    }
+}
+
+/// Which sentence of a pair becomes the older memory.
+#[derive(Clone, Copy, PartialEq)]
+enum Order {
+    /// The data's first sentence first.
+    AsGiven,
+    /// The second sentence first.
+    Reversed,
+}
+
+impl Order {
+    fn dir(self, set: &str) -> String {
+        match self {
+            Order::AsGiven => set.to_owned(),
+            Order::Reversed => format!("{set}-reversed"),
+        }
+    }
+
+    fn heading(self) -> &'static str {
+        match self {
+            Order::AsGiven => "",
+            Order::Reversed => ", each pair in the other order (second sentence first)",
+        }
+    }
+
+    /// The pair as this order replays it.
+    fn arrange(self, first: &str, second: &str) -> (String, String) {
+        let (a, b) = match self {
+            Order::AsGiven => (first, second),
+            Order::Reversed => (second, first),
+        };
+        (a.trim().to_owned(), b.trim().to_owned())
     }
 }
 
@@ -272,7 +313,7 @@ fn ratio(part: usize, whole: usize) -> String {
     }
 }
 
-fn sick(data: &Path, out: &Path, wordnet: &WordNet) {
+fn sick(data: &Path, out: &Path, wordnet: &WordNet, order: Order) {
     let mut pairs = Vec::new();
     let mut labels = BTreeMap::new();
     for file in ["SICK_train.txt", "SICK_trial.txt"] {
@@ -284,7 +325,8 @@ fn sick(data: &Path, out: &Path, wordnet: &WordNet) {
             }
             let id = fields[0].trim().to_owned();
             labels.insert(id.clone(), fields[4].trim().to_owned());
-            pairs.push((id, fields[1].trim().to_owned(), fields[2].trim().to_owned()));
+            let (a, b) = order.arrange(fields[1], fields[2]);
+            pairs.push((id, a, b));
         }
     }
     let run = replay(out, &pair_events("sick", &pairs), &[]);
@@ -319,7 +361,8 @@ fn sick(data: &Path, out: &Path, wordnet: &WordNet) {
     let true_flags = count("CONTRADICTION", "flagged");
     println!();
     println!(
-        "SICK: {} pairs ({} contradictions), replay {:.1} s",
+        "SICK{}: {} pairs ({} contradictions), replay {:.1} s",
+        order.heading(),
         pairs.len(),
         count("CONTRADICTION", "all"),
         run.seconds
@@ -347,7 +390,7 @@ fn sick(data: &Path, out: &Path, wordnet: &WordNet) {
     }
 }
 
-fn mrpc(data: &Path, out: &Path, wordnet: &WordNet) {
+fn mrpc(data: &Path, out: &Path, wordnet: &WordNet, order: Order) {
     let text = std::fs::read_to_string(data.join("msr_paraphrase_train.txt")).expect("MRPC data");
     let mut pairs = Vec::new();
     let mut paraphrase = BTreeMap::new();
@@ -358,11 +401,16 @@ fn mrpc(data: &Path, out: &Path, wordnet: &WordNet) {
         }
         let id = n.to_string();
         paraphrase.insert(id.clone(), fields[0].trim() == "1");
-        pairs.push((id, fields[3].trim().to_owned(), fields[4].trim().to_owned()));
+        let (a, b) = order.arrange(fields[3], fields[4]);
+        pairs.push((id, a, b));
     }
     let positives = paraphrase.values().filter(|p| **p).count();
     println!();
-    println!("MRPC: {} pairs ({positives} paraphrases)", pairs.len());
+    println!(
+        "MRPC{}: {} pairs ({positives} paraphrases)",
+        order.heading(),
+        pairs.len()
+    );
     println!(
         "  | duplicate threshold | merged | precision | recall | lossy merges | \
          non-paraphrases merged losslessly | contradictions flagged | replay s |"
@@ -370,7 +418,9 @@ fn mrpc(data: &Path, out: &Path, wordnet: &WordNet) {
     println!("  |---|---|---|---|---|---|---|---|");
     // The default first; `EVAL_DUPLICATE_THRESHOLDS` adds others to compare.
     let mut thresholds = vec![None];
-    if let Ok(list) = std::env::var("EVAL_DUPLICATE_THRESHOLDS") {
+    if let Ok(list) = std::env::var("EVAL_DUPLICATE_THRESHOLDS")
+        && order == Order::AsGiven
+    {
         thresholds.extend(
             list.split(',')
                 .filter_map(|t| t.trim().parse::<f64>().ok())
@@ -528,15 +578,19 @@ fn carries(kept: &[(String, bool)], word: &str, literal: bool, wordnet: &WordNet
     {
         return true;
     }
-    // A day written as an ordinal keeps its number: "September the 11th"
-    // is "September 11".
-    let digits = ["st", "nd", "rd", "th"]
-        .iter()
-        .find_map(|suffix| word.strip_suffix(suffix))
-        .filter(|d| !d.is_empty() && d.chars().all(|c| c.is_ascii_digit()));
+    // A day written as an ordinal keeps its number, either way round:
+    // "September the 11th" is "September 11".
+    let digits = |w: &str| -> Option<String> {
+        ["st", "nd", "rd", "th"]
+            .iter()
+            .find_map(|suffix| w.strip_suffix(suffix))
+            .filter(|d| !d.is_empty() && d.chars().all(|c| c.is_ascii_digit()))
+            .map(str::to_owned)
+    };
     kept.iter().any(|(k, _)| {
         k == word
-            || digits == Some(k.as_str())
+            || digits(word).as_deref() == Some(k.as_str())
+            || digits(k).as_deref() == Some(word)
             || word.strip_suffix('s') == Some(k.as_str())
             || k.strip_suffix('s') == Some(word)
             || ((!literal || wordnet.knows(word)) && wordnet.same_or_synonym(k, word))

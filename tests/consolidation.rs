@@ -2501,6 +2501,69 @@ fn twins_whose_details_fill_one_slot_or_trade_roles_are_not_merged() {
 }
 
 #[test]
+fn a_reflexive_and_a_plain_pronoun_after_one_verb_are_two_doers() {
+    // "himself" is the clause's own subject, "him" someone else: who
+    // believes in Jon differs, though every content word is shared.
+    for (first, second) in [
+        (
+            "Gina supports Jon and believes in him.",
+            "Jon believes in himself and is grateful for Gina's support.",
+        ),
+        (
+            "Tom blames him for the accident",
+            "Tom blames himself for the accident",
+        ),
+    ] {
+        let measured = similarity(first, second);
+        assert!(measured > 0.78, "above the duplicate threshold: {measured}");
+        assert_kept_apart(first, second);
+    }
+    // The same pronoun on both sides is the same doer, and "her" before a
+    // noun is a possessive, no object.
+    for (first, second) in [
+        ("Jon believes in himself", "Jon really believes in himself"),
+        (
+            "Gina supports her sister",
+            "Gina supports her sister every day",
+        ),
+    ] {
+        assert_merged(first, second);
+    }
+}
+
+#[test]
+fn a_word_said_again_on_one_side_is_not_carried_by_its_one_mention_on_the_other() {
+    // "dog" is paired with "dog"; the other side's "cats" stands against
+    // "dogs", and "best" is a degree of "good", not "goods".
+    for (first, second) in [
+        (
+            "Two black cats are chasing a small dog",
+            "Two black dogs are chasing a small dog",
+        ),
+        (
+            "The user has the best seats in the stadium",
+            "The user has good seats in the stadium",
+        ),
+    ] {
+        let measured = similarity(first, second);
+        assert!(measured > 0.78, "above the duplicate threshold: {measured}");
+        assert_kept_apart(first, second);
+    }
+    // A superlative only one side has is a detail the canonical keeps.
+    let (_dir, store, _output) = assert_merged(
+        "She sells handmade goods to the best shops in town",
+        "She sells handmade goods to shops in town",
+    );
+    assert_eq!(status(&store, "u", "first"), MemoryStatus::Active);
+    assert_eq!(status(&store, "u", "second"), MemoryStatus::Superseded);
+    // A word said again where the other side says nothing adds nothing.
+    assert_merged(
+        "The user is a vice-president of sales and a vice-president of marketing",
+        "The user is vice-president of sales and marketing",
+    );
+}
+
+#[test]
 fn a_state_held_then_and_the_same_state_held_now_are_not_merged() {
     // One text in the past, the other in the present: a merge would keep
     // one time and lose the other (whether the user still works there).

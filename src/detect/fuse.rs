@@ -20,8 +20,10 @@ fn carried(word: &Token, text: &[Token], lexicon: &Lexicon) -> bool {
         || text.iter().any(|t| {
             t.is_content()
                 && (t.word == word.word
-                    || t.shares_lemma(word)
-                    || (!literal && t.same_meaning(word, lexicon)))
+                    // A degree says more than its positive: "the best
+                    // shops" are not carried by "goods" nor "good".
+                    || ((!word.is_graded() || t.is_graded())
+                        && (t.shares_lemma(word) || (!literal && t.same_meaning(word, lexicon)))))
         })
 }
 

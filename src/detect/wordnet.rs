@@ -830,6 +830,11 @@ impl WordNet {
             nouns,
             verbs,
             inflected_verb: self.base_forms(word, 1).iter().any(|base| base != word),
+            irregular_degree: [ADJECTIVE, ADVERB].iter().any(|&pos| {
+                self.exceptions[pos]
+                    .get(word)
+                    .is_some_and(|bases| bases.iter().any(|base| base != word))
+            }),
             any_thing: false,
             noun: false,
         }
@@ -1177,6 +1182,10 @@ pub struct Word {
     verbs: Vec<u32>,
     /// An inflected verb form ("riding", "rode").
     pub inflected_verb: bool,
+    /// A comparative or superlative WordNet lists as an irregular form of
+    /// another adjective or adverb ("best", "better" of "good" and "well";
+    /// "worse"; "elder"), though also a lemma of its own.
+    pub irregular_degree: bool,
     /// "something", "anything": more general than any noun.
     any_thing: bool,
     /// Read as a noun in its text ([`Word::as_noun`]).

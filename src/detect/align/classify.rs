@@ -117,14 +117,12 @@ pub(super) fn modifies_an_added_noun(
 }
 
 /// Whether `t` is the comparative or superlative of an adjective
-/// ("taller", "biggest"; not "better", a verb too). Against the positive
-/// it is another predicate: "is taller than his brother" neither states
-/// nor denies "is tall".
+/// ("taller", "biggest", and the irregular "best", "worse", lemmas of
+/// their own too). Against the positive it is another predicate: "is
+/// taller than his brother" neither states nor denies "is tall", "the
+/// best players" are more than "good players".
 pub(super) fn graded(t: &Token) -> bool {
-    t.is_content()
-        && (t.word.ends_with("er") || t.word.ends_with("est"))
-        && !t.info.lemmas.is_empty()
-        && !t.info.lemmas.contains(&t.word)
+    t.is_graded()
 }
 
 /// Words that make the adjective after them a comparison ("`more`
@@ -283,14 +281,35 @@ pub(super) fn possessed(
 
 /// A hunk without its content words that the other text has elsewhere:
 /// those moved ("walking in body paint in front of a crowd" / "walking in
-/// front of a crowd in body paint"), they did not change.
+/// front of a crowd in body paint"), they did not change. A comparative or
+/// superlative moved only where the other text has it too: "the `best`
+/// shops" is not carried by "goods", though WordNet gives both "good".
 pub(super) fn moved_out<'t>(hunk: &[&'t Token], other: &[Token]) -> Vec<&'t Token> {
+    moved_out_of_alignment(hunk, other, &[])
+}
+
+/// [`moved_out`] where a common word can only have moved to one of
+/// `other`'s words outside the alignment (`aligned`, the other side's
+/// aligned words): a word the alignment already pairs with one of this
+/// side's stays where it is, so a second word of this side that shares
+/// its lemma is another thing ("Two white `cats` are playing with a brown
+/// dog" / "Two white `dogs` … with a brown dog"). A name mentioned again
+/// is the same one ("said Jim Walton, `CNN`'s president … the way `CNN`
+/// collects").
+pub(super) fn moved_out_of_alignment<'t>(
+    hunk: &[&'t Token],
+    other: &[Token],
+    aligned: &[&Token],
+) -> Vec<&'t Token> {
     hunk.iter()
         .copied()
         .filter(|t| {
             !t.is_content()
                 || !other.iter().any(|o| {
-                    o.is_content() && o.info.lemmas.iter().any(|l| t.info.lemmas.contains(l))
+                    o.is_content()
+                        && (t.role == Role::Name || !aligned.iter().any(|a| std::ptr::eq(*a, o)))
+                        && (!graded(t) || graded(o))
+                        && o.info.lemmas.iter().any(|l| t.info.lemmas.contains(l))
                 })
         })
         .collect()

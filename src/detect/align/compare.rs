@@ -444,7 +444,20 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
             continue;
         }
         let before_moving = content(x).len() + content(y).len();
-        let (mut x, mut y) = (moved_out(x, b), moved_out(y, a));
+        // Where both sides have words here, a word the alignment already
+        // paired elsewhere stands against the other side's: one slot, two
+        // values ("white `cats`" / "white `dogs`", beside "a brown dog" on
+        // both). Where one side has none, a word said again adds nothing
+        // ("vice-president of marketing, and … vice-president of
+        // purchasing" / "vice-presidents for marketing and purchasing").
+        let (mut x, mut y) = if content(x).is_empty() || content(y).is_empty() {
+            (moved_out(x, b), moved_out(y, a))
+        } else {
+            (
+                moved_out_of_alignment(x, b, &aligned_in_second),
+                moved_out_of_alignment(y, a, &aligned_words),
+            )
+        };
         let mut dated = [false; 2];
         for (side, hunk) in [&x, &y].into_iter().enumerate() {
             comparison.dating[side] += hunk
@@ -541,7 +554,51 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
     if let Some(conflict) = traded_comparison(a, b, lexicon) {
         comparison.conflicts.push(conflict);
     }
+    if let Some(pronouns) = other_doer(a, b) {
+        comparison.substitutions.push(pronouns);
+    } else if let Some((reflexive, plain)) = other_doer(b, a) {
+        comparison.substitutions.push((plain, reflexive));
+    }
     comparison
+}
+
+/// Object pronouns and their reflexives.
+const REFLEXIVES: [(&str, &str); 7] = [
+    ("him", "himself"),
+    ("her", "herself"),
+    ("them", "themselves"),
+    ("it", "itself"),
+    ("me", "myself"),
+    ("us", "ourselves"),
+    ("you", "yourself"),
+];
+
+/// The reflexive and the plain pronoun when a shared word takes a
+/// reflexive object in `a` ("believes in `himself`") and the plain one in
+/// `b` ("believes in `him`"): the reflexive is the clause's own subject
+/// and the plain pronoun someone else, so the texts speak of different
+/// people in one role, a different fact as much as another name would
+/// be. "her" before a content word is a possessive ("supports her
+/// sister"), no object.
+fn other_doer(a: &[Token], b: &[Token]) -> Option<(String, String)> {
+    // The pronoun after a word, past one preposition ("believes in").
+    fn object(text: &[Token], at: usize) -> Option<&str> {
+        let mut k = at + 1;
+        if text.get(k).is_some_and(|t| is_preposition(&t.word)) {
+            k += 1;
+        }
+        let next_is_content = text.get(k + 1).is_some_and(Token::is_content);
+        text.get(k)
+            .filter(|t| !(t.word == "her" && next_is_content))
+            .map(|t| t.word.as_str())
+    }
+    (0..a.len()).find_map(|i| {
+        let pronoun = object(a, i).filter(|_| a[i].is_content())?;
+        let &(plain, reflexive) = REFLEXIVES.iter().find(|(_, r)| *r == pronoun)?;
+        (0..b.len())
+            .any(|k| b[k].is_content() && b[k].shares_lemma(&a[i]) && object(b, k) == Some(plain))
+            .then(|| (reflexive.to_owned(), plain.to_owned()))
+    })
 }
 
 /// The two sides of a comparison or a preference traded, nothing else

@@ -221,6 +221,16 @@ impl Token {
         matches!(self.role, Role::Content | Role::Number | Role::Name)
     }
 
+    /// Whether the word is the comparative or superlative of an adjective
+    /// ([`classify::graded`]).
+    pub fn is_graded(&self) -> bool {
+        let degree = self.info.irregular_degree;
+        self.is_content()
+            && (self.word.ends_with("er") || self.word.ends_with("est") || degree)
+            && !self.info.lemmas.is_empty()
+            && (degree || !self.info.lemmas.contains(&self.word))
+    }
+
     /// Whether the word is a verb written in an inflection ("wins",
     /// "pushed"; also a participle).
     pub fn is_inflected_verb(&self) -> bool {
