@@ -2532,6 +2532,28 @@ fn a_reflexive_and_a_plain_pronoun_after_one_verb_are_two_doers() {
 }
 
 #[test]
+fn a_pronoun_of_the_other_gender_is_another_person() {
+    for (first, second) in [
+        (
+            "The user calls him every Sunday",
+            "The user calls her every Sunday",
+        ),
+        ("His brother lives in Madrid", "Her brother lives in Madrid"),
+    ] {
+        let measured = similarity(first, second);
+        assert!(measured > 0.78, "above the duplicate threshold: {measured}");
+        assert_kept_apart(first, second);
+    }
+    // A noun beside the pronoun may be the other side's pronoun: "his
+    // wife" is "her".
+    let (_dir, store, _output) = assert_merged(
+        "Tom told his wife about the new job",
+        "Tom told her about the new job",
+    );
+    assert_eq!(status(&store, "u", "first"), MemoryStatus::Active);
+}
+
+#[test]
 fn a_word_said_again_on_one_side_is_not_carried_by_its_one_mention_on_the_other() {
     // "dog" is paired with "dog"; the other side's "cats" stands against
     // "dogs", and "best" is a degree of "good", not "goods".

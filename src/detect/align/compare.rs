@@ -435,6 +435,16 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                 comparison.another_possession = true;
             }
         }
+        // A pronoun of one gender where the other side has one of the
+        // other, and no other word, names another person: "calls `him`" /
+        // "calls `her`", "`his` brother" / "`her` brother" (but "`his wife`"
+        // / "`she`" is one person).
+        if content(x).is_empty()
+            && content(y).is_empty()
+            && let Some(pronouns) = other_gender(x, y)
+        {
+            comparison.substitutions.push(pronouns);
+        }
         // Before words the other side has elsewhere leave the hunks: "with
         // other `women`" is company though "woman" is the other's subject.
         if let Some((p, q)) = alone_against_company(x, y, lexicon) {
@@ -560,6 +570,27 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
         comparison.substitutions.push((plain, reflexive));
     }
     comparison
+}
+
+/// Third-person pronouns by gender.
+const MASCULINE: &str = "he him his himself";
+const FEMININE: &str = "she her hers herself";
+
+/// The pronouns when hunk `x` has one of one gender only and `y` one of the
+/// other only. Person may shift between direct and reported speech ("`we`
+/// will" / "`they` would"), gender does not.
+fn other_gender(x: &[&Token], y: &[&Token]) -> Option<(String, String)> {
+    let first = |hunk: &[&Token], gender: &str| {
+        hunk.iter()
+            .find(|t| listed(gender, &t.word))
+            .map(|t| t.word.clone())
+    };
+    let pairs = [(MASCULINE, FEMININE), (FEMININE, MASCULINE)];
+    pairs.into_iter().find_map(|(one, other)| {
+        let mine = first(x, one).filter(|_| first(x, other).is_none())?;
+        let theirs = first(y, other).filter(|_| first(y, one).is_none())?;
+        Some((mine, theirs))
+    })
 }
 
 /// Object pronouns and their reflexives.
