@@ -116,15 +116,6 @@ pub(super) fn modifies_an_added_noun(
         && !lexicon.is_a(&shared.info, &head.info)
 }
 
-/// Whether `t` is the comparative or superlative of an adjective
-/// ("taller", "biggest", and the irregular "best", "worse", lemmas of
-/// their own too). Against the positive it is another predicate: "is
-/// taller than his brother" neither states nor denies "is tall", "the
-/// best players" are more than "good players".
-pub(super) fn graded(t: &Token) -> bool {
-    t.is_graded()
-}
-
 /// Words that make the adjective after them a comparison ("`more`
 /// strict", "`as` hot as").
 pub(super) const DEGREE_WORDS: &str = "more most less least as";
@@ -132,7 +123,7 @@ pub(super) const DEGREE_WORDS: &str = "more most less least as";
 /// Whether the word at `k` compares: a comparative or superlative, or
 /// after a degree word ("stricter" and "more strict" both compare).
 pub(super) fn compares(text: &[Token], k: usize) -> bool {
-    graded(&text[k])
+    text[k].is_graded()
         || k.checked_sub(1)
             .is_some_and(|p| listed(DEGREE_WORDS, text[p].word.as_str()))
 }
@@ -308,7 +299,7 @@ pub(super) fn moved_out_of_alignment<'t>(
                 || !other.iter().any(|o| {
                     o.is_content()
                         && (t.role == Role::Name || !aligned.iter().any(|a| std::ptr::eq(*a, o)))
-                        && (!graded(t) || graded(o))
+                        && (!t.is_graded() || o.is_graded())
                         && o.info.lemmas.iter().any(|l| t.info.lemmas.contains(l))
                 })
         })

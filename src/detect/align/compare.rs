@@ -152,7 +152,7 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
             if a[i].is_content() {
                 comparison.aligned += 1;
             }
-            if (graded(&a[i]) || graded(&b[j])) && compares(a, i) != compares(b, j) {
+            if (a[i].is_graded() || b[j].is_graded()) && compares(a, i) != compares(b, j) {
                 comparison
                     .substitutions
                     .push((a[i].word.clone(), b[j].word.clone()));

@@ -222,7 +222,10 @@ impl Token {
     }
 
     /// Whether the word is the comparative or superlative of an adjective
-    /// ([`classify::graded`]).
+    /// ("taller", "biggest", and the irregular "best", "worse", lemmas of
+    /// their own too). Against the positive it is another predicate: "is
+    /// taller than his brother" neither states nor denies "is tall", "the
+    /// best players" are more than "good players".
     pub fn is_graded(&self) -> bool {
         let degree = self.info.irregular_degree;
         self.is_content()
