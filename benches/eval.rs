@@ -580,17 +580,16 @@ fn carries(kept: &[(String, bool)], word: &str, literal: bool, wordnet: &WordNet
     }
     // A day written as an ordinal keeps its number, either way round:
     // "September the 11th" is "September 11".
-    let digits = |w: &str| -> Option<String> {
+    fn digits(w: &str) -> Option<&str> {
         ["st", "nd", "rd", "th"]
             .iter()
             .find_map(|suffix| w.strip_suffix(suffix))
             .filter(|d| !d.is_empty() && d.chars().all(|c| c.is_ascii_digit()))
-            .map(str::to_owned)
-    };
+    }
     kept.iter().any(|(k, _)| {
         k == word
-            || digits(word).as_deref() == Some(k.as_str())
-            || digits(k).as_deref() == Some(word)
+            || digits(word) == Some(k.as_str())
+            || digits(k) == Some(word)
             || word.strip_suffix('s') == Some(k.as_str())
             || k.strip_suffix('s') == Some(word)
             || ((!literal || wordnet.knows(word)) && wordnet.same_or_synonym(k, word))
