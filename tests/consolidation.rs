@@ -2559,6 +2559,46 @@ fn a_pronoun_of_the_other_gender_is_another_person() {
 }
 
 #[test]
+fn pronouns_that_trade_doer_and_object_are_another_fact() {
+    // Who told whom: the shared words keep their order, the people swap.
+    for (first, second) in [
+        ("I told him about the trip", "He told me about the trip"),
+        (
+            "She has invited them to the wedding",
+            "They have invited her to the wedding",
+        ),
+    ] {
+        assert_close_but_kept_apart(first, second);
+    }
+    // The same people in the same roles, only the case of a pronoun
+    // written another way, still merge.
+    assert_merged("We met him at the airport", "We met him at the airport.");
+}
+
+#[test]
+fn a_hedge_against_its_own_antonym_is_a_contradiction() {
+    // "seldom" alone only hedges what the other text states; against
+    // "often" it is the fact in dispute.
+    assert_flagged_once("The user often works late", "The user seldom works late");
+    assert_not_flagged("The user works late", "The user seldom works late");
+}
+
+#[test]
+fn still_against_a_denial_is_a_contradiction() {
+    // "still" is an adverb before the verb, no "user still" compound, and
+    // "no longer" is its antonym, not a second negation beside it.
+    for (first, second) in [
+        (
+            "The user still lives in Paris",
+            "The user no longer lives in Paris",
+        ),
+        ("The user still owns a car", "The user does not own a car"),
+    ] {
+        assert_flagged_once(first, second);
+    }
+}
+
+#[test]
 fn a_word_said_again_on_one_side_is_not_carried_by_its_one_mention_on_the_other() {
     // "dog" is paired with "dog"; the other side's "cats" stands against
     // "dogs", and "best" is a degree of "good", not "goods".

@@ -88,6 +88,14 @@ pub(super) fn modifies_an_added_noun(
     }) else {
         return false;
     };
+    // A word that may modify, right before a verb form, is the verb's
+    // adverb: "the user `still` lives", not a "user still".
+    if head.info.modifies()
+        && hunk.len() == 1
+        && text.get(end).is_some_and(|t| t.info.inflected_verb)
+    {
+        return false;
+    }
     let Some(opener) = k.checked_sub(1).map(|d| &text[d]) else {
         return false;
     };
@@ -733,9 +741,15 @@ pub(super) fn classify<'t>(
             // A negated antonym states the same ("is `not open`" / "is
             // `closed`"): the two sides agree here, though in other words,
             // so this is neither a conflict nor a merge.
+            // The antonym may be a negation phrase itself: "`still`" /
+            // "`no longer`" (WordNet's adverbs).
             let negations_besides = |side: &[&Token], phrase: &str| {
                 side.iter()
-                    .filter(|t| t.role == Role::Negation && !phrase.split(' ').any(|w| w == t.word))
+                    .filter(|t| {
+                        t.role == Role::Negation
+                            && t.word != phrase
+                            && !phrase.split(' ').any(|w| w == t.word)
+                    })
                     .count()
             };
             if negations_besides(x, &p) % 2 != negations_besides(y, &q) % 2 {

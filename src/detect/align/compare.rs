@@ -569,6 +569,9 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
     } else if let Some((reflexive, plain)) = other_doer(b, a) {
         comparison.substitutions.push((plain, reflexive));
     }
+    if let Some(clauses) = traded_pronouns(a, b) {
+        comparison.substitutions.push(clauses);
+    }
     comparison
 }
 
@@ -609,26 +612,100 @@ const REFLEXIVES: [(&str, &str); 7] = [
 /// `b` ("believes in `him`"): the reflexive is the clause's own subject
 /// and the plain pronoun someone else, so the texts speak of different
 /// people in one role, a different fact as much as another name would
-/// be. "her" before a content word is a possessive ("supports her
-/// sister"), no object.
+/// be.
 fn other_doer(a: &[Token], b: &[Token]) -> Option<(String, String)> {
-    // The pronoun after a word, past one preposition ("believes in").
-    fn object(text: &[Token], at: usize) -> Option<&str> {
-        let mut k = at + 1;
-        if text.get(k).is_some_and(|t| is_preposition(&t.word)) {
-            k += 1;
-        }
-        let next_is_content = text.get(k + 1).is_some_and(Token::is_content);
-        text.get(k)
-            .filter(|t| !(t.word == "her" && next_is_content))
-            .map(|t| t.word.as_str())
-    }
     (0..a.len()).find_map(|i| {
         let pronoun = object(a, i).filter(|_| a[i].is_content())?;
         let &(plain, reflexive) = REFLEXIVES.iter().find(|(_, r)| *r == pronoun)?;
         (0..b.len())
             .any(|k| b[k].is_content() && b[k].shares_lemma(&a[i]) && object(b, k) == Some(plain))
             .then(|| (reflexive.to_owned(), plain.to_owned()))
+    })
+}
+
+/// The word after `text[at]`, past one preposition ("believes `in`"): the
+/// verb's object when it is a pronoun. "her" before a content word is a
+/// possessive ("supports her sister"), no object.
+fn object(text: &[Token], at: usize) -> Option<&str> {
+    let mut k = at + 1;
+    if text.get(k).is_some_and(|t| is_preposition(&t.word)) {
+        k += 1;
+    }
+    let next_is_content = text.get(k + 1).is_some_and(Token::is_content);
+    text.get(k)
+        .filter(|t| !(t.word == "her" && next_is_content))
+        .map(|t| t.word.as_str())
+}
+
+/// Personal pronouns by referent, subject form then object form: "I" and
+/// "me" are one person, "I" and "him" two.
+const REFERENTS: [(&str, &str); 7] = [
+    ("i", "me"),
+    ("we", "us"),
+    ("you", "you"),
+    ("he", "him"),
+    ("she", "her"),
+    ("it", "it"),
+    ("they", "them"),
+];
+
+/// Words between a subject and its verb that change neither: auxiliaries
+/// and modals ("she `has` invited", "they `will` call").
+const AUXILIARIES: &str = "has have had will would shall should can could may might must \
+    did does do is are was were am be been 's 've 'll 'd also just";
+
+/// The referent of the subject pronoun of the word at `at`: the pronoun
+/// right before it, past auxiliaries.
+fn subject_referent(text: &[Token], at: usize) -> Option<usize> {
+    let mut k = at.checked_sub(1)?;
+    for _ in 0..3 {
+        let word = text[k].word.as_str();
+        if let Some(referent) = REFERENTS.iter().position(|(subject, _)| *subject == word) {
+            return Some(referent);
+        }
+        if !listed(AUXILIARIES, word) {
+            return None;
+        }
+        k = k.checked_sub(1)?;
+    }
+    None
+}
+
+/// The referent of the object pronoun of the word at `at` ([`object`]).
+fn object_referent(text: &[Token], at: usize) -> Option<usize> {
+    let word = object(text, at)?;
+    REFERENTS.iter().position(|(_, object)| *object == word)
+}
+
+/// The two clauses when one shared verb has pronouns for its doer and its
+/// object in both texts, and the two have traded places: "`I` told `him`"
+/// / "`He` told `me`", "`She` has invited `them`" / "`They` have invited
+/// `her`". The content words keep their order, so nothing else notices;
+/// yet who did it to whom is the fact. A change of perspective ("I" /
+/// "you" between a user's words and an agent's) renames both people and
+/// trades nothing.
+fn traded_pronouns(a: &[Token], b: &[Token]) -> Option<(String, String)> {
+    let roles = |text: &[Token], at: usize| {
+        let doer = subject_referent(text, at)?;
+        let object = object_referent(text, at)?;
+        (doer != object).then_some((doer, object))
+    };
+    let clause = |(doer, object): (usize, usize), verb: &Token| {
+        format!(
+            "{} {} {}",
+            REFERENTS[doer].0, verb.word, REFERENTS[object].1
+        )
+    };
+    (0..a.len()).find_map(|i| {
+        let verb = a.get(i).filter(|t| t.is_content())?;
+        let (doer, object) = roles(a, i)?;
+        (0..b.len()).find_map(|k| {
+            let other = b
+                .get(k)
+                .filter(|t| t.is_content() && t.shares_lemma(verb))?;
+            let traded = roles(b, k).filter(|&roles| roles == (object, doer))?;
+            Some((clause((doer, object), verb), clause(traded, other)))
+        })
     })
 }
 

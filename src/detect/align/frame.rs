@@ -160,9 +160,16 @@ pub(super) fn reframes(text: &[Token], other: &[Token], lexicon: &Lexicon) -> bo
                 (n.word == "to" && after.is_some_and(infinitive)) || (gerund_of_other(n) && !goes)
             });
         let obligation = obliged(text, k) && after.is_some_and(&shared) && !other_obliged;
+        // Not a framing word the other text opposes: against "often",
+        // "seldom" is the fact in dispute, no hedge on it.
         let framing = t.role != Role::Name
             && lexicon.is_framing(&t.word, &t.info)
-            && !other.iter().any(|o| o.word == t.word || o.shares_lemma(t));
+            && !other.iter().any(|o| {
+                o.word == t.word
+                    || o.shares_lemma(t)
+                    || lexicon.wordnet_antonyms(&t.info, &o.info)
+                    || lexicon.antonym_across(&t.word, &o.word).is_some()
+            });
         modal || governs || obligation || framing
     })
 }
