@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::cycle::CycleSettings;
-use crate::embed::{EMBEDDING_DIM, normalised};
+use crate::embed::usable_embedding;
 use crate::event::Limits;
 use crate::event::{
     ConsolidationRequested, Event, EventType, MemoryAccessed, MemoryCreated, TriggerReason,
@@ -713,13 +713,4 @@ fn source_stream(position: &Position) -> &str {
         .partition
         .and_then(|partition| position.stream.strip_suffix(&format!("/{partition}")))
         .unwrap_or(&position.stream)
-}
-
-/// A platform-supplied embedding, L2-normalised, if it has the model's
-/// dimension and is not all zeros; anything else is ignored (and computed
-/// locally instead).
-pub fn usable_embedding(values: &[f32]) -> Option<Vec<f32>> {
-    (values.len() == EMBEDDING_DIM)
-        .then(|| normalised(values))
-        .flatten()
 }

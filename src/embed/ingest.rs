@@ -6,8 +6,8 @@
 
 use std::collections::HashMap;
 
+use super::usable_embedding;
 use crate::event::Event;
-use crate::state::usable_embedding;
 use crate::store::{Store, StoreError};
 use crate::text::content_hash;
 

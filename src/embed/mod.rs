@@ -143,6 +143,15 @@ pub fn normalised(values: &[f32]) -> Option<Vec<f32>> {
     })
 }
 
+/// A platform-supplied embedding, L2-normalised, if it has the model's
+/// dimension and is not all zeros; anything else is ignored (and computed
+/// locally instead).
+pub fn usable_embedding(values: &[f32]) -> Option<Vec<f32>> {
+    (values.len() == EMBEDDING_DIM)
+        .then(|| normalised(values))
+        .flatten()
+}
+
 /// Cosine similarity of two unit vectors (their dot product), written so the
 /// compiler vectorises it: independent accumulators over fixed chunks. On
 /// CPUs with AVX2 the same code runs eight lanes per instruction instead of
