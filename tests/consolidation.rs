@@ -2570,8 +2570,8 @@ fn pronouns_that_trade_doer_and_object_are_another_fact() {
     ] {
         assert_close_but_kept_apart(first, second);
     }
-    // The same people in the same roles, only the case of a pronoun
-    // written another way, still merge.
+    // The same people in the same roles, only the punctuation written
+    // another way, still merge.
     assert_merged("We met him at the airport", "We met him at the airport.");
 }
 

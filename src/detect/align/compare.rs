@@ -649,13 +649,13 @@ const REFERENTS: [(&str, &str); 7] = [
     ("they", "them"),
 ];
 
-/// Words between a subject and its verb that change neither: auxiliaries
-/// and modals ("she `has` invited", "they `will` call").
-const AUXILIARIES: &str = "has have had will would shall should can could may might must \
-    did does do is are was were am be been 's 've 'll 'd also just";
+/// Adverbs that may stand between a subject and its verb besides
+/// auxiliaries ("she `also` invited").
+const SUBJECT_ADVERBS: &str = "also just";
 
 /// The referent of the subject pronoun of the word at `at`: the pronoun
-/// right before it, past auxiliaries.
+/// right before it, past auxiliaries and modals ("she `has` invited",
+/// "they `will` call").
 fn subject_referent(text: &[Token], at: usize) -> Option<usize> {
     let mut k = at.checked_sub(1)?;
     for _ in 0..3 {
@@ -663,7 +663,7 @@ fn subject_referent(text: &[Token], at: usize) -> Option<usize> {
         if let Some(referent) = REFERENTS.iter().position(|(subject, _)| *subject == word) {
             return Some(referent);
         }
-        if !listed(AUXILIARIES, word) {
+        if !listed(AUXILIARIES, word) && !listed(SUBJECT_ADVERBS, word) {
             return None;
         }
         k = k.checked_sub(1)?;
