@@ -34,7 +34,7 @@ fn carried(word: &Token, text: &[Token], lexicon: &Lexicon) -> bool {
 /// auxiliary or a conjunction: "is `comfortably`"). A phrase opened by a
 /// determiner also takes the shared word right after it, the noun it
 /// modifies ("`A black dog`", "`a power drill`"), and a name is kept whole
-/// ("`Tom Parker`").
+/// ("`Tom Parker`", "`the Supreme Court of Appeal`").
 pub fn additions(base: &[Token], other_text: &str, lexicon: &Lexicon) -> Vec<String> {
     let other = align::tokens(other_text, lexicon);
     // "per cent" carries "percent" and the other way round.
@@ -43,67 +43,229 @@ pub fn additions(base: &[Token], other_text: &str, lexicon: &Lexicon) -> Vec<Str
         align::join_compounds(&other, base),
     );
     let (base, other) = (base.as_ref(), other.as_ref());
-    let missing: Vec<usize> = (0..other.len())
+    let text = Phrases {
+        tokens: other,
+        text: other_text,
+    };
+    let mut missing: Vec<usize> = (0..other.len())
         .filter(|&k| !carried(&other[k], base, lexicon))
         .collect();
-    // Whether tokens `a` and `b` of `other` read as one phrase: nothing
-    // between them ends a clause or opens a quotation.
-    let joined = |a: usize, b: usize| {
-        let gap = &other_text[other[a].span.1..other[b].span.0];
-        !gap.contains(PHRASE_BREAKS) && !gap.contains("--") && !gap.contains(" - ")
-    };
+    // A name joined by "of" is carried whole or not at all: "an appeal"
+    // and "the Supreme Court" do not carry "the Supreme Court of Appeal".
+    for (first, last) in text.names_joined_by_of() {
+        if !carries_name(base, &text.name_parts(first, last)) {
+            missing.extend((first..=last).filter(|&k| other[k].role == Role::Name));
+        }
+    }
+    missing.sort_unstable();
+    missing.dedup();
     let mut runs: Vec<(usize, usize)> = Vec::new();
     for k in missing {
         match runs.last_mut() {
-            Some((_, last)) if k - *last <= 2 && joined(*last, k) => *last = k,
+            Some((_, last)) if k - *last <= 2 && text.joined(*last, k) => *last = k,
             _ => runs.push((k, k)),
         }
     }
-    runs.into_iter()
-        .map(|(first, mut last)| {
-            // A person's name is kept whole: a given name takes the family
-            // name after it ("Tom Parker", not "Tom"), and a title the name
-            // after it, wherever it stands ("But Mr. Peterson" adds "Mr.
-            // Peterson", not "Mr"). Another name after a function word is
-            // a place or a date ("In March Gina opened …" adds "In March").
-            let after_function_word =
-                first > 0 && !other[first - 1].is_content() && joined(first - 1, first);
-            let mut titled = false;
-            while last + 1 < other.len()
-                && other[last + 1].role == Role::Name
-                && joined(last, last + 1)
-            {
-                if align::listed(TITLES, &other[last].word) {
-                    titled = true;
-                } else if other[last].role != Role::Name || (after_function_word && !titled) {
-                    break;
-                }
-                last += 1;
+    let mut spans: Vec<(usize, usize)> = Vec::new();
+    for (first, mut last) in runs {
+        // A run inside the name an earlier run was extended over is that
+        // name's ("the Museum of the Moving Image" adds "Moving Image"
+        // once).
+        if spans.last().is_some_and(|&(_, end)| first <= end) {
+            continue;
+        }
+        // A person's name is kept whole: a given name takes the family
+        // name after it ("Tom Parker", not "Tom"), and a title the name
+        // after it, wherever it stands ("But Mr. Peterson" adds "Mr.
+        // Peterson", not "Mr"). Another name after a function word is
+        // a place or a date ("In March Gina opened …" adds "In March").
+        let after_function_word =
+            first > 0 && !other[first - 1].is_content() && text.joined(first - 1, first);
+        let mut titled = false;
+        while last + 1 < other.len()
+            && other[last + 1].role == Role::Name
+            && text.joined(last, last + 1)
+        {
+            if align::listed(TITLES, &other[last].word) {
+                titled = true;
+            } else if other[last].role != Role::Name || (after_function_word && !titled) {
+                break;
             }
-            let mut first = if after_function_word && !align::joins(&other[first - 1]) {
-                first - 1
-            } else {
-                first
-            };
-            // A possessive's clitic is read with its owner: "Atkinson's
-            // current", not "s current".
-            if first > 0 && other[first].word == "s" && other[first].follows_apostrophe(other_text)
+            last += 1;
+        }
+        if text.name_across_of(last).is_some() {
+            last = text.name_end(last);
+        }
+        let mut first = if after_function_word && !align::joins(&other[first - 1]) {
+            first - 1
+        } else {
+            first
+        };
+        // A name's later part takes its beginning ("of Appeal" is "the
+        // Supreme Court of Appeal"), and the article before it.
+        if let Some(start) = text.name_start_before(first) {
+            first = if start > 0 && other[start - 1].word == "the" && text.joined(start - 1, start)
             {
-                first -= 1;
-            }
-            let noun_phrase =
-                !other[first].is_content() && align::listed(DETERMINERS, &other[first].word);
-            let last = if noun_phrase
-                && other.get(last + 1).is_some_and(Token::is_content)
-                && joined(last, last + 1)
-            {
-                last + 1
+                start - 1
             } else {
-                last
+                start
             };
-            other_text[other[first].span.0..other[last].span.1].to_owned()
-        })
+        }
+        // A possessive's clitic is read with its owner: "Atkinson's
+        // current", not "s current".
+        if first > 0 && other[first].word == "s" && other[first].follows_apostrophe(other_text) {
+            first -= 1;
+        }
+        let noun_phrase =
+            !other[first].is_content() && align::listed(DETERMINERS, &other[first].word);
+        if noun_phrase
+            && other.get(last + 1).is_some_and(Token::is_content)
+            && text.joined(last, last + 1)
+        {
+            last += 1;
+        }
+        spans.push((first, last));
+    }
+    spans
+        .into_iter()
+        .map(|(first, last)| other_text[other[first].span.0..other[last].span.1].to_owned())
         .collect()
+}
+
+/// A text's tokens with the text they came from: where its phrases and
+/// names begin and end.
+struct Phrases<'a> {
+    tokens: &'a [Token],
+    text: &'a str,
+}
+
+impl Phrases<'_> {
+    /// Whether tokens `a` and `b` read as one phrase: nothing between them
+    /// ends a clause or opens a quotation.
+    fn joined(&self, a: usize, b: usize) -> bool {
+        let gap = &self.text[self.tokens[a].span.1..self.tokens[b].span.0];
+        !gap.contains(PHRASE_BREAKS) && !gap.contains("--") && !gap.contains(" - ")
+    }
+
+    fn is_name(&self, k: usize) -> bool {
+        self.tokens.get(k).is_some_and(|t| t.role == Role::Name)
+    }
+
+    /// The name right after `last` across an "of" (or "of the") when
+    /// `last` ends a name: one name, "the High Court `of` Appeal", "the
+    /// Museum `of the` Moving Image", where "the mayor of Lyon" is two.
+    fn name_across_of(&self, last: usize) -> Option<usize> {
+        let word = |k: usize| self.tokens.get(k).map(|t| t.word.as_str());
+        if !self.is_name(last) || word(last + 1) != Some("of") || !self.joined(last, last + 1) {
+            return None;
+        }
+        let of = last + 1;
+        let before_name = if word(of + 1) == Some("the") && self.joined(of, of + 1) {
+            of + 1
+        } else {
+            of
+        };
+        let name = before_name + 1;
+        (self.is_name(name) && self.joined(before_name, name)).then_some(name)
+    }
+
+    /// Where a name ending at `last` goes on: its following name words,
+    /// through any "of" that joins two of them.
+    fn name_end(&self, mut last: usize) -> usize {
+        loop {
+            if self.is_name(last + 1) && self.joined(last, last + 1) {
+                last += 1;
+            } else if let Some(next) = self.name_across_of(last) {
+                last = next;
+            } else {
+                return last;
+            }
+        }
+    }
+
+    /// The first word of the name that `of_at` (an "of", or the "the"
+    /// after one) joins to a name before it, if it does.
+    fn name_start_before(&self, of_at: usize) -> Option<usize> {
+        let of = if self.tokens[of_at].word == "the" {
+            of_at.checked_sub(1)?
+        } else {
+            of_at
+        };
+        let mut start = of.checked_sub(1)?;
+        self.name_across_of(start)?;
+        while start > 0 && self.is_name(start - 1) && self.joined(start - 1, start) {
+            start -= 1;
+        }
+        Some(start)
+    }
+
+    /// The first and last tokens of each name whose parts an "of" joins.
+    /// A text's capitalised first word opens the name right after it ("Ana
+    /// Ruiz of …"), though on its own it is not read as a name.
+    fn names_joined_by_of(&self) -> Vec<(usize, usize)> {
+        let mut names = Vec::new();
+        let mut k = 0;
+        while k < self.tokens.len() {
+            if !self.is_name(k) {
+                k += 1;
+                continue;
+            }
+            let last = self.name_end(k);
+            if self.tokens[k..=last].iter().any(|t| t.word == "of") {
+                let opening = &self.tokens[0];
+                let capitalised =
+                    self.text[opening.span.0..opening.span.1].starts_with(char::is_uppercase);
+                let first = if k == 1 && opening.is_content() && capitalised && self.joined(0, 1) {
+                    0
+                } else {
+                    k
+                };
+                names.push((first, last));
+            }
+            k = last + 1;
+        }
+        names
+    }
+
+    /// The parts "of" joins in the name from `first` to `last`, each as
+    /// its words (an article between them aside).
+    fn name_parts(&self, first: usize, last: usize) -> Vec<Vec<&str>> {
+        let mut parts = vec![Vec::new()];
+        for t in &self.tokens[first..=last] {
+            match t.word.as_str() {
+                "of" => parts.push(Vec::new()),
+                "the" => {}
+                word => {
+                    if let Some(part) = parts.last_mut() {
+                        part.push(word);
+                    }
+                }
+            }
+        }
+        parts
+    }
+}
+
+/// Whether `text` carries a name of `parts` joined by "of": the whole name,
+/// or, when its first part is a full name of its own ("Ana Ruiz of Friends
+/// of the Earth"), that part and the rest, each where it stands.
+fn carries_name(text: &[Token], parts: &[Vec<&str>]) -> bool {
+    let words: Vec<&str> = text
+        .iter()
+        .map(|t| t.word.as_str())
+        .filter(|w| *w != "the")
+        .collect();
+    let has = |sequence: &[&str]| {
+        !sequence.is_empty() && words.windows(sequence.len()).any(|w| w == sequence)
+    };
+    let whole: Vec<&str> = parts.join(&"of");
+    match parts {
+        [] => true,
+        [only] => has(only),
+        [first, rest @ ..] => {
+            has(&whole) || (first.len() >= 2 && has(first) && carries_name(text, rest))
+        }
+    }
 }
 
 /// `base` with the phrases of `others` that it does not carry appended,
@@ -522,6 +684,86 @@ mod tests {
             .unwrap(),
             "Acme and Globex led shares (also: Inc)",
             "a name does not reach back to the name before it"
+        );
+    }
+
+    #[test]
+    fn a_name_joined_by_of_is_added_whole() {
+        let lexicon = lexicon();
+        // A word of the name the canonical also has elsewhere ("appeal")
+        // is still part of the name: "the High Court" is another court.
+        assert_eq!(
+            fuse(
+                "Ana may appeal against her fine",
+                ["Ana may appeal against her fine at the High Court of Appeal"],
+                &lexicon
+            )
+            .unwrap(),
+            "Ana may appeal against her fine (also: the High Court of Appeal)"
+        );
+        // "of the" inside a name does not split it in two.
+        assert_eq!(
+            fuse(
+                "Ana donated her notes",
+                ["Ana donated her notes to the Museum of the Moving Image"],
+                &lexicon
+            )
+            .unwrap(),
+            "Ana donated her notes (also: the Museum of the Moving Image)"
+        );
+        // Only the name's last part is new: the name comes whole.
+        assert_eq!(
+            fuse(
+                "Ana wrote to the Supreme Court",
+                ["Ana wrote to the Supreme Court of Canada"],
+                &lexicon
+            )
+            .unwrap(),
+            "Ana wrote to the Supreme Court (also: the Supreme Court of Canada)"
+        );
+        // Every word of the name carried on its own is not the name: the
+        // text does not cover the other, whose name it adds.
+        assert_eq!(
+            fuse(
+                "Ana appealed to the Supreme Court",
+                ["Ana appealed to the Supreme Court of Appeal"],
+                &lexicon
+            )
+            .unwrap(),
+            "Ana appealed to the Supreme Court (also: the Supreme Court of Appeal)"
+        );
+        assert_eq!(
+            fuse(
+                "Ana read the News and the World section",
+                ["Ana read the News of the World"],
+                &lexicon
+            )
+            .unwrap(),
+            "Ana read the News and the World section (also: the News of the World)"
+        );
+        // A person's full name before "of" is a name of its own, and the
+        // organisation after it another: both carried, nothing to add.
+        assert_eq!(
+            fuse(
+                "Ana Ruiz, who works for Friends of the Earth, spoke",
+                ["Ana Ruiz of Friends of the Earth spoke"],
+                &lexicon
+            ),
+            None
+        );
+        // The canonical's own copy of the name leaves nothing to add, and
+        // "of" between a name and a common word is no part of a name.
+        assert_eq!(
+            fuse(
+                "Ana wrote to the Bank of England",
+                ["Ana wrote to the Bank of England"],
+                &lexicon
+            ),
+            None
+        );
+        assert_eq!(
+            fuse("Ana met the mayor", ["Ana met the mayor of Lyon"], &lexicon).unwrap(),
+            "Ana met the mayor (also: of Lyon)"
         );
     }
 
