@@ -1563,7 +1563,7 @@ pub(super) fn counts_alike<'t>(
     // tells the hour ("at `3:30 p.m.`").
     let ways = |side: &[&Token]| -> [bool; 5] {
         let ordinal = |word: &str| ordinal_rank(word).is_some();
-        let often = |word: &str| listed("once twice", word);
+        let often = |word: &str| occasions(word).is_some();
         let mut ways = [false; 5];
         for (k, t) in side.iter().enumerate() {
             if t.role != Role::Number {

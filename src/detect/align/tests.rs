@@ -449,6 +449,39 @@ fn a_number_spelled_in_words_or_written_in_digits_is_one_value() {
 }
 
 #[test]
+fn a_count_of_occasions_is_one_value_however_written() {
+    // "twice" is "two times", and two counts of one thing conflict.
+    let same = comparison(
+        "The user has been to Lisbon twice",
+        "The user has been to Lisbon two times",
+    );
+    assert!(same.covers(0) && same.covers(1), "{same:?}");
+    let other = comparison(
+        "The user has been to Lisbon twice",
+        "The user has been to Lisbon three times",
+    );
+    assert!(other.contradicts(), "{other:?}");
+    assert_eq!(other.explanation(), "`2 times` ↔ `3 times` (numbers)");
+    let weekly = comparison(
+        "The user swims 3 times a week",
+        "The user swims twice a week",
+    );
+    assert!(weekly.contradicts(), "{weekly:?}");
+    let once = comparison("The user met Ana once", "The user met Ana twice");
+    assert_eq!(once.explanation(), "`1 time` ↔ `2 times` (numbers)");
+    // A count of occasions is not a count of things: "two cats" is no
+    // "twice", and "times" with no number before it is a word of its own.
+    let things = comparison("The user fed two cats", "The user fed the cats twice");
+    assert!(!things.contradicts(), "{things:?}");
+    let lexicon = lexicon();
+    let words = |text: &str| -> Vec<String> {
+        tokens(text, &lexicon).into_iter().map(|t| t.word).collect()
+    };
+    assert_eq!(words("hard times"), ["hard", "times"]);
+    assert_eq!(words("it rang 10 times"), ["it", "rang", "10 times"]);
+}
+
+#[test]
 fn ordinals_spelled_or_written_are_one_rank_and_two_ranks_conflict() {
     let grades = comparison(
         "The user's daughter is in third grade",

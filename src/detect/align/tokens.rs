@@ -5,7 +5,7 @@ use super::*;
 
 pub(super) const NUMBER_WORDS: &str = "zero one two three four five six seven eight nine ten eleven twelve thirteen \
      fourteen fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty \
-     seventy eighty ninety hundred thousand million billion dozen once twice";
+     seventy eighty ninety hundred thousand million billion dozen once twice thrice";
 
 /// The value a cardinal number word spells, so that "eight" and "8" are
 /// one value; multipliers ("million") stay words, as they do after digits.
@@ -43,6 +43,35 @@ pub(super) fn spelled_number(word: &str) -> Option<u32> {
     }
     // "twice" and "third" count something else than "two" and "three".
     (word == "dozen").then_some(12)
+}
+
+/// How many occasions a count of them says: "twice", "two times" and "2
+/// times" are one count, which "two" alone (a count of things) is not.
+pub(super) fn occasions(word: &str) -> Option<u32> {
+    match word {
+        "once" => Some(1),
+        "twice" => Some(2),
+        "thrice" => Some(3),
+        _ => {
+            let count = word.strip_suffix(" times")?;
+            spelled_number(count).or_else(|| {
+                count
+                    .chars()
+                    .all(|c| c.is_ascii_digit())
+                    .then(|| count.parse().ok())
+                    .flatten()
+            })
+        }
+    }
+}
+
+/// The lemma both spellings of a count of occasions share.
+fn occasions_lemma(count: u32) -> String {
+    if count == 1 {
+        "1 time".to_owned()
+    } else {
+        format!("{count} times")
+    }
 }
 
 /// The rank an ordinal spells or writes: "third" and "3rd" are one rank.
@@ -105,6 +134,11 @@ pub(super) fn number_values(tokens: &[&Token]) -> Vec<String> {
     // The last value, when it was a spelled multiple of ten ("fifty").
     let mut tens: Option<u32> = None;
     for token in tokens.iter().filter(|t| t.role == Role::Number) {
+        if let Some(count) = occasions(&token.word) {
+            values.push(occasions_lemma(count));
+            tens = None;
+            continue;
+        }
         if let Some((_, time)) = clock(&token.word) {
             values.push(time);
             tens = None;
@@ -442,6 +476,25 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
             at = end + 1;
             continue;
         }
+        // A number and "times" count occasions, one value: "two times"
+        // is "twice", where "hard times" is no count.
+        let counted = format!("{} times", words[at]);
+        if words.get(at + 1).is_some_and(|w| w == "times")
+            && text[spans[at].1..spans[at + 1].0].trim().is_empty()
+            && occasions(&counted).is_some()
+        {
+            let mut info = Word::plain(&counted);
+            info.lemmas.extend(occasions(&counted).map(occasions_lemma));
+            out.push(Token {
+                money: false,
+                info,
+                word: counted,
+                role: Role::Number,
+                span: (spans[at].0, spans[at + 1].1),
+            });
+            at += 2;
+            continue;
+        }
         let number = number_at(text, &spans, &words, at);
         // A number run into its unit is a number measured in that unit
         // ("5km" / "10 km" are two distances). It stays one word, so it
@@ -552,6 +605,9 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
         }
         if let Some(value) = spelled_number(word) {
             info.lemmas.push(value.to_string());
+        }
+        if let Some(count) = occasions(word) {
+            info.lemmas.push(occasions_lemma(count));
         }
         if let Some(rank) = ordinal_rank(word) {
             info.lemmas.push(ordinal_written(rank));
