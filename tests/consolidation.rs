@@ -2961,6 +2961,22 @@ fn a_time_since_which_a_value_holds_leaves_the_slot_to_the_value() {
 }
 
 #[test]
+fn a_date_on_one_side_says_when_the_value_came_not_what_it_is() {
+    // "in June" dates the birthday; it is no third word beside the age
+    // that makes "4" and "5" two facts.
+    assert_supersedes("The user's son is 4", "The user's son turned 5 in June");
+    assert_supersedes(
+        "The team uses MySQL",
+        "The team migrated to PostgreSQL in March",
+    );
+    // Dated on both sides, the dates tell two events apart.
+    assert_not_flagged(
+        "Ana's salary rose 5 percent in June",
+        "Ana's salary rose 7 percent in May",
+    );
+}
+
+#[test]
 fn what_a_copula_assigns_with_an_article_is_one_value() {
     // "is a red sedan" assigns the colour as "is red" does: the user's car
     // cannot be both. Having one of each is two cars.

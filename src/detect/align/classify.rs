@@ -963,9 +963,13 @@ pub(super) fn classify<'t>(
         without_change_words(&cx, lexicon),
         without_change_words(&cy, lexicon),
     );
+    let (undated_x, undated_y) = (
+        without_closing_date(dated_x, x, y, lexicon),
+        without_closing_date(dated_y, y, x, lexicon),
+    );
     let (valued_x, valued_y) = (
-        value_before_its_details(without_time_span(dated_x, lexicon), x, lexicon),
-        value_before_its_details(without_time_span(dated_y, lexicon), y, lexicon),
+        value_before_its_details(without_time_span(undated_x, lexicon), x, lexicon),
+        value_before_its_details(without_time_span(undated_y, lexicon), y, lexicon),
     );
     let (vx, vy) = (
         without_age_unit(valued_x, valued_y, lexicon),
@@ -1171,6 +1175,38 @@ pub(super) fn without_age_unit<'c, 't>(
             &content[..1]
         }
         _ => content,
+    }
+}
+
+/// `content` (the content words of `hunk`) without a closing date ("turned
+/// 5 `in June`") where the `other` side's hunk dates nothing: it says when
+/// this side's value came to be, not what it is. Where both sides are
+/// dated, the dates may tell two events apart ("rose 5 percent in June" /
+/// "rose 7 percent in May"), so both stay.
+pub(super) fn without_closing_date<'c, 't>(
+    content: &'c [&'t Token],
+    hunk: &[&Token],
+    other: &[&Token],
+    lexicon: &Lexicon,
+) -> &'c [&'t Token] {
+    let dates = content
+        .iter()
+        .rev()
+        .take_while(|t| names_time(t, lexicon))
+        .count();
+    let start = content.len() - dates;
+    if dates == 0 || start == 0 || other.iter().any(|t| names_time(t, lexicon)) {
+        return content;
+    }
+    let opened_by_preposition = hunk
+        .iter()
+        .position(|t| std::ptr::eq(*t, content[start]))
+        .and_then(|k| k.checked_sub(1))
+        .is_some_and(|k| listed("in on during", &hunk[k].word));
+    if opened_by_preposition {
+        &content[..start]
+    } else {
+        content
     }
 }
 
