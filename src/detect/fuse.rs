@@ -82,10 +82,7 @@ pub fn additions(base: &[Token], other_text: &str, lexicon: &Lexicon) -> Vec<Str
         let after_function_word =
             first > 0 && !other[first - 1].is_content() && text.joined(first - 1, first);
         let mut titled = false;
-        while last + 1 < other.len()
-            && other[last + 1].role == Role::Name
-            && text.joined(last, last + 1)
-        {
+        while text.is_name(last + 1) && text.joined(last, last + 1) {
             if align::listed(TITLES, &other[last].word) {
                 titled = true;
             } else if other[last].role != Role::Name || (after_function_word && !titled) {
@@ -212,10 +209,12 @@ impl Phrases<'_> {
             }
             let last = self.name_end(k);
             if self.tokens[k..=last].iter().any(|t| t.word == "of") {
-                let opening = &self.tokens[0];
-                let capitalised =
-                    self.text[opening.span.0..opening.span.1].starts_with(char::is_uppercase);
-                let first = if k == 1 && opening.is_content() && capitalised && self.joined(0, 1) {
+                let opens_name = |opening: &Token| {
+                    opening.is_content()
+                        && self.text[opening.span.0..opening.span.1].starts_with(char::is_uppercase)
+                        && self.joined(0, 1)
+                };
+                let first = if k == 1 && opens_name(&self.tokens[0]) {
                     0
                 } else {
                     k
@@ -255,15 +254,20 @@ fn carries_name(text: &[Token], parts: &[Vec<&str>]) -> bool {
         .map(|t| t.word.as_str())
         .filter(|w| *w != "the")
         .collect();
+    carries_name_in(&words, parts)
+}
+
+/// [`carries_name`] over the text's words, articles aside.
+fn carries_name_in(words: &[&str], parts: &[Vec<&str>]) -> bool {
     let has = |sequence: &[&str]| {
         !sequence.is_empty() && words.windows(sequence.len()).any(|w| w == sequence)
     };
-    let whole: Vec<&str> = parts.join(&"of");
     match parts {
         [] => true,
         [only] => has(only),
         [first, rest @ ..] => {
-            has(&whole) || (first.len() >= 2 && has(first) && carries_name(text, rest))
+            has(&parts.join(&"of"))
+                || (first.len() >= 2 && has(first) && carries_name_in(words, rest))
         }
     }
 }

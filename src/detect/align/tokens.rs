@@ -478,13 +478,14 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
         }
         // A number and "times" count occasions, one value: "two times"
         // is "twice", where "hard times" is no count.
-        let counted = format!("{} times", words[at]);
-        if words.get(at + 1).is_some_and(|w| w == "times")
-            && text[spans[at].1..spans[at + 1].0].trim().is_empty()
-            && occasions(&counted).is_some()
+        let followed_by_times = words.get(at + 1).is_some_and(|w| w == "times")
+            && text[spans[at].1..spans[at + 1].0].trim().is_empty();
+        let counted = followed_by_times.then(|| format!("{} times", words[at]));
+        if let Some(counted) = counted
+            && let Some(count) = occasions(&counted)
         {
             let mut info = Word::plain(&counted);
-            info.lemmas.extend(occasions(&counted).map(occasions_lemma));
+            info.lemmas.push(occasions_lemma(count));
             out.push(Token {
                 money: false,
                 info,
