@@ -419,6 +419,11 @@ pub(super) struct Place<'t> {
     /// its destination ("travels `to` Chicago", "I fly `to` Denver"): a
     /// habit, and one goes to many places.
     pub(super) habitual_destination: bool,
+    /// Per side, the first content word after the hunk's last negation as
+    /// the sentence has it, before the words the other text has elsewhere
+    /// leave the hunk: what a denial names when those words moved ("… and
+    /// does not `wear` glasses" / "wears glasses and …").
+    pub(super) negated_word: [Option<&'t Token>; 2],
 }
 
 /// Prepositions of where one goes: "travels `to` Chicago".
@@ -871,6 +876,7 @@ pub(super) fn classify<'t>(
                         .find(|t| t.is_content() && other_content.iter().any(|o| names(t, o)))
                 })
                 .copied()
+                .or(place.negated_word[side])
                 .or(next);
             let target = match (pronoun, shown) {
                 (true, _) | (_, None) => String::new(),

@@ -401,6 +401,13 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                 let (hunk, sentence) = [(hunk_x, a), (hunk_y, b)][side];
                 habitual_destination(sentence, end[side] - hunk.len(), lexicon)
             }),
+            negated_word: [hunk_x, hunk_y].map(|hunk| {
+                let negation = hunk.iter().rposition(|t| t.role == Role::Negation)?;
+                hunk[negation + 1..]
+                    .iter()
+                    .find(|t| t.is_content())
+                    .copied()
+            }),
         };
         if let [Some(bound_a), Some(bound_b)] = subject_bounds
             && end[0] <= bound_a

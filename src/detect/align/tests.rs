@@ -556,3 +556,33 @@ fn moved_words_are_no_detail_but_keep_a_merge_apart() {
         "swapped roles are another fact: {roles:?}"
     );
 }
+
+#[test]
+fn a_denial_names_the_word_it_stands_before_though_that_word_moved() {
+    // The denied verb is also in the other text, elsewhere: the alignment
+    // moves it out of the negation's hunk, and the explanation named the
+    // aligned word after the hunk ("`not` negates `scarf`") instead.
+    let lexicon = lexicon();
+    let denial = |a: &str, b: &str| {
+        let found = compare(&statement(a, &lexicon), &statement(b, &lexicon), &lexicon);
+        found
+            .conflicts
+            .iter()
+            .map(|c| c.detail.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        denial(
+            "Ana wears glasses and a red scarf and cycles to work",
+            "Ana cycles to work with a red scarf and does not wear glasses"
+        ),
+        ["`not` negates `wear` in the second only"]
+    );
+    assert_eq!(
+        denial(
+            "Ana cycles to work and is not wearing a helmet",
+            "Ana is wearing a helmet and cycles to work"
+        ),
+        ["`not` negates `wearing` in the first only"]
+    );
+}
