@@ -4080,3 +4080,29 @@ fn an_adverb_of_manner_says_what_its_adjective_says() {
         "The user speaks German poorly.",
     );
 }
+
+#[test]
+fn a_change_from_the_old_value_to_a_new_one_supersedes_the_old() {
+    // Naming the value left ("from Berlin") says which statement the change
+    // ends; it used to make the two texts share that value and differ in
+    // their verbs only, so both were kept as two facts.
+    assert_supersedes("User lives in Berlin", "User moved from Berlin to Munich");
+    assert_supersedes(
+        "The team uses Jira for tickets",
+        "The team switched from Jira to Linear for tickets",
+    );
+    assert_supersedes(
+        "The project uses PostgreSQL",
+        "The project migrated from PostgreSQL to MySQL",
+    );
+    // The new value stated before the change agrees with it.
+    assert_not_flagged(
+        "The team uses Linear for tickets",
+        "The team switched from Jira to Linear for tickets",
+    );
+    // A move under way ends nothing yet.
+    assert_not_flagged(
+        "User lives in Berlin",
+        "User is moving from Berlin to Munich",
+    );
+}

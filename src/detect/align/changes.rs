@@ -53,6 +53,56 @@ pub(super) fn entered_opposite(
     .then_some(k)
 }
 
+/// `text` without the value a change it states started from, where
+/// `other` states that value and not the new one: "switched `from Jira` to
+/// Linear" / "uses Jira" reads "switched to Linear", the new value against
+/// the old, as a change that leaves its source unsaid does. Kept, the
+/// source aligns with the other's value and leaves the two verbs as the
+/// only difference, two facts. A change marker's verb in the past, right
+/// before "from" ("moved from Berlin to Munich", "migrated from"), not one
+/// under way ("is moving from") nor denied or wished ("wants to switch").
+pub(super) fn without_change_source<'t>(
+    text: &'t [Token],
+    other: &[Token],
+    lexicon: &Lexicon,
+) -> Cow<'t, [Token]> {
+    let stated_by_other = |t: &Token| other.iter().any(|o| o.is_content() && o.shares_lemma(t));
+    let source = (1..text.len().saturating_sub(3)).find_map(|at| {
+        let verb = &text[at];
+        if verb.role != Role::Content
+            || !past_form(verb)
+            || !lexicon.is_change_verb(&verb.info)
+            || text[at + 1].word != "from"
+            || governed(text, at)
+        {
+            return None;
+        }
+        let clause = &text[at + 2..];
+        let to = clause
+            .iter()
+            .take_while(|t| !listed(CLAUSE_BREAKS, &t.word))
+            .position(|t| t.word == "to")?;
+        let (from, to_new) = (&clause[..to], &clause[to + 1..]);
+        let new_value = to_new
+            .iter()
+            .take_while(|t| !listed(CLAUSE_BREAKS, &t.word) && !is_preposition(&t.word));
+        let source_words = || from.iter().filter(|t| t.is_content());
+        let left = source_words().next().is_some() && source_words().all(stated_by_other);
+        let new = new_value
+            .filter(|t| t.is_content())
+            .any(|t| !stated_by_other(t));
+        (left && new).then_some((at + 1, at + 2 + to))
+    });
+    match source {
+        Some((from, to)) => {
+            let mut kept = text[..from].to_vec();
+            kept.extend_from_slice(&text[to..]);
+            Cow::Owned(kept)
+        }
+        None => Cow::Borrowed(text),
+    }
+}
+
 /// `side` with the copula of becoming it enters a state by ([`became`])
 /// read as a copula: a function word, as "is" is, so "got married" /
 /// "is single" leaves no detail beside the two states.

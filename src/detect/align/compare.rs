@@ -62,6 +62,10 @@ pub(super) fn anchor_weight(t: &Token) -> u32 {
 /// count double, so they anchor the alignment) and classifies every hunk.
 pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
     let (a, b) = (join_compounds(a, b), join_compounds(b, a));
+    let (a, b) = (
+        without_change_source(&a, &b, lexicon),
+        without_change_source(&b, &a, lexicon),
+    );
     let ends = [ending(&a, &b, lexicon), ending(&b, &a, lexicon)];
     // Where each side enters a state ([`became`]); read below only where
     // the side has no ending, so no denial has moved its words.
