@@ -4106,3 +4106,55 @@ fn a_change_from_the_old_value_to_a_new_one_supersedes_the_old() {
         "User is moving from Berlin to Munich",
     );
 }
+
+#[test]
+fn a_favorite_is_one_value_whatever_its_kind() {
+    // One favorite at a time: two values conflict though WordNet files
+    // neither under the kind ("ramen" is not in it; "knitting" is no
+    // "hobby" there).
+    for (first, second) in [
+        (
+            "User's favorite food is sushi",
+            "User's favorite food is ramen",
+        ),
+        (
+            "User's favorite hobby is knitting",
+            "User's favorite hobby is woodworking",
+        ),
+        (
+            "User's favorite snack is popcorn",
+            "User's favorite snack is hummus",
+        ),
+    ] {
+        assert_flagged_once(first, second);
+    }
+    // One a kind of the other is no clash.
+    assert_not_flagged(
+        "User's favorite food is pasta",
+        "User's favorite food is spaghetti",
+    );
+}
+
+#[test]
+fn the_alternative_a_preference_rejects_is_not_the_choice() {
+    // "over light mode" aligned with the other's choice and left "dark"
+    // a detail: the two merged, into the older text when it was the one
+    // preferring over, so the newer choice was lost from the active view.
+    assert_flagged_once(
+        "User prefers dark mode over light mode",
+        "User prefers light mode",
+    );
+    assert_flagged_once(
+        "User prefers light mode",
+        "User prefers dark mode over light mode",
+    );
+    // Two choices WordNet puts in no one class: not a flagged conflict,
+    // but no longer one fact either.
+    assert_kept_apart(
+        "User prefers email to phone calls",
+        "User prefers phone calls",
+    );
+    assert_supersedes("User prefers tea", "User now prefers coffee over tea");
+    // The same choice, said with the alternative: one fact.
+    assert_merged("User prefers coffee over tea", "User prefers coffee");
+}

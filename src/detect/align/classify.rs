@@ -358,6 +358,9 @@ pub(super) struct Place<'t> {
     /// is tennis", "favorite `dog` is the beagle"): the kind of thing the
     /// value names.
     pub(super) kind_assigned: Option<&'t Token>,
+    /// That kind is one's favorite, in the singular ("favorite `food` is
+    /// sushi"): one value at a time, whatever its kind.
+    pub(super) one_favorite: bool,
     /// Right after an aligned active verb: its direct object ("speaks
     /// `Spanish`"), not a passive participle's complement ("is named
     /// `Lily`") nor a preposition's ("lives in `Rome`").
@@ -1837,26 +1840,28 @@ pub(super) fn different_value<'t>(
     }
     // What a copula assigns to a kind of thing is one thing of that kind
     // ("favorite sport is tennis" / "… is golf"), however far below it the
-    // two lie in WordNet.
+    // two lie in WordNet. One's favorite is one value at a time though
+    // WordNet files neither under the kind ("favorite food is sushi" / "…
+    // is ramen"; a hobby is often a gerund: "knitting" / "woodworking").
+    // Not where one is a kind of the other ("pasta" / "spaghetti").
     if let ([p], [q]) = (x, y)
         && let Some(kind) = place.kind_assigned
-        && !p.info.inflected_verb
-        && !q.info.inflected_verb
         && p.role == Role::Content
         && q.role == Role::Content
-        && lexicon.is_a(&p.info, &kind.info)
-        && lexicon.is_a(&q.info, &kind.info)
         && !lexicon.related(p.pair(), q.pair())
     {
-        return Some((
-            Conflict::opposed(
-                "value",
-                &p.word,
-                &q.word,
-                &format!("both a kind of {}", kind.word),
-            ),
-            [1, 1],
-        ));
+        let under_kind = |t: &Token| !t.info.inflected_verb && lexicon.is_a(&t.info, &kind.info);
+        let favorite_value = |t: &Token| !t.info.inflected_verb || t.word.ends_with("ing");
+        let why = if under_kind(p) && under_kind(q) {
+            Some(format!("both a kind of {}", kind.word))
+        } else if place.one_favorite && favorite_value(p) && favorite_value(q) {
+            Some(format!("one favorite {}", kind.word))
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Some((Conflict::opposed("value", &p.word, &q.word, &why), [1, 1]));
+        }
     }
     None
 }

@@ -66,6 +66,10 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
         without_change_source(&a, &b, lexicon),
         without_change_source(&b, &a, lexicon),
     );
+    let (a, b) = (
+        without_rejected_alternative(&a, &b),
+        without_rejected_alternative(&b, &a),
+    );
     let ends = [ending(&a, &b, lexicon), ending(&b, &a, lexicon)];
     // Where each side enters a state ([`became`]); read below only where
     // the side has no ending, so no denial has moved its words.
@@ -328,6 +332,14 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                 .and_then(|k| k.checked_sub(1))
                 .map(|k| aligned_words[k])
                 .filter(|t| t.role == Role::Content && t.info.is_noun()),
+            one_favorite: governor
+                .filter(|&k| listed(SINGULAR_COPULAS, &aligned_words[k].word))
+                .and_then(|k| k.checked_sub(2))
+                .is_some_and(|k| {
+                    let kind: &Token = aligned_words[k + 1];
+                    listed(FAVORITES, &aligned_words[k].word)
+                        && kind.info.lemmas.contains(&kind.word)
+                }),
             role: governor.is_some_and(|k| {
                 aligned_words[k].word == "as" && k.checked_sub(1).is_some_and(tensed_verb)
             }),
@@ -718,6 +730,64 @@ fn traded_pronouns(a: &[Token], b: &[Token]) -> Option<(String, String)> {
             Some((clause((doer, object), verb), clause(traded, other)))
         })
     })
+}
+
+/// `text` without the alternative a preference of it rejects, where
+/// `other` states that alternative and not the choice: "prefers dark mode
+/// `over light mode`" / "prefers light mode" reads "prefers dark mode",
+/// one choice against the other. Kept, the rejected alternative aligns
+/// with the other's choice and leaves this choice a detail, so the two
+/// read as one fact. The alternative runs from the pivot ("over", "to",
+/// "rather than", "instead of") to the next preposition or clause; not
+/// under a negation ("does not prefer tea over coffee").
+pub(super) fn without_rejected_alternative<'t>(
+    text: &'t [Token],
+    other: &[Token],
+) -> Cow<'t, [Token]> {
+    let prefers = |t: &Token| t.info.lemmas.iter().any(|l| listed(PREFERENCE_VERBS, l));
+    let Some(verb) = text.iter().position(prefers) else {
+        return Cow::Borrowed(text);
+    };
+    if text.iter().any(|t| t.role == Role::Negation) {
+        return Cow::Borrowed(text);
+    }
+    let stated_by_other = |t: &Token| other.iter().any(|o| o.is_content() && o.shares_lemma(t));
+    let clause = text[verb + 1..]
+        .iter()
+        .take_while(|t| !listed(CLAUSE_BREAKS, &t.word) || t.word == "than")
+        .count();
+    let clause = &text[verb + 1..verb + 1 + clause];
+    let pivot = (1..clause.len()).find_map(|k| match clause[k].word.as_str() {
+        "over" | "to" => Some((k, 1)),
+        "rather" | "instead"
+            if clause
+                .get(k + 1)
+                .is_some_and(|t| listed("than of", &t.word)) =>
+        {
+            Some((k, 2))
+        }
+        _ => None,
+    });
+    let Some((at, pivot_len)) = pivot else {
+        return Cow::Borrowed(text);
+    };
+    let chosen = &clause[..at];
+    let rejected_len = clause[at + pivot_len..]
+        .iter()
+        .take_while(|t| !is_preposition(&t.word))
+        .count();
+    let rejected = &clause[at + pivot_len..at + pivot_len + rejected_len];
+    let content = |run: &'t [Token]| run.iter().filter(|t| t.is_content());
+    let rejected_stated =
+        content(rejected).next().is_some() && content(rejected).all(stated_by_other);
+    let choice_unstated = content(chosen).any(|t| !stated_by_other(t));
+    if !(rejected_stated && choice_unstated) {
+        return Cow::Borrowed(text);
+    }
+    let from = verb + 1 + at;
+    let mut kept = text[..from].to_vec();
+    kept.extend_from_slice(&text[from + pivot_len + rejected_len..]);
+    Cow::Owned(kept)
 }
 
 /// The two sides of a comparison or a preference traded, nothing else

@@ -414,6 +414,12 @@ pub(super) fn is_preposition(word: &str) -> bool {
     listed(PREPOSITIONS, word)
 }
 
+/// Words that make what they modify one's single choice ("favorite food").
+const FAVORITES: &str = "favorite favourite";
+
+/// Copulas of one subject, that assign one value ("is", not "are").
+const SINGULAR_COPULAS: &str = "is was";
+
 /// Conjunctions that may join two clauses.
 const CONJUNCTIONS: &str = "and but while whereas";
 
