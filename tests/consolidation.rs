@@ -4128,10 +4128,15 @@ fn a_favorite_is_one_value_whatever_its_kind() {
     ] {
         assert_flagged_once(first, second);
     }
-    // One a kind of the other is no clash.
+    // One a kind of the other is no clash, nor are two words describing
+    // the favorite.
     assert_not_flagged(
         "User's favorite food is pasta",
         "User's favorite food is spaghetti",
+    );
+    assert_not_flagged(
+        "User's favorite cafe is small",
+        "User's favorite cafe is cozy",
     );
 }
 

@@ -1851,7 +1851,10 @@ pub(super) fn different_value<'t>(
         && !lexicon.related(p.pair(), q.pair())
     {
         let under_kind = |t: &Token| !t.info.inflected_verb && lexicon.is_a(&t.info, &kind.info);
-        let favorite_value = |t: &Token| !t.info.inflected_verb || t.word.ends_with("ing");
+        // A value, not an adjective that describes the favorite ("favorite
+        // cafe is small" / "… is cozy").
+        let favorite_value =
+            |t: &Token| (!t.info.inflected_verb || t.word.ends_with("ing")) && !t.info.modifies();
         let why = if under_kind(p) && under_kind(q) {
             Some(format!("both a kind of {}", kind.word))
         } else if place.one_favorite && favorite_value(p) && favorite_value(q) {
