@@ -754,7 +754,7 @@ pub(super) fn without_rejected_alternative<'t>(
     let stated_by_other = |t: &Token| other.iter().any(|o| o.is_content() && o.shares_lemma(t));
     let clause = text[verb + 1..]
         .iter()
-        .take_while(|t| !listed(CLAUSE_BREAKS, &t.word) || t.word == "than")
+        .take_while(|t| !listed(CLAUSE_BREAKS, &t.word))
         .count();
     let clause = &text[verb + 1..verb + 1 + clause];
     let pivot = (1..clause.len()).find_map(|k| match clause[k].word.as_str() {
