@@ -757,8 +757,12 @@ pub(super) fn without_rejected_alternative<'t>(
         .take_while(|t| !listed(CLAUSE_BREAKS, &t.word))
         .count();
     let clause = &text[verb + 1..verb + 1 + clause];
+    // After an infinitive ("prefers to travel to Japan") "to" is where,
+    // not what is rejected.
+    let infinitive = clause.first().is_some_and(|t| t.word == "to");
     let pivot = (1..clause.len()).find_map(|k| match clause[k].word.as_str() {
-        "over" | "to" => Some((k, 1)),
+        "over" => Some((k, 1)),
+        "to" if !infinitive => Some((k, 1)),
         "rather" | "instead"
             if clause
                 .get(k + 1)

@@ -586,3 +586,40 @@ fn a_denial_names_the_word_it_stands_before_though_that_word_moved() {
         ["`not` negates `wearing` in the first only"]
     );
 }
+
+#[test]
+fn a_preference_is_read_without_the_alternative_the_other_text_chose() {
+    let lexicon = lexicon();
+    let read = |text: &str, other: &str| {
+        let (text, other) = (tokens(text, &lexicon), tokens(other, &lexicon));
+        without_rejected_alternative(&text, &other)
+            .iter()
+            .map(|t| t.word.clone())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    assert_eq!(
+        read(
+            "User prefers dark mode over light mode",
+            "User prefers light mode"
+        ),
+        "user prefers dark mode"
+    );
+    assert_eq!(
+        read(
+            "Ana prefers tea rather than coffee in the morning",
+            "Ana prefers coffee"
+        ),
+        "ana prefers tea in the morning"
+    );
+    // The other text has the choice too, or not the alternative: as said.
+    assert_eq!(
+        read("User prefers coffee over tea", "User prefers coffee"),
+        "user prefers coffee over tea"
+    );
+    // After an infinitive, "to" says where, not what is rejected.
+    assert_eq!(
+        read("User prefers to travel to Japan", "User prefers Japan"),
+        "user prefers to travel to japan"
+    );
+}
