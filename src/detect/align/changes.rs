@@ -66,14 +66,15 @@ pub(super) fn without_change_source<'t>(
     other: &[Token],
     lexicon: &Lexicon,
 ) -> Cow<'t, [Token]> {
-    let stated_by_other = |t: &Token| other.iter().any(|o| o.is_content() && o.shares_lemma(t));
+    let stated_by_other = |t: &Token| states(other, t);
     let source = (1..text.len().saturating_sub(3)).find_map(|at| {
         let verb = &text[at];
-        if verb.role != Role::Content
+        // The cheap tests first: this runs on every pair a cycle compares.
+        if text[at + 1].word != "from"
+            || verb.role != Role::Content
             || !past_form(verb)
-            || !lexicon.is_change_verb(&verb.info)
-            || text[at + 1].word != "from"
             || governed(text, at)
+            || !lexicon.is_change_verb(&verb.info)
         {
             return None;
         }
@@ -94,11 +95,7 @@ pub(super) fn without_change_source<'t>(
         (left && new).then_some((at + 1, at + 2 + to))
     });
     match source {
-        Some((from, to)) => {
-            let mut kept = text[..from].to_vec();
-            kept.extend_from_slice(&text[to..]);
-            Cow::Owned(kept)
-        }
+        Some((from, to)) => without_range(text, from..to),
         None => Cow::Borrowed(text),
     }
 }

@@ -751,7 +751,7 @@ pub(super) fn without_rejected_alternative<'t>(
     if text.iter().any(|t| t.role == Role::Negation) {
         return Cow::Borrowed(text);
     }
-    let stated_by_other = |t: &Token| other.iter().any(|o| o.is_content() && o.shares_lemma(t));
+    let stated_by_other = |t: &Token| states(other, t);
     let clause = text[verb + 1..]
         .iter()
         .take_while(|t| !listed(CLAUSE_BREAKS, &t.word))
@@ -789,9 +789,7 @@ pub(super) fn without_rejected_alternative<'t>(
         return Cow::Borrowed(text);
     }
     let from = verb + 1 + at;
-    let mut kept = text[..from].to_vec();
-    kept.extend_from_slice(&text[from + pivot_len + rejected_len..]);
-    Cow::Owned(kept)
+    without_range(text, from..from + pivot_len + rejected_len)
 }
 
 /// The two sides of a comparison or a preference traded, nothing else

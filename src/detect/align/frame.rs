@@ -109,8 +109,7 @@ pub(super) fn modal_or_future(word: &str) -> bool {
 /// running"), or one of the lexicon's framing words
 /// ("Sam `believes` the earth is flat", "`If` it rains").
 pub(super) fn reframes(text: &[Token], other: &[Token], lexicon: &Lexicon) -> bool {
-    let shared =
-        |t: &Token| t.is_content() && other.iter().any(|o| o.is_content() && o.shares_lemma(t));
+    let shared = |t: &Token| t.is_content() && states(other, t);
     let own = |t: &Token| t.is_content() && !shared(t);
     // What `other` has, looked up once: a modal or the future, a modal of
     // possibility, an obligation. The month ("in May") is a name, no modal.

@@ -123,6 +123,18 @@ fn written_as(list: &str, t: &Token) -> bool {
 /// week", "`next` Monday").
 const TIME_DEICTICS: &str = "this last next past previous coming following";
 
+/// Whether `text` has a content word of `word`'s lemma: says it too.
+fn states(text: &[Token], word: &Token) -> bool {
+    text.iter().any(|t| t.is_content() && t.shares_lemma(word))
+}
+
+/// `text` with the tokens of `range` left out.
+fn without_range(text: &[Token], range: std::ops::Range<usize>) -> Cow<'_, [Token]> {
+    let mut kept = text.to_vec();
+    kept.drain(range);
+    Cow::Owned(kept)
+}
+
 /// A past form: of "be", "have", "do" or "used to", or an inflected verb
 /// ending neither in "-ing" nor in "-s" ("worked", "taught"; also a
 /// participle, "married", which both sides of a relation share).
