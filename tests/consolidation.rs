@@ -4163,3 +4163,22 @@ fn the_alternative_a_preference_rejects_is_not_the_choice() {
     // The same choice, said with the alternative: one fact.
     assert_merged("User prefers coffee over tea", "User prefers coffee");
 }
+
+#[test]
+fn a_change_dated_after_its_new_value_still_supersedes_the_old() {
+    // "last month", "this year", "two weeks ago" say when the move
+    // happened, as "in June" does; they were read as part of the new
+    // value, which then filled no slot, and both memories were kept.
+    assert_supersedes("User lives in Boston", "User moved to Seattle last month");
+    assert_supersedes(
+        "The project uses PostgreSQL",
+        "The project migrated to MySQL in March",
+    );
+    assert_supersedes("User lives in Boston", "User moved to Denver two weeks ago");
+    assert_supersedes("Sarah lives in Austin", "Sarah moved to Denver in May");
+    // Dated on both sides, the dates may tell two events apart.
+    assert_not_flagged(
+        "User moved to Boston last year",
+        "User moved to Seattle last month",
+    );
+}

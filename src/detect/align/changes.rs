@@ -100,6 +100,67 @@ pub(super) fn without_change_source<'t>(
     }
 }
 
+/// `text` without the date that closes a change it states ("moved to
+/// Seattle `last month`", "`in May`", "`two weeks ago`", "`yesterday`"),
+/// where `other` names no time, and how many content words the date had.
+/// The date says when the value changed, not what it is; kept, its "in"
+/// aligns with the other's "lives `in` Boston", or it joins the new value,
+/// and the value fills no slot. The caller counts those words as this
+/// side's details, so a merge still keeps them. Not a change denied,
+/// wished or under way ([`governed`], [`change_verbs`]).
+pub(super) fn without_change_date<'t>(
+    text: &'t [Token],
+    other: &[Token],
+    lexicon: &Lexicon,
+) -> (Cow<'t, [Token]>, usize) {
+    let unchanged = (Cow::Borrowed(text), 0);
+    let dating = |t: &Token| {
+        names_time(t, lexicon)
+            || t.role == Role::Number
+            || listed(TIME_DEICTICS, &t.word)
+            || listed(ARTICLES, &t.word)
+            || t.word == "ago"
+    };
+    let start = text.len() - text.iter().rev().take_while(|t| dating(t)).count();
+    let date = &text[start..];
+    if !date.iter().any(|t| names_time(t, lexicon)) || other.iter().any(|t| names_time(t, lexicon))
+    {
+        return unchanged;
+    }
+    let Some(verb) = (0..start).find(|&k| {
+        let verb = &text[k];
+        verb.info.inflected_verb
+            && past_form(verb)
+            && !governed(text, k)
+            && lexicon.opens_with_change_marker(text[k..].iter().map(|t| t.word.as_str()))
+    }) else {
+        return unchanged;
+    };
+    // A bare date is one only after a time word of its own: "in May",
+    // "last month", "two weeks ago", "yesterday"; not "turned 5".
+    let opened = |k: usize| {
+        let first = &text[k];
+        listed(TIME_DEICTICS, &first.word)
+            || (names_time(first, lexicon) && first.role != Role::Number)
+            || date.last().is_some_and(|t| t.word == "ago")
+    };
+    let start = match start.checked_sub(1) {
+        Some(k) if listed("in on during", &text[k].word) => k,
+        _ if opened(start) => start,
+        _ => return unchanged,
+    };
+    // The new value stays: the change needs a content word of its own
+    // between its verb and the date.
+    if !text[verb + 1..start]
+        .iter()
+        .any(|t| t.is_content() && !names_time(t, lexicon))
+    {
+        return unchanged;
+    }
+    let dated = text[start..].iter().filter(|t| t.is_content()).count();
+    (without_range(text, start..text.len()), dated)
+}
+
 /// `side` with the copula of becoming it enters a state by ([`became`])
 /// read as a copula: a function word, as "is" is, so "got married" /
 /// "is single" leaves no detail beside the two states.

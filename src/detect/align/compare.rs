@@ -70,6 +70,10 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
         without_rejected_alternative(&a, &b),
         without_rejected_alternative(&b, &a),
     );
+    let ((a, dated_a), (b, dated_b)) = (
+        without_change_date(&a, &b, lexicon),
+        without_change_date(&b, &a, lexicon),
+    );
     let ends = [ending(&a, &b, lexicon), ending(&b, &a, lexicon)];
     // Where each side enters a state ([`became`]); read below only where
     // the side has no ending, so no denial has moved its words.
@@ -136,8 +140,8 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                 .map(|at| side[at].word.clone())
         }),
         content: [
-            a.iter().filter(|t| t.is_content()).count(),
-            b.iter().filter(|t| t.is_content()).count(),
+            a.iter().filter(|t| t.is_content()).count() + dated_a,
+            b.iter().filter(|t| t.is_content()).count() + dated_b,
         ],
         ..Comparison::default()
     };
@@ -595,6 +599,9 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
     if let Some(clauses) = traded_pronouns(a, b) {
         comparison.substitutions.push(clauses);
     }
+    // The date a change was set aside with is still its side's detail.
+    comparison.extra[0] += dated_a;
+    comparison.extra[1] += dated_b;
     comparison
 }
 
