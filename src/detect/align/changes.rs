@@ -106,8 +106,8 @@ pub(super) fn without_change_source<'t>(
 /// The date says when the value changed, not what it is; kept, its "in"
 /// aligns with the other's "lives `in` Boston", or it joins the new value,
 /// and the value fills no slot. The caller counts those words as this
-/// side's details, so a merge still keeps them. Not a change denied,
-/// wished or under way ([`governed`], [`change_verbs`]).
+/// side's details, so a merge still keeps them. Not a change denied or
+/// wished ([`governed`]), nor one under way ("is moving").
 pub(super) fn without_change_date<'t>(
     text: &'t [Token],
     other: &[Token],

@@ -623,3 +623,19 @@ fn a_preference_is_read_without_the_alternative_the_other_text_chose() {
         "user prefers to travel to japan"
     );
 }
+
+#[test]
+fn a_date_set_aside_from_a_change_is_still_its_sides_detail() {
+    // Against an undated text the change's closing date is left out of
+    // the alignment, yet counted: a merge goes into the dated text.
+    let found = comparison("User moved to Seattle in 2023", "User moved to Seattle");
+    assert!(found.conflicts.is_empty(), "{:?}", found.conflicts);
+    assert_eq!(found.extra, [1, 0]);
+    assert_eq!(found.content[0], found.content[1] + 1);
+    // Dated on both sides, the dates stay and are compared.
+    let found = comparison(
+        "User moved to Seattle in 2023",
+        "User moved to Seattle in 2021",
+    );
+    assert!(!found.conflicts.is_empty());
+}
