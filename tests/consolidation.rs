@@ -4166,7 +4166,7 @@ fn the_alternative_a_preference_rejects_is_not_the_choice() {
 
 #[test]
 fn a_change_dated_after_its_new_value_still_supersedes_the_old() {
-    // "last month", "this year", "two weeks ago" say when the move
+    // "last month", "in March", "two weeks ago" say when the move
     // happened, as "in June" does; they were read as part of the new
     // value, which then filled no slot, and both memories were kept.
     assert_supersedes("User lives in Boston", "User moved to Seattle last month");

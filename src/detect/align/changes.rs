@@ -127,13 +127,9 @@ pub(super) fn without_change_date<'t>(
     {
         return unchanged;
     }
-    let Some(verb) = (0..start).find(|&k| {
-        let verb = &text[k];
-        verb.info.inflected_verb
-            && past_form(verb)
-            && !governed(text, k)
-            && lexicon.opens_with_change_marker(text[k..].iter().map(|t| t.word.as_str()))
-    }) else {
+    let Some(verb) =
+        change_verb_positions(text, lexicon).find(|&k| k < start && !governed(text, k))
+    else {
         return unchanged;
     };
     // A bare date is one only after a time word of its own: "in May",
@@ -145,7 +141,7 @@ pub(super) fn without_change_date<'t>(
             || date.last().is_some_and(|t| t.word == "ago")
     };
     let start = match start.checked_sub(1) {
-        Some(k) if listed("in on during", &text[k].word) => k,
+        Some(k) if listed(DATE_PREPOSITIONS, &text[k].word) => k,
         _ if opened(start) => start,
         _ => return unchanged,
     };
@@ -607,13 +603,20 @@ pub(super) fn change_verbs<'t, T: std::borrow::Borrow<Token>>(
     tokens: &'t [T],
     lexicon: &'t Lexicon,
 ) -> impl Iterator<Item = &'t Token> + 't {
-    (0..tokens.len()).filter_map(move |k| {
+    change_verb_positions(tokens, lexicon).map(|k| tokens[k].borrow())
+}
+
+/// Where [`change_verbs`] stand in `tokens`.
+pub(super) fn change_verb_positions<'t, T: std::borrow::Borrow<Token>>(
+    tokens: &'t [T],
+    lexicon: &'t Lexicon,
+) -> impl Iterator<Item = usize> + 't {
+    (0..tokens.len()).filter(move |&k| {
         let verb = tokens[k].borrow();
-        (verb.info.inflected_verb
+        verb.info.inflected_verb
             && past_form(verb)
             && lexicon
-                .opens_with_change_marker(tokens[k..].iter().map(|t| t.borrow().word.as_str())))
-        .then_some(verb)
+                .opens_with_change_marker(tokens[k..].iter().map(|t| t.borrow().word.as_str()))
     })
 }
 

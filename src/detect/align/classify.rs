@@ -1211,7 +1211,7 @@ pub(super) fn without_closing_date<'c, 't>(
         .iter()
         .position(|t| std::ptr::eq(*t, content[start]))
         .and_then(|k| k.checked_sub(1))
-        .is_some_and(|k| listed("in on during", &hunk[k].word));
+        .is_some_and(|k| listed(DATE_PREPOSITIONS, &hunk[k].word));
     if opened_by_preposition {
         &content[..start]
     } else {

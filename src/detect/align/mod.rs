@@ -123,6 +123,9 @@ fn written_as(list: &str, t: &Token) -> bool {
 /// week", "`next` Monday").
 const TIME_DEICTICS: &str = "this last next past previous coming following";
 
+/// Prepositions that open a date closing a text ("moved `in` May").
+const DATE_PREPOSITIONS: &str = "in on during";
+
 /// Whether `text` has a content word of `word`'s lemma: says it too.
 fn states(text: &[Token], word: &Token) -> bool {
     text.iter().any(|t| t.is_content() && t.shares_lemma(word))
