@@ -684,6 +684,51 @@ fn a_trip_made_as_a_habit_is_no_home_that_a_move_or_another_trip_ends() {
 }
 
 #[test]
+fn a_move_ends_the_old_home_however_far_apart_the_model_puts_the_two_places() {
+    // The model scores two cities' names far apart, below the floor a
+    // stated change is compared from, so these moves were never compared
+    // with the home they end and both memories stayed active.
+    for (home, news) in [
+        ("User lives in Chicago", "User moved to Austin"),
+        ("User lives in Chicago", "User relocated to Austin"),
+        ("User lives in Chicago", "User moved to Austin in 2024"),
+    ] {
+        let measured = similarity(home, news);
+        assert!(measured < 0.50, "{home:?} / {news:?}: {measured}");
+        assert_supersedes(home, news);
+    }
+    // Someone else's move, a move within the city and a move to the
+    // region the home lies in end nothing.
+    for (first, second) in [
+        ("User lives in Chicago", "User's sister moved to Austin"),
+        (
+            "User lives in Chicago",
+            "User moved to a bigger apartment in Chicago",
+        ),
+        ("User lives in Chicago", "User moved to Illinois"),
+    ] {
+        assert_not_flagged(first, second);
+    }
+    // The move is compared with the home, not with a trip the model
+    // scores closer to it.
+    let (_dir, store) = store();
+    ingest(
+        &store,
+        &[
+            memory_created("u", "home", "User lives in Chicago", 0),
+            memory_created("u", "trip", "User flew to Austin for a conference", DAY),
+            memory_created("u", "move", "User moved to Austin", 2 * DAY),
+        ],
+        manual_cycles_only(),
+    );
+    let output = execute(&store, "u", "r1", 3 * DAY, &settings_with_wordnet());
+    assert_eq!(output.report.counts.superseded, 1, "{:#?}", output.report);
+    assert_eq!(status(&store, "u", "home"), MemoryStatus::Superseded);
+    assert_eq!(status(&store, "u", "trip"), MemoryStatus::Active);
+    assert_eq!(status(&store, "u", "move"), MemoryStatus::Active);
+}
+
+#[test]
 fn an_exception_denies_what_the_other_text_states() {
     // "all fruit except bananas" says the user does not like bananas:
     // merged into it, "likes bananas" would be lost and its opposite kept.
@@ -3868,6 +3913,19 @@ fn leaving_a_place_or_an_employer_ends_being_there() {
         ),
         ("User lives in Berlin.", "User left Berlin for Paris."),
         ("User is in a meeting.", "User left the meeting."),
+        // Moving out of one's home is leaving it.
+        ("User lives in Boston.", "User moved out of Boston."),
+        // A departure in one clause of two: each clause is asserted, the
+        // verb of the first past in its bare form ("quit") or the second
+        // opened by an adverb ("and now works").
+        (
+            "User works at Google.",
+            "User quit his job at Google and started his own company.",
+        ),
+        (
+            "User works at Google.",
+            "User left Google last year and now works at Meta.",
+        ),
     ] {
         assert_supersedes(present, departure);
     }
@@ -3893,6 +3951,11 @@ fn leaving_a_place_or_an_employer_ends_being_there() {
         ("User works at home.", "User left his keys at home."),
         ("User works at Stripe.", "User left Stripe's office early."),
         ("User lives in Berlin.", "User left Munich."),
+        ("User lives in Boston.", "User's son moved out of Boston."),
+        (
+            "User lives in Boston.",
+            "User moved out of his parents' house.",
+        ),
     ] {
         assert_not_flagged(first, second);
     }

@@ -103,22 +103,24 @@ pub fn detect(
             let comparison = prepared.compare(i, j, lexicon);
             let resolved = resolve(&comparison);
             let found = signals(&comparison, resolved.is_some());
-            // A change to another value of a lexicon class counts from
-            // `change_min_similarity`, whether the alignment reads it as
-            // a conflict or only as the class change.
-            let class_change = resolved.is_some() && !comparison.class_changes.is_empty();
-            (!found.is_empty()).then_some((found, resolved, class_change))
+            (!found.is_empty()).then_some((found, resolved))
         } else {
             None
         };
-        let (signals, resolved, class_change) = match whole {
+        let (signals, resolved) = match whole {
             Some(whole) => whole,
             None => match prepared.clause_conflict(i, j, lexicon) {
-                Some(clauses) => (signals(&clauses, false), resolve(&clauses), false),
+                Some(clauses) => (signals(&clauses, false), resolve(&clauses)),
                 None => continue,
             },
         };
-        let stated_change = class_change || signals.iter().any(|s| s.kind == "class_value");
+        // A contradiction that the newer memory's stated change resolves
+        // counts from `change_min_similarity` (a replacement often shares
+        // few words: "Using Pinecone for vector search" / "Now using
+        // PostgreSQL with pgvector" score 0.20), whether the alignment
+        // reads it as a conflict or only as a class change. Only such
+        // pairs are nominated below the usual floors ([`stated_changes`]).
+        let stated_change = resolved.is_some() && !signals.is_empty();
         if !nominated(i, j, similarity) && !stated_change {
             continue;
         }
@@ -172,7 +174,7 @@ pub fn signals(comparison: &Comparison, states_change: bool) -> Vec<Signal> {
 /// only (at least `change_min_similarity`): "Now using PostgreSQL with
 /// pgvector" replaces the one vector store it is closest to, not every
 /// memory that names one. Blocked by class, so a large user is not compared
-/// all-pairs.
+/// all-pairs. Homes are one more such class, of the places WordNet knows.
 fn stated_changes(
     prepared: &Prepared<'_>,
     settings: &DetectSettings,
@@ -206,6 +208,29 @@ fn stated_changes(
     for members in by_class.values() {
         pairs.extend(closest_predecessors(prepared, members, settings, lexicon));
     }
+    // Where one lives is a slot too, whose values WordNet knows as places:
+    // a move ("moved to Austin") against the homes stated before it ("lives
+    // in Chicago", which the model may score 0.47 against it). Not a trip
+    // ("flew to Austin"), which states no home and changes none.
+    let places: Vec<Vec<String>> = (0..prepared.items.len())
+        .map(|i| {
+            let words = &prepared.items[i].words;
+            let home_or_move = !is_episode(&prepared.items[i])
+                && (lexicon.holds_in_one_place(words) || lexicon.change_marker_in(words).is_some());
+            if home_or_move {
+                prepared.named_places(i, lexicon)
+            } else {
+                Vec::new()
+            }
+        })
+        .collect();
+    let homes: Vec<(usize, Vec<&str>)> = places
+        .iter()
+        .enumerate()
+        .filter(|(_, named)| !named.is_empty())
+        .map(|(i, named)| (i, named.iter().map(String::as_str).collect()))
+        .collect();
+    pairs.extend(closest_predecessors(prepared, &homes, settings, lexicon));
     pairs
 }
 

@@ -301,6 +301,12 @@ impl Lexicon {
         self.wordnet.as_ref().is_none_or(|w| w.means_presence(verb))
     }
 
+    /// Whether WordNet knows `word` as a place ([`WordNet::names_place`]);
+    /// never without WordNet.
+    pub fn names_place(&self, word: &Word) -> bool {
+        self.wordnet.as_ref().is_some_and(|w| w.names_place(word))
+    }
+
     /// Whether WordNet knows `verb` as one of going
     /// ([`WordNet::means_motion`]); never without WordNet.
     pub fn means_motion(&self, verb: &Word) -> bool {
@@ -458,6 +464,25 @@ impl Lexicon {
     /// Each word of a relation may be written in any inflection ("prefers"
     /// states "prefer"); each word of `words` is looked up at most once.
     pub fn one_at_a_time_in(&self, words: &[String]) -> Option<usize> {
+        self.first_stated(
+            self.single_valued.iter().chain(&self.held_in_one_place),
+            words,
+        )
+    }
+
+    /// Whether `words` state a relation held in one place
+    /// ([`LexiconSpec::held_in_one_place`]: "lives in", "is based in").
+    pub fn holds_in_one_place(&self, words: &[String]) -> bool {
+        self.first_stated(self.held_in_one_place.iter(), words)
+            .is_some()
+    }
+
+    /// Which of `relations` `words` state first, as its place among them.
+    fn first_stated<'r>(
+        &self,
+        mut relations: impl Iterator<Item = &'r Vec<String>>,
+        words: &[String],
+    ) -> Option<usize> {
         let looked_up: Vec<std::cell::OnceCell<Word>> =
             words.iter().map(|_| std::cell::OnceCell::new()).collect();
         let fits = |want: &String, at: usize| {
@@ -465,18 +490,15 @@ impl Lexicon {
                 looked_up[at].get_or_init(|| self.word(&words[at]))
             })
         };
-        self.single_valued
-            .iter()
-            .chain(&self.held_in_one_place)
-            .position(|relation| {
-                !relation.is_empty()
-                    && (relation.len()..=words.len()).any(|end| {
-                        relation
-                            .iter()
-                            .zip(end - relation.len()..end)
-                            .all(|(want, at)| fits(want, at))
-                    })
-            })
+        relations.position(|relation| {
+            !relation.is_empty()
+                && (relation.len()..=words.len()).any(|end| {
+                    relation
+                        .iter()
+                        .zip(end - relation.len()..end)
+                        .all(|(want, at)| fits(want, at))
+                })
+        })
     }
 
     /// `(class, value)` of every class value named in `words`.

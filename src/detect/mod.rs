@@ -169,6 +169,20 @@ impl<'a> Prepared<'a> {
         found
     }
 
+    /// Every place item `i` names as a name ("Austin", "New York"), as
+    /// written in lower case.
+    pub fn named_places(&self, i: usize, lexicon: &Lexicon) -> Vec<String> {
+        let mut found: Vec<String> = self
+            .item_tokens(i, lexicon)
+            .iter()
+            .filter(|t| t.names_place(lexicon))
+            .map(|t| t.word.clone())
+            .collect();
+        found.sort();
+        found.dedup();
+        found
+    }
+
     fn item_tokens(&self, k: usize, lexicon: &Lexicon) -> &[align::Token] {
         self.tokens[k].get_or_init(|| align::statement(&self.items[k].memory.content, lexicon))
     }

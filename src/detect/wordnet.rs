@@ -97,8 +97,9 @@ pub struct WordNet {
     /// "discontinue".
     ending: Option<u32>,
     /// The verb senses of leaving: "go away from a place" (the first
-    /// sense of "leave") and "remove oneself from an association with or
-    /// participation in" (above "leave office", "resign", "retire").
+    /// sense of "leave"), "remove oneself from an association with or
+    /// participation in" (above "leave office", "resign", "retire") and
+    /// "move out of one's old house or office" (of "move out").
     leaving: Vec<u32>,
     /// The verb senses of parting with what one has: selling ("exchange
     /// or deliver for money", the first sense of "sell"), giving ("give as
@@ -605,9 +606,28 @@ impl WordNet {
             first_verb_sense(lemma)
                 .and_then(|s| wordnet.synsets[s as usize].hypernyms.first().copied())
         };
+        // Of "move out", the sense that is a kind of moving (moving out of
+        // one's home), not "cause to leave" ("moved out the furniture").
+        let moving_house = wordnet.senses[VERB]
+            .get("move")
+            .cloned()
+            .unwrap_or_default();
+        let moving_out = wordnet.senses[VERB]
+            .get("move out")
+            .into_iter()
+            .flatten()
+            .copied()
+            .filter(|&s| {
+                wordnet.synsets[s as usize]
+                    .hypernyms
+                    .iter()
+                    .any(|h| moving_house.contains(h))
+            })
+            .collect::<Vec<u32>>();
         wordnet.leaving = [first_verb_sense("leave"), above_first("leave office")]
             .into_iter()
             .flatten()
+            .chain(moving_out)
             .collect();
         wordnet.parting = [
             first_verb_sense("sell"),
@@ -1001,6 +1021,12 @@ impl WordNet {
         self.senses[VERB]
             .get(phrase)
             .is_some_and(|senses| self.one_of(senses, &self.parting))
+    }
+
+    /// Whether a common noun sense of `word` is a place ("Austin",
+    /// "Texas", "city").
+    pub fn names_place(&self, word: &Word) -> bool {
+        word.nouns.iter().any(|s| self.places.contains(s))
     }
 
     /// Whether a common verb sense of `verb` is one of going or being

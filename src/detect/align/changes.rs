@@ -271,16 +271,9 @@ pub(super) fn leaving(text: &[Token], other: &[Token], lexicon: &Lexicon) -> Opt
     }
     (1..text.len()).find_map(|at| {
         let verb = &text[at];
-        // A bare form after a subject that takes an "-s" in the present
-        // is a past too: "Sam `quit` Acme" (not "the kids leave").
         let subject = &text[at - 1];
-        let singular = match subject.role {
-            Role::Name => true,
-            Role::Content => subject.info.lemmas.contains(&subject.word),
-            _ => listed("he she it", &subject.word),
-        };
         let past = (verb.info.inflected_verb && past_form(verb))
-            || (!verb.info.inflected_verb && singular);
+            || (!verb.info.inflected_verb && takes_third_person_s(subject));
         if verb.role != Role::Content
             || !past
             || listed(COPULAS, &subject.word)

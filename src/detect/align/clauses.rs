@@ -129,9 +129,20 @@ pub fn clauses(tokens: &[Token]) -> Vec<Cow<'_, [Token]>> {
             .map_or(0, |p| p + 1);
         // A name is no predicate, however WordNet may read it: "Computer
         // `Associates`, EMC and Veritas are …" is one subject.
-        let predicate_at = before[own_start..]
+        let clause = &before[own_start..];
+        let predicate_at = clause
             .iter()
-            .position(|t| finite(t) || (t.info.inflected_verb && t.role != Role::Name))
+            .enumerate()
+            .position(|(n, t)| {
+                finite(t)
+                    || (t.info.inflected_verb && t.role != Role::Name)
+                    // A bare past right after a one-word subject: "Sam
+                    // `quit` his job and started a company".
+                    || (n == 1
+                        && t.role == Role::Content
+                        && t.info.is_verb()
+                        && takes_third_person_s(&clause[0]))
+            })
             .map(|p| start + own_start + p);
         let Some(predicate_at) = predicate_at else {
             continue;
@@ -148,7 +159,13 @@ pub fn clauses(tokens: &[Token]) -> Vec<Cow<'_, [Token]>> {
         // closed on Sundays but `open on Mondays`"); not a second object
         // ("wearing a jacket `and a hat`") or a second adjective ("brown
         // `and white`").
-        let Some(first) = tokens.get(k + 1) else {
+        let opening = k
+            + 1
+            + tokens[k + 1..]
+                .iter()
+                .take_while(|t| listed(CONJUNCT_ADVERBS, t.word.as_str()))
+                .count();
+        let Some(first) = tokens.get(opening) else {
             continue;
         };
         let conjunct_content = tokens[k + 1..]

@@ -141,6 +141,16 @@ fn without_range(text: &[Token], range: std::ops::Range<usize>) -> Cow<'_, [Toke
 /// A past form: of "be", "have", "do" or "used to", or an inflected verb
 /// ending neither in "-ing" nor in "-s" ("worked", "taught"; also a
 /// participle, "married", which both sides of a relation share).
+/// Whether `subject` takes an "-s" in the present, so that a bare verb
+/// form after it is a past: "Sam `quit` Acme" (not "the kids leave").
+fn takes_third_person_s(subject: &Token) -> bool {
+    match subject.role {
+        Role::Name => true,
+        Role::Content => subject.info.lemmas.contains(&subject.word),
+        _ => listed("he she it", &subject.word),
+    }
+}
+
 fn past_form(t: &Token) -> bool {
     listed("was were had did used", &t.word)
         || (t.info.inflected_verb
@@ -216,6 +226,12 @@ pub struct Token {
 impl Token {
     fn pair(&self) -> (&str, &Word) {
         (&self.word, &self.info)
+    }
+
+    /// Whether it is a name WordNet knows as a place ("Austin", "New
+    /// York").
+    pub fn names_place(&self, lexicon: &Lexicon) -> bool {
+        self.role == Role::Name && lexicon.names_place(&self.info)
     }
 
     /// Whether the two tokens share a lemma.
@@ -437,6 +453,10 @@ const SINGULAR_COPULAS: &str = "is was";
 
 /// Conjunctions that may join two clauses.
 const CONJUNCTIONS: &str = "and but while whereas";
+
+/// Adverbs that may stand between a conjunction and the verb of its
+/// conjunct: "left Google and `now` works at Meta".
+const CONJUNCT_ADVERBS: &str = "now then later since also still";
 
 /// Whether `t` names a time: a noun of times ("year", "March") or a year
 /// ("2019").
