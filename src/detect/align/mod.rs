@@ -138,9 +138,6 @@ fn without_range(text: &[Token], range: std::ops::Range<usize>) -> Cow<'_, [Toke
     Cow::Owned(kept)
 }
 
-/// A past form: of "be", "have", "do" or "used to", or an inflected verb
-/// ending neither in "-ing" nor in "-s" ("worked", "taught"; also a
-/// participle, "married", which both sides of a relation share).
 /// Whether `subject` takes an "-s" in the present, so that a bare verb
 /// form after it is a past: "Sam `quit` Acme" (not "the kids leave").
 fn takes_third_person_s(subject: &Token) -> bool {
@@ -151,6 +148,9 @@ fn takes_third_person_s(subject: &Token) -> bool {
     }
 }
 
+/// A past form: of "be", "have", "do" or "used to", or an inflected verb
+/// ending neither in "-ing" nor in "-s" ("worked", "taught"; also a
+/// participle, "married", which both sides of a relation share).
 fn past_form(t: &Token) -> bool {
     listed("was were had did used", &t.word)
         || (t.info.inflected_verb
