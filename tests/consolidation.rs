@@ -3926,6 +3926,18 @@ fn leaving_a_place_or_an_employer_ends_being_there() {
             "User works at Google.",
             "User left Google last year and now works at Meta.",
         ),
+        // Quitting a workplace is for good, named or not (leaving one may
+        // be a day's end: below).
+        (
+            "Maria works at the bakery.",
+            "Maria quit the bakery and opened her own shop.",
+        ),
+        (
+            "Sam works at the hospital.",
+            "Sam resigned from the hospital.",
+        ),
+        // And a departure said to be for good is one.
+        ("User lives in Berlin.", "User left Berlin for good."),
     ] {
         assert_supersedes(present, departure);
     }

@@ -273,6 +273,12 @@ impl Lexicon {
         self.wordnet.as_ref().is_some_and(|w| w.leaves(verb))
     }
 
+    /// Whether WordNet knows `verb` as leaving an association
+    /// ([`WordNet::quits`]); never without WordNet.
+    pub fn quits(&self, verb: &Word) -> bool {
+        self.wordnet.as_ref().is_some_and(|w| w.quits(verb))
+    }
+
     /// Whether WordNet knows `verb` as parting with what one has
     /// ([`WordNet::parts_with`]); never without WordNet.
     pub fn parts_with(&self, verb: &Word) -> bool {

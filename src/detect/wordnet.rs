@@ -101,6 +101,9 @@ pub struct WordNet {
     /// participation in" (above "leave office", "resign", "retire") and
     /// "move out of one's old house or office" (of "move out").
     leaving: Vec<u32>,
+    /// Of those, leaving an association ("quit", "resign", "retire"),
+    /// which is for good, as going away ("left the office") need not be.
+    quitting: Vec<u32>,
     /// The verb senses of parting with what one has: selling ("exchange
     /// or deliver for money", the first sense of "sell"), giving ("give as
     /// a present", above "donate" and "give away") and losing ("fail to
@@ -624,9 +627,10 @@ impl WordNet {
                     .any(|h| moving_house.contains(h))
             })
             .collect::<Vec<u32>>();
-        wordnet.leaving = [first_verb_sense("leave"), above_first("leave office")]
+        wordnet.quitting = above_first("leave office").into_iter().collect();
+        wordnet.leaving = first_verb_sense("leave")
             .into_iter()
-            .flatten()
+            .chain(wordnet.quitting.iter().copied())
             .chain(moving_out)
             .collect();
         wordnet.parting = [
@@ -993,6 +997,12 @@ impl WordNet {
     /// "retired").
     pub fn leaves(&self, verb: &Word) -> bool {
         self.one_of(&verb.verbs, &self.leaving)
+    }
+
+    /// Whether a common verb sense of `verb` is leaving an association,
+    /// or a kind of it ("quit", "resigned", "retired"; not "left").
+    pub fn quits(&self, verb: &Word) -> bool {
+        self.one_of(&verb.verbs, &self.quitting)
     }
 
     /// Whether a common verb sense of `verb` is parting with what one has,

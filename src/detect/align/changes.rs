@@ -312,8 +312,10 @@ pub(super) fn leaving(text: &[Token], other: &[Token], lexicon: &Lexicon) -> Opt
                         .is_some_and(|t| listed("from of", &t.word)),
                 );
             let object = past_determiners(text, after);
+            let quits =
+                particle.is_none() && presence.preposition.is_some() && lexicon.quits(&verb.info);
             presence
-                .ended_at(text, object, other, lexicon)
+                .ended_at(text, object, other, quits, lexicon)
                 .map(|start| {
                     let mut restates = vec![other[presence.verb].clone()];
                     restates.extend(presence.preposition.map(|p| other[p].clone()));
@@ -345,14 +347,16 @@ impl Presence {
     /// Stripe"). A named place or employer left for good ends living or
     /// working there; leaving for a while ("for a week", "for lunch"), at
     /// some hour ("early") or an unnamed place ("left the hospital after
-    /// her shift") is a day's event. Leaving ends being somewhere ("is at
-    /// the office") however it reads, and parting ends having one's own
-    /// thing.
+    /// her shift") is a day's event, but quitting one (`quits`: "quit the
+    /// bakery", "resigned from the hospital") is not. Leaving ends being
+    /// somewhere ("is at the office") however it reads, and parting ends
+    /// having one's own thing.
     pub(super) fn ended_at(
         &self,
         text: &[Token],
         object: usize,
         other: &[Token],
+        quits: bool,
         lexicon: &Lexicon,
     ) -> Option<usize> {
         let verb = &other[self.verb];
@@ -391,7 +395,7 @@ impl Presence {
         let for_good = || {
             (self.preposition.is_none() && own())
                 || listed(COPULAS, &verb.word)
-                || (placed.first().is_some_and(|t| t.role == Role::Name)
+                || ((quits || placed.first().is_some_and(|t| t.role == Role::Name))
                     && only_dated(&rest[placed.len()..], lexicon))
         };
         (whole && for_good()).then_some(start)
@@ -400,13 +404,18 @@ impl Presence {
 
 /// Whether the rest of a clause after what it says says only when: times,
 /// numbers and function words ("last year", "in 2019", "two years ago"),
-/// or a named place it went to ("for Paris"); up to the next clause.
+/// that it is for good ("for good", "forever"), or a named place it went
+/// to ("for Paris"); up to the next clause.
 pub(super) fn only_dated(rest: &[Token], lexicon: &Lexicon) -> bool {
     let clause = rest
         .iter()
         .take_while(|t| !listed(CLAUSE_BREAKS, &t.word) && t.word != "then");
     let mut after_for = false;
     for t in clause {
+        if listed(PERMANENCE, &t.word) && (after_for || t.word != "good") {
+            after_for = false;
+            continue;
+        }
         if after_for && !listed(DETERMINERS, &t.word) {
             // "for" a named place is where it went; for anything else, a
             // while or a purpose ("for a week", "for lunch").

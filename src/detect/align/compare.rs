@@ -503,9 +503,9 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                 .count();
             // A time dates when an activity ended: "quit smoking `in
             // 2019`", "`two weeks ago`"; so does where a leaving went
-            // ("left Berlin `for Paris`").
+            // ("left Berlin `for Paris`"), or that it went for good.
             let words = content(hunk);
-            let went = |t: &&Token| t.role == Role::Name;
+            let went = |t: &&Token| t.role == Role::Name || listed(PERMANENCE, &t.word);
             if ends[side].as_ref().is_some_and(|end| {
                 words.len() <= 3
                     && (words.iter().any(|t| names_time(t, lexicon))

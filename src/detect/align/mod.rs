@@ -159,6 +159,10 @@ fn past_form(t: &Token) -> bool {
             && !listed("are am", &t.word))
 }
 
+/// Words that make a departure one for good: "left Berlin `for good`",
+/// "… `forever`", "… `permanently`" ("good" only after "for").
+const PERMANENCE: &str = "good forever permanently";
+
 /// Words before a time that make it recur ("`every` Monday").
 const RECURRING: &str = "every each";
 
