@@ -28,12 +28,26 @@ pub fn denial(text: &str, lexicon: &Lexicon) -> Denial {
         })
         .max()
         .unwrap_or_else(|| {
-            if lexicon.change_marker_in(&words).is_some() {
+            if lexicon.change_marker_in(&words).is_some() || ends_something(&words, lexicon) {
                 Denial::Change
             } else {
                 Denial::None
             }
         })
+}
+
+/// Whether `words` have a verb in the past that WordNet knows as leaving,
+/// ending an activity or parting with a thing ("left Google", "stopped
+/// smoking", "sold the car"): a change stated by its verb, which the model
+/// scores as low against the state it ends as a change marker's text.
+fn ends_something(words: &[String], lexicon: &Lexicon) -> bool {
+    words.iter().any(|w| {
+        let word = lexicon.word(w);
+        word.inflected_verb
+            && !w.ends_with("ing")
+            && !w.ends_with('s')
+            && (lexicon.leaves(&word) || lexicon.ends_activity(&word) || lexicon.parts_with(&word))
+    })
 }
 
 /// How a text denies, in the order of how far it lowers the similarity
@@ -42,9 +56,9 @@ pub fn denial(text: &str, lexicon: &Lexicon) -> Denial {
 pub enum Denial {
     #[default]
     None,
-    /// A stated change ("moved to London", "now uses Vim") denies the
-    /// value it replaces in other words than the statement it changes
-    /// ("lives in Paris").
+    /// A stated change ("moved to London", "now uses Vim", "left Google")
+    /// denies the value it replaces in other words than the statement it
+    /// changes ("lives in Paris").
     Change,
     /// "not", "no", "never", …
     Negation,
