@@ -292,8 +292,9 @@ impl<'a> Prepared<'a> {
     }
 
     /// `general`, lowered to `negation_min_similarity` for a pair where
-    /// either text has a negation ("not", "no", "never", …) or a change
-    /// marker ("moved to", "now"), and to
+    /// either text has a negation ("not", "no", "never", …), a change
+    /// marker ("moved to", "now") or a past verb of leaving, ending or
+    /// parting ("left", "stopped", "sold"), and to
     /// `pronoun_denial_min_similarity` where one denies with a pronoun
     /// ("nobody", "no one", "nothing") or denies existence ("There is no
     /// …"); lowered to `negation_min_similarity` too where both state one
