@@ -114,13 +114,7 @@ pub(super) fn without_change_date<'t>(
     lexicon: &Lexicon,
 ) -> (Cow<'t, [Token]>, usize) {
     let unchanged = (Cow::Borrowed(text), 0);
-    let dating = |t: &Token| {
-        names_time(t, lexicon)
-            || t.role == Role::Number
-            || listed(TIME_DEICTICS, &t.word)
-            || listed(ARTICLES, &t.word)
-            || t.word == "ago"
-    };
+    let dating = |t: &Token| word_of_date(t, lexicon) || listed(ARTICLES, &t.word);
     let start = text.len() - text.iter().rev().take_while(|t| dating(t)).count();
     let date = &text[start..];
     if !date.iter().any(|t| names_time(t, lexicon)) || other.iter().any(|t| names_time(t, lexicon))
@@ -402,6 +396,16 @@ impl Presence {
     }
 }
 
+/// Whether `t` is a word a date is written with: a time ("May",
+/// "month"), a number, a word placing it relative to now ("last") or
+/// "ago".
+fn word_of_date(t: &Token, lexicon: &Lexicon) -> bool {
+    names_time(t, lexicon)
+        || t.role == Role::Number
+        || listed(TIME_DEICTICS, &t.word)
+        || t.word == "ago"
+}
+
 /// Whether the rest of a clause after what it says says only when: times,
 /// numbers and function words ("last year", "in 2019", "two years ago"),
 /// that it is for good ("for good", "forever"), or a named place it went
@@ -429,11 +433,7 @@ pub(super) fn only_dated(rest: &[Token], lexicon: &Lexicon) -> bool {
             after_for = true;
             continue;
         }
-        let dates = !t.is_content()
-            || t.role == Role::Number
-            || t.word == "ago"
-            || listed(TIME_DEICTICS, &t.word)
-            || names_time(t, lexicon);
+        let dates = !t.is_content() || word_of_date(t, lexicon);
         if !dates && t.role != Role::Name {
             return false;
         }

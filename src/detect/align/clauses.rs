@@ -43,9 +43,7 @@ pub fn denial(text: &str, lexicon: &Lexicon) -> Denial {
 fn ends_something(words: &[String], lexicon: &Lexicon) -> bool {
     words.iter().any(|w| {
         let word = lexicon.word(w);
-        word.inflected_verb
-            && !w.ends_with("ing")
-            && !w.ends_with('s')
+        past_spelling(w, &word)
             && (lexicon.leaves(&word) || lexicon.ends_activity(&word) || lexicon.parts_with(&word))
     })
 }

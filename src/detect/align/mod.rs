@@ -152,11 +152,16 @@ fn takes_third_person_s(subject: &Token) -> bool {
 /// ending neither in "-ing" nor in "-s" ("worked", "taught"; also a
 /// participle, "married", which both sides of a relation share).
 fn past_form(t: &Token) -> bool {
-    listed("was were had did used", &t.word)
-        || (t.info.inflected_verb
-            && !t.word.ends_with("ing")
-            && !t.word.ends_with('s')
-            && !listed("are am", &t.word))
+    past_spelling(&t.word, &t.info)
+}
+
+/// [`past_form`] of a word as written and what WordNet knows of it.
+fn past_spelling(word: &str, info: &Word) -> bool {
+    listed("was were had did used", word)
+        || (info.inflected_verb
+            && !word.ends_with("ing")
+            && !word.ends_with('s')
+            && !listed("are am", word))
 }
 
 /// Words that make a departure one for good: "left Berlin `for good`",
