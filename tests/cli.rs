@@ -734,7 +734,7 @@ fn a_run_killed_after_a_journal_seal_and_run_again_lands_the_journaled_commit_wh
             keyspace,
             ..Default::default()
         };
-        let _ = engram::store::drop_keyspace(&config);
+        let _ = engram::store::drop_keyspace(&config, common::runtime().handle());
     }
 }
 

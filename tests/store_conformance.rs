@@ -12,6 +12,8 @@ use engram::model::*;
 use engram::salience::SalienceState;
 use engram::store::{EmbeddedStore, ScyllaStore, Store, StoreError, Write, WriteBatch};
 
+mod common;
+
 /// A store under test plus whatever must live as long as it (e.g. a temp dir).
 pub struct Handle {
     pub store: Box<dyn Store>,
@@ -62,7 +64,7 @@ struct Keyspace(ScyllaConfig);
 
 impl Drop for Keyspace {
     fn drop(&mut self) {
-        if let Err(error) = engram::store::drop_keyspace(&self.0) {
+        if let Err(error) = engram::store::drop_keyspace(&self.0, common::runtime().handle()) {
             eprintln!("could not drop test keyspace {}: {error}", self.0.keyspace);
         }
     }
@@ -70,8 +72,8 @@ impl Drop for Keyspace {
 
 fn scylla() -> Option<Handle> {
     let config = scylla_config()?;
-    engram::store::migrate(&config, Box::new(|| {})).unwrap();
-    let store = ScyllaStore::connect(&config).unwrap();
+    engram::store::migrate(&config, common::runtime().handle(), Box::new(|| {})).unwrap();
+    let store = ScyllaStore::connect(&config, common::runtime().handle().clone()).unwrap();
     Some(Handle {
         store: Box::new(store),
         _guard: Box::new(Keyspace(config)),
@@ -1013,17 +1015,19 @@ fn scylla_migrate_is_idempotent_and_connect_needs_it() {
         return;
     };
     let keyspace = Keyspace(config.clone());
-    let error = ScyllaStore::connect(&config)
+    let error = ScyllaStore::connect(&config, common::runtime().handle().clone())
         .err()
         .expect("no keyspace yet");
     assert!(error.to_string().contains(&config.keyspace), "{error}");
-    let first = engram::store::migrate(&config, Box::new(|| {})).unwrap();
+    let first =
+        engram::store::migrate(&config, common::runtime().handle(), Box::new(|| {})).unwrap();
     let every: Vec<i32> = (1..=engram::store::schema::latest_version()).collect();
     assert_eq!(first.applied, every);
-    let again = engram::store::migrate(&config, Box::new(|| {})).unwrap();
+    let again =
+        engram::store::migrate(&config, common::runtime().handle(), Box::new(|| {})).unwrap();
     assert!(again.applied.is_empty(), "{again:?}");
     assert_eq!(again.version, first.version);
-    ScyllaStore::connect(&config).unwrap();
+    ScyllaStore::connect(&config, common::runtime().handle().clone()).unwrap();
     drop(keyspace);
 }
 

@@ -32,20 +32,15 @@ pub fn run(config: &Config) -> Result<()> {
     let embedder = super::metered_embedder(config, &metrics)?;
     let store = super::metered_store(config, &metrics)?;
     // Off unless http.embedded: a file run is usually short and local.
-    let _http_runtime = match config.http.bind_for(false) {
-        Some(bind) => {
-            let runtime = super::runtime(Some(1))?;
-            let parts = HttpParts {
-                metrics: Arc::clone(&metrics),
-                health: Arc::new(Health::embedded()),
-                store: Arc::clone(&store),
-                requests: None,
-            };
-            super::serve_http(config, &bind, parts, runtime.handle())?;
-            Some(runtime)
-        }
-        None => None,
-    };
+    if let Some(bind) = config.http.bind_for(false) {
+        let parts = HttpParts {
+            metrics: Arc::clone(&metrics),
+            health: Arc::new(Health::embedded()),
+            store: Arc::clone(&store),
+            requests: None,
+        };
+        super::serve_http(config, &bind, parts, super::runtime()?.handle())?;
+    }
     let input_path = config.input.path.as_str();
     let mut reading = None;
     let (reader, default_stream): (Box<dyn io::BufRead>, String) = if input_path == "-" {

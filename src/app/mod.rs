@@ -8,7 +8,7 @@ pub mod embedded;
 pub mod service;
 
 use std::io::{self, IsTerminal};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use anyhow::{Context, Result};
 use tokio::runtime::Runtime;
@@ -50,10 +50,12 @@ pub fn init_logging(log: &LogConfig) -> Result<()> {
     Ok(())
 }
 
-/// ScyllaDB when `scylla.nodes` is set, else the embedded store.
+/// ScyllaDB when `scylla.nodes` is set (its requests run on [`runtime`]),
+/// else the embedded store.
 pub fn open_store(config: &Config) -> Result<Box<dyn Store>> {
     if config.scylla.enabled() {
-        return Ok(Box::new(ScyllaStore::connect(&config.scylla)?));
+        let runtime = runtime()?.handle().clone();
+        return Ok(Box::new(ScyllaStore::connect(&config.scylla, runtime)?));
     }
     Ok(Box::new(EmbeddedStore::open(&config.state.dir)?))
 }
@@ -137,20 +139,22 @@ pub fn cycle_settings(config: &Config) -> Result<CycleSettings> {
     Ok(settings)
 }
 
-/// The one Tokio runtime of a process: broker I/O, the HTTP endpoint, the
-/// embedding batcher, signals. (The ScyllaDB store keeps a small runtime of
-/// its own on purpose: its synchronous calls wait on it from any thread,
-/// which would deadlock if they waited on the workers of this one.)
-pub fn runtime(worker_threads: Option<usize>) -> Result<Runtime> {
-    let mut builder = tokio::runtime::Builder::new_multi_thread();
-    if let Some(threads) = worker_threads {
-        builder.worker_threads(threads);
+/// The one Tokio runtime of a process, built when first asked for: broker
+/// I/O, the HTTP endpoint, the embedding batcher, signals and the ScyllaDB
+/// driver. Its async workers only run tasks; synchronous code that waits on
+/// it (the store's calls, `block_on`) runs on other threads: partition
+/// workers, the command's main thread, `spawn_blocking`.
+pub fn runtime() -> Result<&'static Runtime> {
+    static RUNTIME: OnceLock<Runtime> = OnceLock::new();
+    if let Some(runtime) = RUNTIME.get() {
+        return Ok(runtime);
     }
-    builder
+    let built = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("engram-io")
         .build()
-        .context("cannot start the runtime")
+        .context("cannot start the runtime")?;
+    Ok(RUNTIME.get_or_init(|| built))
 }
 
 /// Serves `/healthz`, `/readyz`, `/metrics` and the API on `runtime`.

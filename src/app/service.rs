@@ -26,7 +26,7 @@ pub fn run(config: &Config) -> Result<()> {
     let metrics = Arc::new(Metrics::new()?);
     let embedder = super::metered_embedder(config, &metrics)?;
     let store = super::metered_store(config, &metrics)?;
-    let runtime = super::runtime(None)?;
+    let runtime = super::runtime()?;
     let shutdown = Arc::new(AtomicBool::new(false));
     watch_signals(Arc::clone(&shutdown), runtime.handle())?;
     info!(
@@ -83,9 +83,9 @@ pub fn run(config: &Config) -> Result<()> {
         health,
         runtime: runtime.handle().clone(),
     };
-    kafka::run(config, parts, &shutdown)?;
-    runtime.shutdown_timeout(Duration::from_secs(5));
-    Ok(())
+    // The runtime is the process's and ends with it: what still runs on it
+    // (the HTTP endpoint, the signal watcher) has nothing left to finish.
+    kafka::run(config, parts, &shutdown).map_err(Into::into)
 }
 
 /// Sets `shutdown` on the first SIGTERM or SIGINT; a second one exits at once.

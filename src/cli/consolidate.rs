@@ -113,7 +113,7 @@ fn through_the_stream(config: &Config, args: &ConsolidateArgs) -> Result<()> {
         None => store.users()?,
     };
     let producer = command_producer(config)?;
-    let runtime = runtime(None)?;
+    let runtime = runtime()?;
     let mut requested = Vec::new();
     for user in users {
         let request = manual_request(&user, true, "cli");

@@ -73,7 +73,7 @@ pub fn run(config: &Config) -> Result<()> {
             "  scylla            {} keyspace {} ({})",
             config.scylla.nodes, config.scylla.keyspace, config.scylla.consistency
         )?;
-        match ScyllaStore::connect(&config.scylla) {
+        match ScyllaStore::connect(&config.scylla, crate::app::runtime()?.handle().clone()) {
             Ok(_) => writeln!(
                 out,
                 "  schema            version {} (ok)",

@@ -26,7 +26,8 @@ pub fn run(config: &Config) -> Result<()> {
         "migrating",
     );
     let step = bar.clone();
-    let outcome = store::migrate(&config.scylla, Box::new(move || step.inc(1)));
+    let runtime = crate::app::runtime()?.handle();
+    let outcome = store::migrate(&config.scylla, runtime, Box::new(move || step.inc(1)));
     bar.finish_and_clear();
     let outcome = outcome?;
     if outcome.applied.is_empty() {

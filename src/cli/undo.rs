@@ -66,7 +66,7 @@ fn publish(config: &Config, run_id: &str, event: Event, output: Option<&str>) ->
     if config.uses_broker() {
         let producer = command_producer(config)?;
         let stop = AtomicBool::new(false);
-        let delivered = runtime(None)?.block_on(async {
+        let delivered = runtime()?.block_on(async {
             tokio::time::timeout(
                 Duration::from_secs(10),
                 producer.deliver(std::slice::from_ref(&event), &stop),

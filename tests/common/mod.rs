@@ -190,6 +190,18 @@ pub fn model() -> Arc<LocalEmbedder> {
 }
 
 /// The real WordNet database (`make models`), loaded once per test binary.
+/// A Tokio runtime for the tests that call the ScyllaDB store's API, as
+/// the binary's one runtime serves its store.
+pub fn runtime() -> &'static tokio::runtime::Runtime {
+    static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RUNTIME.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    })
+}
+
 pub fn wordnet() -> Arc<engram::detect::WordNet> {
     static WORDNET: OnceLock<Arc<engram::detect::WordNet>> = OnceLock::new();
     WORDNET

@@ -6,11 +6,12 @@ use std::ops::ControlFlow;
 use scylla::client::session::Session;
 use scylla::response::PagingState;
 
+use tokio::runtime::Handle;
 use tracing::info;
 
 use super::super::StoreError;
 use super::schema::Backfill;
-use super::session::{open_error, session, store_runtime, wait};
+use super::session::{open_error, session, wait};
 use super::{backend, corrupt, now_micros, schema};
 use crate::config::ScyllaConfig;
 
@@ -29,12 +30,12 @@ pub struct MigrateOutcome {
 /// [`schema::statement_count`], applied or found already applied.
 pub fn migrate(
     config: &ScyllaConfig,
+    runtime: &Handle,
     on_statement: Box<dyn Fn() + Send>,
 ) -> Result<MigrateOutcome, StoreError> {
     let keyspace = schema::keyspace_statements(config).map_err(|e| open_error(config, e))?;
-    let runtime = store_runtime().map_err(|e| open_error(config, e))?;
     let config = config.clone();
-    let outcome = wait(&runtime, async move {
+    wait(runtime, async move {
         let session = session(&config, false).await?;
         let ddl = |statement: String| {
             let session = &session;
@@ -100,9 +101,7 @@ pub fn migrate(
             applied,
             version: schema::latest_version().max(done.into_iter().max().unwrap_or(0)),
         })
-    });
-    runtime.shutdown_background();
-    outcome
+    })
 }
 
 /// Fills in what a new schema version needs from the rows already stored.
@@ -143,11 +142,10 @@ async fn run_backfill(session: &Session, backfill: Backfill) -> Result<(), Store
 
 /// Drops the keyspace and everything in it: test teardown, and nothing
 /// engram does on its own.
-pub fn drop_keyspace(config: &ScyllaConfig) -> Result<(), StoreError> {
+pub fn drop_keyspace(config: &ScyllaConfig, runtime: &Handle) -> Result<(), StoreError> {
     schema::check_keyspace(&config.keyspace).map_err(|e| open_error(config, e))?;
-    let runtime = store_runtime().map_err(|e| open_error(config, e))?;
     let config = config.clone();
-    let outcome = wait(&runtime, async move {
+    wait(runtime, async move {
         let session = session(&config, false).await?;
         let statement = format!("DROP KEYSPACE IF EXISTS {}", config.keyspace);
         session
@@ -155,9 +153,7 @@ pub fn drop_keyspace(config: &ScyllaConfig) -> Result<(), StoreError> {
             .await
             .map_err(|e| backend(&statement, e))?;
         Ok(())
-    });
-    runtime.shutdown_background();
-    outcome
+    })
 }
 
 /// Whether a migration interrupted after an `ALTER TABLE ... ADD` already

@@ -2,8 +2,8 @@
 //! prepared statements only.
 //!
 //! The [`Store`] trait is synchronous (the pipeline's domain code is), so the
-//! store owns a small Tokio runtime of its own and waits for its requests from
-//! any thread, inside another runtime or not. Reads and writes use the
+//! store runs its requests on the process's Tokio runtime (a [`Handle`] it is
+//! given) and waits for them on the calling thread. Reads and writes use the
 //! configured consistency (default `LOCAL_QUORUM`), token-aware routing, and
 //! retry with exponential backoff when a request timed out, found too few
 //! replicas or lost its connection. Every write carries an explicit
@@ -32,7 +32,7 @@ use scylla::response::PagingState;
 use scylla::serialize::row::SerializeRow;
 use scylla::statement::batch::{Batch, BatchType};
 use scylla::statement::prepared::PreparedStatement;
-use tokio::runtime::Runtime;
+use tokio::runtime::Handle;
 use tracing::warn;
 
 use self::commit::{Facts, Op};
@@ -40,7 +40,7 @@ use self::rows::{
     LinkRow, MemoryRow, ReportRow, SalienceRow, Seal, UserStateRow, join, link_from_row,
     report_from_row, sort_links, user_state_from_row,
 };
-use self::session::{open_error, session, store_runtime, transient, wait};
+use self::session::{open_error, session, transient, wait};
 use self::statements::{BoundRow, Statements};
 use super::{Store, StoreError, WriteBatch};
 use crate::config::ScyllaConfig;
@@ -56,8 +56,7 @@ const MAX_BACKOFF: Duration = Duration::from_secs(5);
 
 /// [`Store`] on a ScyllaDB (or Cassandra) cluster.
 pub struct ScyllaStore {
-    /// `None` only while dropping.
-    runtime: Option<Runtime>,
+    runtime: Handle,
     inner: Arc<Inner>,
 }
 
@@ -86,20 +85,13 @@ pub(super) fn corrupt(what: &str, reason: impl std::fmt::Display) -> StoreError 
 
 impl ScyllaStore {
     /// Connects to the cluster and prepares every statement. The schema must
-    /// be at this engram's version (`engram migrate`).
-    pub fn connect(config: &ScyllaConfig) -> Result<Self, StoreError> {
-        let runtime = store_runtime().map_err(|e| open_error(config, e))?;
+    /// be at this engram's version (`engram migrate`). The driver's
+    /// connections and every request run on `runtime`.
+    pub fn connect(config: &ScyllaConfig, runtime: Handle) -> Result<Self, StoreError> {
         let owned = config.clone();
-        let inner = match wait(&runtime, async move { Inner::connect(&owned).await }) {
-            Ok(inner) => inner,
-            Err(error) => {
-                // Dropping a runtime blocks, which panics inside another one.
-                runtime.shutdown_background();
-                return Err(error);
-            }
-        };
+        let inner = wait(&runtime, async move { Inner::connect(&owned).await })?;
         Ok(Self {
-            runtime: Some(runtime),
+            runtime,
             inner: Arc::new(inner),
         })
     }
@@ -110,20 +102,7 @@ impl ScyllaStore {
         F: FnOnce(Arc<Inner>) -> Fut,
         Fut: Future<Output = Result<T, StoreError>> + Send + 'static,
     {
-        let runtime = self
-            .runtime
-            .as_ref()
-            .ok_or_else(|| StoreError::unavailable("closed", "the store is closed"))?;
-        wait(runtime, request(Arc::clone(&self.inner)))
-    }
-}
-
-impl Drop for ScyllaStore {
-    fn drop(&mut self) {
-        // Dropping a runtime blocks, which panics inside another runtime.
-        if let Some(runtime) = self.runtime.take() {
-            runtime.shutdown_background();
-        }
+        wait(&self.runtime, request(Arc::clone(&self.inner)))
     }
 }
 

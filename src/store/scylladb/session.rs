@@ -1,4 +1,4 @@
-//! Connecting: the store's own runtime, the session (contact points,
+//! Connecting: waiting on the process's runtime, the session (contact points,
 //! consistency, token-aware routing, TLS) and which driver errors are worth
 //! another attempt.
 
@@ -12,7 +12,7 @@ use scylla::client::session_builder::SessionBuilder;
 use scylla::errors::{DbError, ExecutionError, RequestAttemptError};
 use scylla::policies::load_balancing::DefaultPolicy;
 use scylla::statement::Consistency;
-use tokio::runtime::Runtime;
+use tokio::runtime::Handle;
 
 use super::super::StoreError;
 use super::schema;
@@ -25,18 +25,13 @@ pub(super) fn open_error(config: &ScyllaConfig, reason: impl std::fmt::Display) 
     }
 }
 
-pub(super) fn store_runtime() -> std::io::Result<Runtime> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .thread_name("engram-scylla")
-        .enable_all()
-        .build()
-}
-
-/// Runs `future` on `runtime` and waits for it. Spawning (rather than
-/// `Runtime::block_on`) works from inside another runtime too.
+/// Runs `future` on the process's runtime and waits for it. Spawning
+/// (rather than `Handle::block_on`) works from any thread that is not one of
+/// the runtime's async workers, in a `block_on` or a `spawn_blocking` too;
+/// the store's callers (partition workers, commands, the HTTP handlers'
+/// `spawn_blocking`) are such threads.
 pub(super) fn wait<T: Send + 'static>(
-    runtime: &Runtime,
+    runtime: &Handle,
     future: impl Future<Output = Result<T, StoreError>> + Send + 'static,
 ) -> Result<T, StoreError> {
     futures::executor::block_on(runtime.spawn(future))
