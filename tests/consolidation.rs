@@ -4031,6 +4031,45 @@ fn selling_giving_away_or_losing_a_thing_ends_having_it() {
 }
 
 #[test]
+fn giving_up_what_one_does_with_a_thing_ends_doing_it() {
+    // A verb that mainly means ending an activity, or a phrasal one whose
+    // particle means it, with the other memory's object for its own ends
+    // what that memory says the user does with it: said later, it
+    // supersedes ("plays the violin" is no longer true).
+    for (doing, ending) in [
+        ("User plays the violin.", "User gave up the violin."),
+        ("User drinks coffee every morning.", "User gave up coffee."),
+        ("User uses Facebook.", "User quit Facebook last year."),
+        (
+            "Maria plays tennis on weekends.",
+            "Maria quit tennis in 2023.",
+        ),
+        // Parting with one's own thing ends doing anything with it.
+        ("User drives a Honda.", "User sold his Honda last month."),
+        ("User plays the piano.", "User gave away his piano."),
+    ] {
+        assert_supersedes(doing, ending);
+    }
+    // Halting a thing is not ending what one does with it ("stop" ends an
+    // activity only in its second sense); a wish, another thing, another
+    // person's giving up or a sale of one of many ends nothing.
+    for (first, second) in [
+        ("User drives the car.", "User stopped the car."),
+        (
+            "User plays the violin.",
+            "User wants to give up the violin.",
+        ),
+        ("User plays the violin.", "User gave up the piano."),
+        ("User plays the violin.", "User's son gave up the violin."),
+        // A dealer's sale is not one's own thing.
+        ("User drives a Honda.", "User sold a Honda to a customer."),
+        ("User drives trucks.", "User sold trucks."),
+    ] {
+        assert_not_flagged(first, second);
+    }
+}
+
+#[test]
 fn becoming_what_the_other_text_opposes_is_a_change_that_holds_now() {
     // "got married" is past in form, but the state it enters holds from
     // then on: today's state, against the older "is single".

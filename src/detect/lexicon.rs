@@ -267,6 +267,28 @@ impl Lexicon {
         self.wordnet.as_ref().is_some_and(|w| w.ends_activity(verb))
     }
 
+    /// Whether WordNet knows `verb` as handing one's thing over
+    /// ([`WordNet::hands_over`]); never without WordNet.
+    pub fn hands_over(&self, verb: &Word) -> bool {
+        self.wordnet.as_ref().is_some_and(|w| w.hands_over(verb))
+    }
+
+    /// Whether WordNet knows the phrasal verb `phrase` as handing one's
+    /// thing over ([`WordNet::phrase_hands_over`]).
+    pub fn phrase_hands_over(&self, phrase: &str) -> bool {
+        self.wordnet
+            .as_ref()
+            .is_some_and(|w| w.phrase_hands_over(phrase))
+    }
+
+    /// Whether the most frequent verb sense of `verb` ends an activity
+    /// ([`WordNet::mainly_ends_activity`]); never without WordNet.
+    pub fn mainly_ends_activity(&self, verb: &Word) -> bool {
+        self.wordnet
+            .as_ref()
+            .is_some_and(|w| w.mainly_ends_activity(verb))
+    }
+
     /// Whether WordNet knows `verb` as leaving a place or an association
     /// ([`WordNet::leaves`]); never without WordNet.
     pub fn leaves(&self, verb: &Word) -> bool {

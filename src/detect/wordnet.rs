@@ -109,6 +109,9 @@ pub struct WordNet {
     /// a present", above "donate" and "give away") and losing ("fail to
     /// keep; cease to have", the first sense of "lose").
     parting: Vec<u32>,
+    /// Of those, handing one's thing over (selling, giving), which, unlike
+    /// losing ("lost the game"), has no sense of another kind.
+    handing_over: Vec<u32>,
     /// The noun sense "color" (a visual attribute of things), under which
     /// every colour lies, with a hue or without.
     colour: Option<u32>,
@@ -633,14 +636,16 @@ impl WordNet {
             .chain(wordnet.quitting.iter().copied())
             .chain(moving_out)
             .collect();
-        wordnet.parting = [
-            first_verb_sense("sell"),
-            above_first("donate"),
-            first_verb_sense("lose"),
-        ]
-        .into_iter()
-        .flatten()
-        .collect();
+        wordnet.handing_over = [first_verb_sense("sell"), above_first("donate")]
+            .into_iter()
+            .flatten()
+            .collect();
+        wordnet.parting = wordnet
+            .handing_over
+            .iter()
+            .copied()
+            .chain(first_verb_sense("lose"))
+            .collect();
         wordnet.colour = wordnet.senses[NOUN]
             .get("color")
             .and_then(|senses| senses.first().copied());
@@ -992,6 +997,18 @@ impl WordNet {
         self.one_ends(&verb.verbs)
     }
 
+    /// Whether the most frequent verb sense of `verb` is ending an
+    /// activity, or a kind of it: "quit", "discontinue"; not "stop", whose
+    /// first sense is coming to a halt ("stopped the car" halted it).
+    pub fn mainly_ends_activity(&self, verb: &Word) -> bool {
+        verb.lemmas.iter().any(|lemma| {
+            self.senses[VERB]
+                .get(lemma)
+                .and_then(|senses| senses.first())
+                .is_some_and(|&first| self.one_ends(&[first]))
+        })
+    }
+
     /// Whether a common verb sense of `verb` is leaving a place or an
     /// association, or a kind of it ("left", "quit", "resigned",
     /// "retired").
@@ -1009,6 +1026,20 @@ impl WordNet {
     /// or a kind of it ("sold", "lost", "donated").
     pub fn parts_with(&self, verb: &Word) -> bool {
         self.one_of(&verb.verbs, &self.parting)
+    }
+
+    /// Whether a common verb sense of `verb` is handing one's thing over,
+    /// or a kind of it ("sold", "donated"; not "lost").
+    pub fn hands_over(&self, verb: &Word) -> bool {
+        self.one_of(&verb.verbs, &self.handing_over)
+    }
+
+    /// Whether some sense of the phrasal verb `phrase` ("give away") is
+    /// handing one's thing over, or a kind of it.
+    pub fn phrase_hands_over(&self, phrase: &str) -> bool {
+        self.senses[VERB]
+            .get(phrase)
+            .is_some_and(|senses| self.one_of(senses, &self.handing_over))
     }
 
     /// Whether one of `senses` is one of `heads` or lies under one.

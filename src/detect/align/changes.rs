@@ -208,6 +208,7 @@ pub(super) fn ending(text: &[Token], other: &[Token], lexicon: &Lexicon) -> Opti
         })
         .or_else(|| used_to(text, other).map(|(at, len)| Ending::of_words(at, len)))
         .or_else(|| leaving(text, other, lexicon))
+        .or_else(|| giving_up(text, other, lexicon))
 }
 
 /// Where a text ends what the other states ([`ending`]), read as a denial
@@ -461,17 +462,9 @@ pub(super) fn presences(other: &[Token]) -> Vec<Presence> {
     (1..other.len().saturating_sub(1))
         .filter_map(|v| {
             let verb = &other[v];
-            let after_plain_subject = listed(PLAIN_VERB_SUBJECTS, &other[v - 1].word);
-            let present = listed("is are am", &verb.word)
-                || (verb.role == Role::Content
-                    && verb.info.is_verb()
-                    && !past_form(verb)
-                    && ((verb.info.inflected_verb && verb.word.ends_with('s'))
-                        || (verb.word.ends_with("ing")
-                            && listed("is are am", &other[v - 1].word))
-                        || after_plain_subject));
+            let present = stated_now(other, v);
             let has = verb.word == "has"
-                || (verb.word == "have" && after_plain_subject)
+                || (verb.word == "have" && listed(PLAIN_VERB_SUBJECTS, &other[v - 1].word))
                 || (present && verb.info.lemmas.iter().any(|l| l == "own"));
             let preposition = if has {
                 None
@@ -481,21 +474,7 @@ pub(super) fn presences(other: &[Token]) -> Vec<Presence> {
                 return None;
             };
             let start = past_determiners(other, preposition.map_or(v + 1, |p| p + 1));
-            let first = other.get(start)?;
-            let len = match first.role {
-                Role::Name => other[start..]
-                    .iter()
-                    .take_while(|t| t.role == Role::Name)
-                    .count(),
-                // Not a verb after "has" ("has lived").
-                Role::Content if preposition.is_some() || start > v + 1 || !past_form(first) => {
-                    1 + other[start + 1..]
-                        .iter()
-                        .take_while(|t| plain_noun(t))
-                        .count()
-                }
-                _ => return None,
-            };
+            let len = object_len(other, start, preposition.is_some() || start > v + 1)?;
             Some(Presence {
                 verb: v,
                 preposition,
@@ -503,6 +482,142 @@ pub(super) fn presences(other: &[Token]) -> Vec<Presence> {
             })
         })
         .collect()
+}
+
+/// Whether the word at `v` of `other` is a present copula or a verb in the
+/// present ("is", "works", "lives"; "is working"; "they work").
+fn stated_now(other: &[Token], v: usize) -> bool {
+    let verb = &other[v];
+    listed("is are am", &verb.word)
+        || (verb.role == Role::Content
+            && verb.info.is_verb()
+            && !past_form(verb)
+            && ((verb.info.inflected_verb && verb.word.ends_with('s'))
+                || (verb.word.ends_with("ing") && listed("is are am", &other[v - 1].word))
+                || listed(PLAIN_VERB_SUBJECTS, &other[v - 1].word)))
+}
+
+/// How many words from `start` name a thing: a name, or a noun with the
+/// nouns that compound with it ("the coffee shop"). A past form right after
+/// the verb is no object (`placed` false: "has lived").
+fn object_len(other: &[Token], start: usize, placed: bool) -> Option<usize> {
+    let first = other.get(start)?;
+    match first.role {
+        Role::Name => Some(
+            other[start..]
+                .iter()
+                .take_while(|t| t.role == Role::Name)
+                .count(),
+        ),
+        Role::Content if placed || !past_form(first) => Some(
+            1 + other[start + 1..]
+                .iter()
+                .take_while(|t| plain_noun(t))
+                .count(),
+        ),
+        _ => None,
+    }
+}
+
+/// What `other` states it does with a thing now: a present verb other than
+/// a copula or having ([`presences`] has those), then, after any
+/// determiner, the thing ([`object_len`]): "plays `the violin`", "uses
+/// `Facebook`". As (the verb, the thing).
+fn doings(other: &[Token]) -> Vec<(usize, std::ops::Range<usize>)> {
+    (1..other.len().saturating_sub(1))
+        .filter_map(|v| {
+            let verb = &other[v];
+            let having = listed("has have", &verb.word)
+                || verb.info.lemmas.iter().any(|l| listed("be have own", l));
+            if verb.role != Role::Content || having || !stated_now(other, v) {
+                return None;
+            }
+            let start = past_determiners(other, v + 1);
+            let thing = other.get(start)?;
+            if thing.role != Role::Name && !plain_noun(thing) {
+                return None;
+            }
+            let len = object_len(other, start, start > v + 1)?;
+            Some((v, start..start + len))
+        })
+        .collect()
+}
+
+/// Where `text` gives up what `other` does with a thing ([`doings`]), read
+/// as a denial that restates the other's verb: a past verb whose most
+/// frequent sense is ending an activity ([`Lexicon::mainly_ends_activity`])
+/// or a phrasal verb whose particle gives it that sense, with the whole of
+/// the thing for its object and nothing after it but a date ("User `gave
+/// up` the violin" / "User plays the violin", "`quit` Facebook last year" /
+/// "uses Facebook"); or handing one's own thing over, which ends doing
+/// anything with it ("`sold` his Honda" / "drives a Honda"; a dealer
+/// "sold a Honda", and losing may be a game's: "lost the game"). Not "stopped the car", which halted it, nor a giving
+/// up only wanted or denied.
+fn giving_up(text: &[Token], other: &[Token], lexicon: &Lexicon) -> Option<Ending> {
+    let doings = doings(other);
+    if doings.is_empty() {
+        return None;
+    }
+    (1..text.len()).find_map(|at| {
+        let verb = &text[at];
+        let subject = &text[at - 1];
+        let past = (verb.info.inflected_verb && past_form(verb))
+            || (!verb.info.inflected_verb && takes_third_person_s(subject));
+        if verb.role != Role::Content
+            || !past
+            || listed(COPULAS, &subject.word)
+            || governed(text, at)
+        {
+            return None;
+        }
+        let with_particle = |means: &dyn Fn(&str) -> bool| {
+            text.get(at + 1).is_some_and(|t| {
+                listed(PARTICLES, &t.word)
+                    && verb
+                        .info
+                        .lemmas
+                        .iter()
+                        .any(|l| means(&format!("{l} {}", t.word)))
+            })
+        };
+        let (ends, parts) = (
+            with_particle(&|p| lexicon.phrase_ends_activity(p)),
+            with_particle(&|p| lexicon.phrase_hands_over(p)),
+        );
+        let denial = 1 + usize::from(ends || parts);
+        let object = past_determiners(text, at + denial).min(text.len());
+        // One's own thing: after "his" or "the", or a name without "a"
+        // ("sold cars" is a trade).
+        let own = || {
+            let determiners = &text[at + denial..object];
+            !determiners
+                .iter()
+                .any(|t| listed(INDEFINITE_ARTICLES, &t.word))
+                && (!determiners.is_empty()
+                    || text.get(object).is_some_and(|t| t.role == Role::Name))
+        };
+        let gives_up = if denial == 2 {
+            ends || (parts && own())
+        } else {
+            lexicon.mainly_ends_activity(&verb.info) || (lexicon.hands_over(&verb.info) && own())
+        };
+        if !gives_up {
+            return None;
+        }
+        let rest = &text[object..];
+        doings.iter().find_map(|(v, thing)| {
+            let thing = &other[thing.clone()];
+            let whole = rest.len() >= thing.len()
+                && rest.iter().zip(thing).all(|(x, y)| x.shares_lemma(y))
+                && only_dated(&rest[thing.len()..], lexicon);
+            whole.then(|| Ending {
+                at,
+                len: denial,
+                denial,
+                restates: vec![other[*v].clone()],
+            })
+        })
+    })
 }
 
 /// Whether the verb at `at` is only wanted, possible or denied: a
