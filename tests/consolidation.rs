@@ -3010,6 +3010,10 @@ fn a_date_on_one_side_says_when_the_value_came_not_what_it_is() {
     // "in June" dates the birthday; it is no third word beside the age
     // that makes "4" and "5" two facts.
     assert_supersedes("The user's son is 4", "The user's son turned 5 in June");
+    // A date without a preposition after the value reached is the date's,
+    // and the number before it is the value.
+    assert_supersedes("User is 29.", "User turned 30 last week.");
+    assert_supersedes("User is 29.", "User turned 30 two weeks ago.");
     assert_supersedes(
         "The team uses MySQL",
         "The team migrated to PostgreSQL in March",

@@ -134,17 +134,22 @@ pub(super) fn without_change_date<'t>(
             || (names_time(first, lexicon) && first.role != Role::Number)
             || date.last().is_some_and(|t| t.word == "ago")
     };
+    // The new value stays: the change needs a content word of its own
+    // between its verb and the date. A number may be that value and not
+    // the date's ("turned `30` last week").
+    let keeps_a_value = |k: usize| {
+        text[verb + 1..k]
+            .iter()
+            .any(|t| t.is_content() && !names_time(t, lexicon))
+    };
     let start = match start.checked_sub(1) {
         Some(k) if listed(DATE_PREPOSITIONS, &text[k].word) => k,
-        _ if opened(start) => start,
-        _ => return unchanged,
+        _ => match (start..text.len()).find(|&k| opened(k) && keeps_a_value(k)) {
+            Some(k) => k,
+            None => return unchanged,
+        },
     };
-    // The new value stays: the change needs a content word of its own
-    // between its verb and the date.
-    if !text[verb + 1..start]
-        .iter()
-        .any(|t| t.is_content() && !names_time(t, lexicon))
-    {
+    if !keeps_a_value(start) {
         return unchanged;
     }
     let dated = text[start..].iter().filter(|t| t.is_content()).count();
