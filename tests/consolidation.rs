@@ -4051,6 +4051,12 @@ fn giving_up_what_one_does_with_a_thing_ends_doing_it() {
         // Parting with one's own thing ends doing anything with it.
         ("User drives a Honda.", "User sold his Honda last month."),
         ("User plays the piano.", "User gave away his piano."),
+        // Parting from someone ends seeing them.
+        ("User is dating Alex.", "User broke up with Alex."),
+        (
+            "Sam is seeing Maria.",
+            "Sam split up with Maria last month.",
+        ),
     ] {
         assert_supersedes(doing, ending);
     }
@@ -4068,6 +4074,12 @@ fn giving_up_what_one_does_with_a_thing_ends_doing_it() {
         // A dealer's sale is not one's own thing.
         ("User drives a Honda.", "User sold a Honda to a customer."),
         ("User drives trucks.", "User sold trucks."),
+        // Someone else's break-up, and a crowd broken up, end nothing.
+        ("User is dating Alex.", "Alex broke up with Sam."),
+        (
+            "The police watch the crowd.",
+            "The police broke up the crowd.",
+        ),
     ] {
         assert_not_flagged(first, second);
     }

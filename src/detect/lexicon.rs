@@ -281,6 +281,14 @@ impl Lexicon {
             .is_some_and(|w| w.phrase_hands_over(phrase))
     }
 
+    /// Whether WordNet knows the phrasal verb `phrase` as ending a relation
+    /// ([`WordNet::phrase_separates`]).
+    pub fn phrase_separates(&self, phrase: &str) -> bool {
+        self.wordnet
+            .as_ref()
+            .is_some_and(|w| w.phrase_separates(phrase))
+    }
+
     /// Whether the most frequent verb sense of `verb` ends an activity
     /// ([`WordNet::mainly_ends_activity`]); never without WordNet.
     pub fn mainly_ends_activity(&self, verb: &Word) -> bool {

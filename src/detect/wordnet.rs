@@ -112,6 +112,9 @@ pub struct WordNet {
     /// Of those, handing one's thing over (selling, giving), which, unlike
     /// losing ("lost the game"), has no sense of another kind.
     handing_over: Vec<u32>,
+    /// The verb sense "discontinue an association or relation; go
+    /// different ways" (separate, split up, break up), above "divorce".
+    separating: Vec<u32>,
     /// The noun sense "color" (a visual attribute of things), under which
     /// every colour lies, with a hue or without.
     colour: Option<u32>,
@@ -636,6 +639,7 @@ impl WordNet {
             .chain(wordnet.quitting.iter().copied())
             .chain(moving_out)
             .collect();
+        wordnet.separating = above_first("divorce").into_iter().collect();
         wordnet.handing_over = [first_verb_sense("sell"), above_first("donate")]
             .into_iter()
             .flatten()
@@ -1040,6 +1044,14 @@ impl WordNet {
         self.senses[VERB]
             .get(phrase)
             .is_some_and(|senses| self.one_of(senses, &self.handing_over))
+    }
+
+    /// Whether some sense of the phrasal verb `phrase` ("break up", "split
+    /// up") is ending a relation with someone, or a kind of it.
+    pub fn phrase_separates(&self, phrase: &str) -> bool {
+        self.senses[VERB]
+            .get(phrase)
+            .is_some_and(|senses| self.one_of(senses, &self.separating))
     }
 
     /// Whether one of `senses` is one of `heads` or lies under one.

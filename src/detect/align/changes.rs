@@ -556,8 +556,10 @@ fn doings(other: &[Token]) -> Vec<(usize, std::ops::Range<usize>)> {
 /// up` the violin" / "User plays the violin", "`quit` Facebook last year" /
 /// "uses Facebook"); or handing one's own thing over, which ends doing
 /// anything with it ("`sold` his Honda" / "drives a Honda"; a dealer
-/// "sold a Honda", and losing may be a game's: "lost the game"). Not "stopped the car", which halted it, nor a giving
-/// up only wanted or denied.
+/// "sold a Honda", and losing may be a game's: "lost the game"); or
+/// parting from someone by a phrasal verb of ending a relation ("`broke up
+/// with` Alex" / "is dating Alex"). Not "stopped the car", which halted
+/// it, nor a giving up only wanted or denied.
 fn giving_up(text: &[Token], other: &[Token], lexicon: &Lexicon) -> Option<Ending> {
     let doings = doings(other);
     if doings.is_empty() {
@@ -585,12 +587,17 @@ fn giving_up(text: &[Token], other: &[Token], lexicon: &Lexicon) -> Option<Endin
                         .any(|l| means(&format!("{l} {}", t.word)))
             })
         };
-        let (ends, parts) = (
+        let (ends, parts, separates) = (
             with_particle(&|p| lexicon.phrase_ends_activity(p)),
             with_particle(&|p| lexicon.phrase_hands_over(p)),
+            with_particle(&|p| lexicon.phrase_separates(p)),
         );
-        let denial = 1 + usize::from(ends || parts);
-        let object = past_determiners(text, at + denial).min(text.len());
+        let denial = 1 + usize::from(ends || parts || separates);
+        // Parting from someone: "broke up `with` Alex".
+        let from = at
+            + denial
+            + usize::from(separates && text.get(at + denial).is_some_and(|t| t.word == "with"));
+        let object = past_determiners(text, from).min(text.len());
         // One's own thing: after "his" or "the", or a name without "a"
         // ("sold cars" is a trade).
         let own = || {
@@ -603,6 +610,9 @@ fn giving_up(text: &[Token], other: &[Token], lexicon: &Lexicon) -> Option<Endin
         };
         let gives_up = if denial == 2 {
             ends || (parts && own())
+                || (separates
+                    && from > at + denial
+                    && text.get(object).is_some_and(|t| t.role == Role::Name))
         } else {
             lexicon.mainly_ends_activity(&verb.info) || (lexicon.hands_over(&verb.info) && own())
         };
@@ -617,7 +627,7 @@ fn giving_up(text: &[Token], other: &[Token], lexicon: &Lexicon) -> Option<Endin
                 && only_dated(&rest[thing.len()..], lexicon);
             whole.then(|| Ending {
                 at,
-                len: denial,
+                len: from - at,
                 denial,
                 restates: vec![other[*v].clone()],
             })
