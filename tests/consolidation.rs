@@ -4062,7 +4062,8 @@ fn giving_up_what_one_does_with_a_thing_ends_doing_it() {
     }
     // Halting a thing is not ending what one does with it ("stop" ends an
     // activity only in its second sense); a wish, another thing, another
-    // person's giving up or a sale of one of many ends nothing.
+    // person's giving up, a sale of one of many or of one of a kind ends
+    // nothing.
     for (first, second) in [
         ("User drives the car.", "User stopped the car."),
         (
@@ -4074,6 +4075,7 @@ fn giving_up_what_one_does_with_a_thing_ends_doing_it() {
         // A dealer's sale is not one's own thing.
         ("User drives a Honda.", "User sold a Honda to a customer."),
         ("User drives trucks.", "User sold trucks."),
+        ("Joanna writes screenplays.", "Joanna sold her screenplay."),
         // Someone else's break-up, and a crowd broken up, end nothing.
         ("User is dating Alex.", "Alex broke up with Sam."),
         (

@@ -608,21 +608,30 @@ fn giving_up(text: &[Token], other: &[Token], lexicon: &Lexicon) -> Option<Endin
                 && (!determiners.is_empty()
                     || text.get(object).is_some_and(|t| t.role == Role::Name))
         };
-        let gives_up = if denial == 2 {
-            ends || (parts && own())
-                || (separates
-                    && from > at + denial
-                    && text.get(object).is_some_and(|t| t.role == Role::Name))
+        let ends_doing = if denial == 2 {
+            ends || (separates
+                && from > at + denial
+                && text.get(object).is_some_and(|t| t.role == Role::Name))
         } else {
-            lexicon.mainly_ends_activity(&verb.info) || (lexicon.hands_over(&verb.info) && own())
+            lexicon.mainly_ends_activity(&verb.info)
         };
-        if !gives_up {
+        let hands_over = own()
+            && if denial == 2 {
+                parts
+            } else {
+                lexicon.hands_over(&verb.info)
+            };
+        if !ends_doing && !hands_over {
             return None;
         }
         let rest = &text[object..];
         doings.iter().find_map(|(v, thing)| {
+            // Handing over one thing ends doing something with that one,
+            // not with a kind ("sold his truck" / "drives trucks").
+            let one_thing = thing.start > v + 1 || other[thing.start].role == Role::Name;
             let thing = &other[thing.clone()];
-            let whole = rest.len() >= thing.len()
+            let whole = (ends_doing || one_thing)
+                && rest.len() >= thing.len()
                 && rest.iter().zip(thing).all(|(x, y)| x.shares_lemma(y))
                 && only_dated(&rest[thing.len()..], lexicon);
             whole.then(|| Ending {
