@@ -3014,6 +3014,8 @@ fn a_date_on_one_side_says_when_the_value_came_not_what_it_is() {
     // and the number before it is the value.
     assert_supersedes("User is 29.", "User turned 30 last week.");
     assert_supersedes("User is 29.", "User turned 30 two weeks ago.");
+    // A possessive's "s" names no time: the other text still names none.
+    assert_supersedes("User's son is 4.", "User's son turned 5 last week.");
     assert_supersedes(
         "The team uses MySQL",
         "The team migrated to PostgreSQL in March",

@@ -470,7 +470,10 @@ const CONJUNCT_ADVERBS: &str = "now then later since also still";
 /// Whether `t` names a time: a noun of times ("year", "March") or a year
 /// ("2019").
 fn names_time(t: &Token, lexicon: &Lexicon) -> bool {
-    (is_year(&t.word) && !t.money) || (t.role != Role::Number && lexicon.names_time(&t.info))
+    // The possessive's "s" ("the user's son") is no second, which WordNet
+    // also spells "s".
+    (is_year(&t.word) && !t.money)
+        || (t.role != Role::Number && t.word != "s" && lexicon.names_time(&t.info))
 }
 
 /// Copulas of becoming, in the past: what they assign holds from then on
