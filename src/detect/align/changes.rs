@@ -270,28 +270,12 @@ pub(super) fn leaving(text: &[Token], other: &[Token], lexicon: &Lexicon) -> Opt
         return None;
     }
     (1..text.len()).find_map(|at| {
-        let verb = &text[at];
-        let subject = &text[at - 1];
-        let past = (verb.info.inflected_verb && past_form(verb))
-            || (!verb.info.inflected_verb && takes_third_person_s(subject));
-        if verb.role != Role::Content
-            || !past
-            || listed(COPULAS, &subject.word)
-            || governed(text, at)
-        {
+        if !stated_past(text, at) {
             return None;
         }
+        let verb = &text[at];
         // With its particle: "dropped out of" MIT, "gave away" a piano.
-        let phrasal = |ends: &dyn Fn(&str) -> bool| {
-            text.get(at + 1).filter(|t| {
-                listed(PARTICLES, &t.word)
-                    && verb
-                        .info
-                        .lemmas
-                        .iter()
-                        .any(|l| ends(&format!("{l} {}", t.word)))
-            })
-        };
+        let phrasal = |ends: &dyn Fn(&str) -> bool| particle_meaning(text, at, ends);
         presences.iter().find_map(|presence| {
             let particle = match presence.preposition {
                 Some(_) => phrasal(&|p| lexicon.phrase_leaves(p)),
@@ -327,6 +311,35 @@ pub(super) fn leaving(text: &[Token], other: &[Token], lexicon: &Lexicon) -> Opt
                     }
                 })
         })
+    })
+}
+
+/// Whether the word at `at` is a past verb that `text` states of its
+/// subject: not after a copula (a passive, "was left"), nor only wanted,
+/// possible or denied ([`governed`]).
+fn stated_past(text: &[Token], at: usize) -> bool {
+    let verb = &text[at];
+    let subject = &text[at - 1];
+    let past = (verb.info.inflected_verb && past_form(verb))
+        || (!verb.info.inflected_verb && takes_third_person_s(subject));
+    verb.role == Role::Content && past && !listed(COPULAS, &subject.word) && !governed(text, at)
+}
+
+/// The particle right after the verb at `at` with which one of the verb's
+/// lemmas makes a phrasal verb that `means` says what it should ("gave
+/// `away`", "dropped `out`").
+fn particle_meaning<'t>(
+    text: &'t [Token],
+    at: usize,
+    means: &dyn Fn(&str) -> bool,
+) -> Option<&'t Token> {
+    text.get(at + 1).filter(|t| {
+        listed(PARTICLES, &t.word)
+            && text[at]
+                .info
+                .lemmas
+                .iter()
+                .any(|l| means(&format!("{l} {}", t.word)))
     })
 }
 
@@ -566,27 +579,12 @@ fn giving_up(text: &[Token], other: &[Token], lexicon: &Lexicon) -> Option<Endin
         return None;
     }
     (1..text.len()).find_map(|at| {
-        let verb = &text[at];
-        let subject = &text[at - 1];
-        let past = (verb.info.inflected_verb && past_form(verb))
-            || (!verb.info.inflected_verb && takes_third_person_s(subject));
-        if verb.role != Role::Content
-            || !past
-            || listed(COPULAS, &subject.word)
-            || governed(text, at)
-        {
+        if !stated_past(text, at) {
             return None;
         }
-        let with_particle = |means: &dyn Fn(&str) -> bool| {
-            text.get(at + 1).is_some_and(|t| {
-                listed(PARTICLES, &t.word)
-                    && verb
-                        .info
-                        .lemmas
-                        .iter()
-                        .any(|l| means(&format!("{l} {}", t.word)))
-            })
-        };
+        let verb = &text[at];
+        let with_particle =
+            |means: &dyn Fn(&str) -> bool| particle_meaning(text, at, means).is_some();
         let (ends, parts, separates) = (
             with_particle(&|p| lexicon.phrase_ends_activity(p)),
             with_particle(&|p| lexicon.phrase_hands_over(p)),
