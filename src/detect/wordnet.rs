@@ -1041,17 +1041,21 @@ impl WordNet {
     /// Whether some sense of the phrasal verb `phrase` ("give away") is
     /// handing one's thing over, or a kind of it.
     pub fn phrase_hands_over(&self, phrase: &str) -> bool {
-        self.senses[VERB]
-            .get(phrase)
-            .is_some_and(|senses| self.one_of(senses, &self.handing_over))
+        self.phrase_one_of(phrase, &self.handing_over)
     }
 
     /// Whether some sense of the phrasal verb `phrase` ("break up", "split
     /// up") is ending a relation with someone, or a kind of it.
     pub fn phrase_separates(&self, phrase: &str) -> bool {
+        self.phrase_one_of(phrase, &self.separating)
+    }
+
+    /// Whether some sense of the phrasal verb `phrase` is one of `heads` or
+    /// lies under one: its particle already selects the sense.
+    fn phrase_one_of(&self, phrase: &str, heads: &[u32]) -> bool {
         self.senses[VERB]
             .get(phrase)
-            .is_some_and(|senses| self.one_of(senses, &self.separating))
+            .is_some_and(|senses| self.one_of(senses, heads))
     }
 
     /// Whether one of `senses` is one of `heads` or lies under one.
@@ -1063,17 +1067,13 @@ impl WordNet {
     /// leaving a place or an association, or a kind of it; its particle
     /// already selects the sense.
     pub fn phrase_leaves(&self, phrase: &str) -> bool {
-        self.senses[VERB]
-            .get(phrase)
-            .is_some_and(|senses| self.one_of(senses, &self.leaving))
+        self.phrase_one_of(phrase, &self.leaving)
     }
 
     /// Whether some sense of the phrasal verb `phrase` ("give away") is
     /// parting with what one has, or a kind of it.
     pub fn phrase_parts_with(&self, phrase: &str) -> bool {
-        self.senses[VERB]
-            .get(phrase)
-            .is_some_and(|senses| self.one_of(senses, &self.parting))
+        self.phrase_one_of(phrase, &self.parting)
     }
 
     /// Whether a common noun sense of `word` is a place ("Austin",

@@ -143,15 +143,14 @@ pub(super) fn without_change_date<'t>(
             .any(|t| t.is_content() && !names_time(t, lexicon))
     };
     let start = match start.checked_sub(1) {
-        Some(k) if listed(DATE_PREPOSITIONS, &text[k].word) => k,
-        _ => match (start..text.len()).find(|&k| opened(k) && keeps_a_value(k)) {
-            Some(k) => k,
-            None => return unchanged,
-        },
+        Some(k) if listed(DATE_PREPOSITIONS, &text[k].word) => {
+            Some(k).filter(|&k| keeps_a_value(k))
+        }
+        _ => (start..text.len()).find(|&k| opened(k) && keeps_a_value(k)),
     };
-    if !keeps_a_value(start) {
+    let Some(start) = start else {
         return unchanged;
-    }
+    };
     let dated = text[start..].iter().filter(|t| t.is_content()).count();
     (without_range(text, start..text.len()), dated)
 }
