@@ -70,10 +70,13 @@ pub fn additions(base: &[Token], other_text: &str, lexicon: &Lexicon) -> Vec<Str
     for (first, mut last) in runs {
         // A run inside the name an earlier run was extended over is that
         // name's ("the Museum of the Moving Image" adds "Moving Image"
-        // once).
-        if spans.last().is_some_and(|&(_, end)| first <= end) {
+        // once); what it goes on to past that name is its own ("Jon March
+        // Gina `dance`").
+        let after = spans.last().map_or(0, |&(_, end)| end + 1);
+        if last < after {
             continue;
         }
+        let first = first.max(after);
         // A person's name is kept whole: a given name takes the family
         // name after it ("Tom Parker", not "Tom"), and a title the name
         // after it, wherever it stands ("But Mr. Peterson" adds "Mr.
@@ -121,7 +124,7 @@ pub fn additions(base: &[Token], other_text: &str, lexicon: &Lexicon) -> Vec<Str
         {
             last += 1;
         }
-        spans.push((first, last));
+        spans.push((first.max(after), last));
     }
     spans
         .into_iter()
