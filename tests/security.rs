@@ -1,5 +1,6 @@
-//! engram against a broker it reaches only through TLS (and SASL where the
-//! test broker offers it): the real client, certificates made at test time.
+//! engram against Apache Kafka's own secured listeners: TLS with the broker's
+//! certificate verified (certificates made at test time), SASL/SCRAM-SHA-512
+//! with a real user, and topics an ACL denies.
 
 #[path = "common/broker.rs"]
 mod broker;
@@ -8,35 +9,18 @@ mod common;
 mod tls;
 
 use std::collections::BTreeMap;
-use std::net::TcpListener;
+use std::path::Path;
 use std::time::Duration;
 
-use broker::{Broker, Engram, ends, free_port};
+use broker::{Broker, Engram, KafkaSetup, ends};
 use common::*;
 use engram::event::{ConsolidationRequested, Event, EventCodec, Limits};
 use engram::store::{EmbeddedStore, Store};
-use tls::{Certificates, TlsTerminator};
+use tls::Certificates;
 
-const WAIT: Duration = Duration::from_secs(60);
-
-/// A broker whose only advertised endpoint is a TLS terminator using
-/// `certificates`; the test's own clients verify it with their CA.
-fn broker_behind_tls(certificates: &Certificates) -> (Broker, TlsTerminator) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let tls_port = listener.local_addr().unwrap().port();
-    let broker_port = free_port();
-    let client_settings = vec![
-        ("security.protocol".to_owned(), "ssl".to_owned()),
-        (
-            "ssl.ca.location".to_owned(),
-            certificates.ca_file.display().to_string(),
-        ),
-    ];
-    let broker = Broker::start_behind(broker_port, tls_port, client_settings, &[]);
-    let terminator =
-        TlsTerminator::spawn(listener, format!("127.0.0.1:{broker_port}"), certificates);
-    (broker, terminator)
-}
+const WAIT: Duration = Duration::from_secs(90);
+const USER: &str = "engram";
+const PASSWORD: &str = "engram-secret-1";
 
 fn json(event: &Event) -> (String, Vec<u8>) {
     let codec = EventCodec::new(Limits::default()).unwrap();
@@ -46,26 +30,35 @@ fn json(event: &Event) -> (String, Vec<u8>) {
     )
 }
 
-#[test]
-fn engram_runs_end_to_end_over_tls_with_the_broker_certificate_verified() {
-    let dir = tempfile::tempdir().unwrap();
-    let certificates = Certificates::generate(dir.path(), "good");
-    let (broker, terminator) = broker_behind_tls(&certificates);
-    let ca = certificates.ca_file.display().to_string();
-    let engram = Engram::start(
-        &broker,
-        &dir.path().join("state"),
-        dir.path().join("engram.log"),
+fn scram_setup() -> KafkaSetup {
+    KafkaSetup {
+        scram_users: vec![(USER.to_owned(), PASSWORD.to_owned())],
+        ..KafkaSetup::default()
+    }
+}
+
+/// engram logging in as the SCRAM user with `password`, creating its topics.
+fn scram_engram(broker: &Broker, dir: &Path, password: &str) -> Engram {
+    Engram::start_at(
+        broker.sasl_address.as_deref().unwrap(),
+        &dir.join("state"),
+        dir.join("engram.log"),
         &[
-            ("ENGRAM_KAFKA_SECURITY_PROTOCOL", "ssl"),
-            ("ENGRAM_KAFKA_SSL_CA_LOCATION", &ca),
+            ("ENGRAM_KAFKA_SECURITY_PROTOCOL", "sasl_plaintext"),
+            ("ENGRAM_KAFKA_SASL_MECHANISM", "SCRAM-SHA-512"),
+            ("ENGRAM_KAFKA_SASL_USERNAME", USER),
+            ("ENGRAM_KAFKA_SASL_PASSWORD", password),
             ("ENGRAM_KAFKA_CREATE_TOPICS", "true"),
             ("ENGRAM_KAFKA_TOPIC_PARTITIONS", "2"),
             ("ENGRAM_KAFKA_OUTPUT_FORMAT", "json"),
         ],
-    );
-    engram.wait_assigned(WAIT);
+    )
+}
 
+/// PostgreSQL vs MySQL for ada, and a consolidation request: produced on the
+/// plaintext listener; engram must commit them all and report one run with
+/// one contradiction.
+fn consolidate_ada(broker: &Broker) {
     let memories: Vec<(String, Vec<u8>)> = [
         ("pg", "Project uses PostgreSQL"),
         ("my", "Project uses MySQL"),
@@ -76,7 +69,7 @@ fn engram_runs_end_to_end_over_tls_with_the_broker_certificate_verified() {
     .collect();
     let created_at = broker.produce("memory.created", &memories);
     let request = json(&Event::ConsolidationRequested(ConsolidationRequested {
-        event_id: "req-tls".to_owned(),
+        event_id: "req-secure".to_owned(),
         user_id: "ada".to_owned(),
         requested_at: at(10),
         execute: Some(false),
@@ -89,12 +82,36 @@ fn engram_runs_end_to_end_over_tls_with_the_broker_certificate_verified() {
     ]);
     broker.wait_committed("engram", &targets, WAIT);
     let completed = broker.read_all("consolidation.completed", 2, 1, WAIT);
-    assert_eq!(completed.len(), 1, "the run's report came back over TLS");
+    assert_eq!(completed.len(), 1, "the run's report came out");
     let contradictions = broker.read_all("contradiction.detected", 2, 1, WAIT);
     assert_eq!(contradictions.len(), 1, "PostgreSQL vs MySQL is flagged");
-    // Every client (the tests' and engram's consumer, producer and admin)
-    // reached the broker only through the terminator.
-    assert!(terminator.handshakes() >= 4, "{}", terminator.handshakes());
+}
+
+#[test]
+fn engram_runs_end_to_end_over_the_brokers_tls_listener_with_its_certificate_verified() {
+    let dir = tempfile::tempdir().unwrap();
+    let certificates = Certificates::generate(dir.path(), "good");
+    let broker = Broker::start_with(KafkaSetup {
+        tls_keystore: Some(certificates.server_pem_file.clone()),
+        ..KafkaSetup::default()
+    });
+    let ca = certificates.ca_file.display().to_string();
+    // engram knows only the TLS listener: every client it makes (consumer,
+    // producer, admin) goes over TLS or not at all.
+    let engram = Engram::start_at(
+        broker.tls_address.as_deref().unwrap(),
+        &dir.path().join("state"),
+        dir.path().join("engram.log"),
+        &[
+            ("ENGRAM_KAFKA_SECURITY_PROTOCOL", "ssl"),
+            ("ENGRAM_KAFKA_SSL_CA_LOCATION", &ca),
+            ("ENGRAM_KAFKA_CREATE_TOPICS", "true"),
+            ("ENGRAM_KAFKA_TOPIC_PARTITIONS", "2"),
+            ("ENGRAM_KAFKA_OUTPUT_FORMAT", "json"),
+        ],
+    );
+    engram.wait_assigned(WAIT);
+    consolidate_ada(&broker);
     engram.stop();
     let store = EmbeddedStore::open(&dir.path().join("state")).unwrap();
     assert!(store.memory("ada", "pg").unwrap().is_some());
@@ -105,10 +122,13 @@ fn a_broker_certificate_from_another_ca_stops_engram_naming_the_setting() {
     let dir = tempfile::tempdir().unwrap();
     let served = Certificates::generate(dir.path(), "served");
     let other = Certificates::generate(dir.path(), "other");
-    let (broker, _terminator) = broker_behind_tls(&served);
+    let broker = Broker::start_with(KafkaSetup {
+        tls_keystore: Some(served.server_pem_file.clone()),
+        ..KafkaSetup::default()
+    });
     let wrong_ca = other.ca_file.display().to_string();
-    let engram = Engram::start(
-        &broker,
+    let engram = Engram::start_at(
+        broker.tls_address.as_deref().unwrap(),
         &dir.path().join("state"),
         dir.path().join("engram.log"),
         &[
@@ -122,30 +142,67 @@ fn a_broker_certificate_from_another_ca_stops_engram_naming_the_setting() {
     assert!(log.contains("certificate verify failed"), "{log}");
 }
 
-/// The test broker can require SASL but, with memory storage only, cannot
-/// be given a user before it does: a SCRAM login is negotiated and refused.
-/// That is the path a wrong password takes on a real cluster.
+#[test]
+fn engram_logs_in_with_scram_sha_512_as_a_real_user_and_runs_end_to_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = Broker::start_with(scram_setup());
+    let engram = scram_engram(&broker, dir.path(), PASSWORD);
+    engram.wait_assigned(WAIT);
+    consolidate_ada(&broker);
+    engram.stop();
+    let log = std::fs::read_to_string(dir.path().join("engram.log")).unwrap();
+    assert!(!log.contains(PASSWORD), "the password is never logged");
+}
+
 #[test]
 fn a_refused_scram_login_stops_engram_naming_the_settings() {
     let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let broker = Broker::start_behind(port, port, Vec::new(), &["--authentication"]);
-    let engram = Engram::start(
-        &broker,
-        &dir.path().join("state"),
-        dir.path().join("engram.log"),
-        &[
-            ("ENGRAM_KAFKA_SECURITY_PROTOCOL", "sasl_plaintext"),
-            ("ENGRAM_KAFKA_SASL_MECHANISM", "SCRAM-SHA-512"),
-            ("ENGRAM_KAFKA_SASL_USERNAME", "engram"),
-            ("ENGRAM_KAFKA_SASL_PASSWORD", "not-the-password"),
-        ],
-    );
+    let broker = Broker::start_with(scram_setup());
+    let engram = scram_engram(&broker, dir.path(), "not-the-password");
     let (status, log) = engram.wait_exit(WAIT);
     assert!(!status.success(), "engram must not run on; log:\n{log}");
     assert!(log.contains("kafka.sasl_password"), "{log}");
     assert!(
         !log.contains("not-the-password"),
         "the password is never logged"
+    );
+}
+
+#[test]
+fn a_topic_an_acl_denies_stops_engram_naming_the_topic_not_a_stuck_partition() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = Broker::start_with(KafkaSetup {
+        acls: true,
+        ..scram_setup()
+    });
+    let principal = format!("User:{USER}");
+    broker.acls(&[
+        "--add",
+        "--allow-principal",
+        &principal,
+        "--operation",
+        "All",
+        "--topic",
+        "*",
+        "--group",
+        "*",
+        "--cluster",
+    ]);
+    broker.acls(&[
+        "--add",
+        "--deny-principal",
+        &principal,
+        "--operation",
+        "Read",
+        "--topic",
+        "memory.accessed",
+    ]);
+    let engram = scram_engram(&broker, dir.path(), PASSWORD);
+    let (status, log) = engram.wait_exit(WAIT);
+    assert!(!status.success(), "engram must not run on; log:\n{log}");
+    assert!(log.contains("memory.accessed"), "names the topic: {log}");
+    assert!(
+        log.to_lowercase().contains("authoriz"),
+        "says it is an authorization failure: {log}"
     );
 }

@@ -1,11 +1,11 @@
 //! One conformance suite for every `Store` implementation. The embedded store
-//! always runs it; ScyllaDB runs it when `SCYLLA_NODES` names a cluster
-//! (`make test-scylla`), each test in a keyspace of its own that is dropped
+//! runs it, and the ScyllaDB store runs it against a live CQL database: the
+//! cluster `SCYLLA_NODES` names (`make test-scylla`), else an Apache
+//! Cassandra node started for this binary with ScyllaDB's limits
+//! (tests/common/cql.rs); each test in a keyspace of its own that is dropped
 //! afterwards. Other stores add a factory and one `store_suite!` line.
 
 use std::any::Any;
-use std::io::Write as _;
-use std::sync::Once;
 
 use engram::config::ScyllaConfig;
 use engram::model::*;
@@ -29,24 +29,13 @@ fn embedded() -> Handle {
     }
 }
 
-/// The cluster's settings for a fresh keyspace, or `None` (said once, on the
-/// terminal, past the test harness's capture) when `SCYLLA_NODES` is unset.
+/// The live database's settings for a fresh keyspace: the cluster
+/// `SCYLLA_NODES` names, else the Apache Cassandra node this binary starts
+/// (tests/common/cql.rs). Never skipped.
 fn scylla_config() -> Option<ScyllaConfig> {
-    static SKIPPED: Once = Once::new();
-    let nodes = std::env::var("SCYLLA_NODES").unwrap_or_default();
-    if nodes.trim().is_empty() {
-        SKIPPED.call_once(|| {
-            let _ = writeln!(
-                std::io::stderr(),
-                "store_conformance: ScyllaDB tests SKIPPED (SCYLLA_NODES is not set; \
-                 `make test-scylla` runs them against a cluster)"
-            );
-        });
-        return None;
-    }
     let unique = uuid::Uuid::new_v4().simple().to_string();
     Some(ScyllaConfig {
-        nodes,
+        nodes: common::cql::node().contact_point.clone(),
         keyspace: format!("engram_test_{}", &unique[..16]),
         username: std::env::var("SCYLLA_USERNAME").unwrap_or_default(),
         password: std::env::var("SCYLLA_PASSWORD").unwrap_or_default(),
@@ -905,6 +894,104 @@ pub fn waiting_users_follow_the_stored_state(store: &dyn Store) {
     assert_eq!(store.waiting_users(&partition_0).unwrap(), ["b", "d"]);
 }
 
+/// A user's state with 1,000 parked reads, each with a 1 KiB context
+/// (1.3 MB of state, more than a CQL batch may hold), lands in the same
+/// commit as the user's memories and reads back whole.
+pub fn a_state_with_1000_parked_reads_of_1kib_lands_whole(store: &dyn Store) {
+    let mut state = UserState::new("p");
+    state.mark_applied("memory.accessed/0", 999);
+    for i in 0..1_000 {
+        state.parked_reads.push(ParkedRead {
+            read: engram::event::MemoryAccessed {
+                event_id: format!("read-{i}"),
+                user_id: "p".into(),
+                memory_id: format!("later-{i}"),
+                accessed_at: chrono::DateTime::from_timestamp_millis(i).unwrap(),
+                context: Some(format!("{i:04} {}", "context ".repeat(127))),
+            },
+            stream: "memory.accessed".into(),
+            partition: Some(0),
+            offset: i,
+            parked_at: i,
+        });
+    }
+    let mut writes: Vec<Write> = (0..20)
+        .map(|i| Write::PutMemory(memory("p", &format!("m{i:02}"), i)))
+        .collect();
+    writes.push(Write::PutUserState(state.clone()));
+    commit(store, writes).unwrap();
+    assert_eq!(store.user_state("p").unwrap(), Some(state));
+    assert_eq!(store.memories("p").unwrap().len(), 20);
+    assert_eq!(
+        store
+            .waiting_users(&["memory.accessed/0".to_owned()])
+            .unwrap(),
+        ["p"]
+    );
+}
+
+/// A fused canonical text of 64 KiB (twice what an input memory may hold)
+/// with its long `merged_from` list lands with the rest of its cycle.
+pub fn a_fused_text_of_64_kib_lands_whole(store: &dyn Store) {
+    let mut members: Vec<Memory> = (0..200)
+        .map(|i| memory("f", &format!("m{i:03}"), i))
+        .collect();
+    let mut canonical = memory("f", "canonical", 1_000);
+    canonical.content = "Ada works on the compiler; ".repeat(64 * 1024 / 27 + 1);
+    canonical.content.truncate(64 * 1024);
+    canonical.merged_from = members.iter().map(|m| m.id.clone()).collect();
+    let mut writes = vec![Write::PutMemory(canonical.clone())];
+    for member in &mut members {
+        member.status = MemoryStatus::Superseded;
+        writes.push(Write::PutMemory(member.clone()));
+        writes.push(Write::PutLink(link(
+            "f",
+            &member.id,
+            "canonical",
+            LinkType::Related,
+        )));
+    }
+    commit(store, writes).unwrap();
+    assert_eq!(store.memory("f", "canonical").unwrap(), Some(canonical));
+    assert_eq!(store.memories("f").unwrap().len(), 201);
+    assert_eq!(store.links_of("f", "canonical").unwrap().len(), 200);
+}
+
+/// 10,000+ users of one stream start waiting, stop, and start and stop
+/// again (every state write touches the waiting index): the users left
+/// waiting are found, and the index does not become a heap of tombstones
+/// that a read at assignment cannot get through.
+pub fn waiting_users_of_10000_users_under_churn(store: &dyn Store) {
+    const USERS: usize = 12_000;
+    let source = "memory.created/0".to_owned();
+    let state = |user: usize, waiting: bool| {
+        let mut state = UserState::new(&format!("user-{user:05}"));
+        state.mark_applied(&source, user as i64);
+        if waiting {
+            state.new_since_cycle = 1;
+            state.cycle.changed_since = Some(1);
+        }
+        Write::PutUserState(state)
+    };
+    for round in [true, false, true, false] {
+        for start in (0..USERS).step_by(1_000) {
+            let writes = (start..start + 1_000).map(|u| state(u, round)).collect();
+            commit(store, writes).unwrap();
+        }
+    }
+    // A few are left waiting.
+    let still: Vec<Write> = (0..USERS).step_by(1_000).map(|u| state(u, true)).collect();
+    commit(store, still).unwrap();
+    let expected: Vec<String> = (0..USERS)
+        .step_by(1_000)
+        .map(|u| format!("user-{u:05}"))
+        .collect();
+    assert_eq!(
+        store.waiting_users(std::slice::from_ref(&source)).unwrap(),
+        expected
+    );
+}
+
 pub fn empty_batch_is_fine(store: &dyn Store) {
     commit(store, vec![]).unwrap();
     assert!(store.users().unwrap().is_empty());
@@ -997,6 +1084,18 @@ macro_rules! store_suite {
             #[test]
             fn a_cycle_that_archives_5000_memories_lands_whole() {
                 run(super::a_cycle_that_archives_5000_memories_lands_whole)
+            }
+            #[test]
+            fn a_state_with_1000_parked_reads_of_1kib_lands_whole() {
+                run(super::a_state_with_1000_parked_reads_of_1kib_lands_whole)
+            }
+            #[test]
+            fn a_fused_text_of_64_kib_lands_whole() {
+                run(super::a_fused_text_of_64_kib_lands_whole)
+            }
+            #[test]
+            fn waiting_users_of_10000_users_under_churn() {
+                run(super::waiting_users_of_10000_users_under_churn)
             }
             #[test]
             fn a_user_with_100k_memories() {

@@ -3,6 +3,9 @@
 // Each benchmark uses its own subset of these.
 #![allow(dead_code)]
 
+#[path = "../../tests/common/jvm.rs"]
+pub mod jvm;
+
 /// This process's peak resident set size (VmHWM) in MiB.
 pub fn peak_rss_mib() -> f64 {
     status_mib("self", "VmHWM:")

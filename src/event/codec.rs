@@ -53,6 +53,11 @@ pub struct Limits {
     /// a read can overtake its memory's creation. At most this many per
     /// user; a read beyond it is `unknown_memory` at once.
     pub max_parked_reads_per_user: usize,
+    /// At most this many bytes of parked reads (ids, context, position) per
+    /// user: they live in the user's state row, which must stay well under
+    /// a CQL batch's limit (ScyllaDB refuses batches over 1 MiB, and the
+    /// partition would stop on it for good).
+    pub max_parked_read_bytes_per_user: usize,
     /// How long a parked read waits, by the pipeline's clock
     /// (stream time for files, the wall clock with a broker), before it is
     /// dead-lettered as `unknown_memory`. 0 turns parking off.
@@ -69,6 +74,7 @@ impl Default for Limits {
             max_id_bytes: 256,
             max_future_skew: Duration::from_secs(24 * 60 * 60),
             max_parked_reads_per_user: 1_000,
+            max_parked_read_bytes_per_user: 256 * 1024,
             max_parked_read_age: Duration::from_secs(60 * 60),
         }
     }

@@ -358,7 +358,14 @@ pub fn consume(shared: Arc<Shared>, shutdown: &AtomicBool) -> Result<(), KafkaEr
             Some(Ok(message)) => consumer.context().dispatch(message.detach()),
             // Ends of partitions not split off yet: their workers see their own.
             Some(Err(RdKafkaError::PartitionEOF(_))) => {}
-            Some(Err(error)) => tracing::warn!(%error, "consumer error"),
+            Some(Err(error)) => {
+                if !shared.note_denied(&error, None) {
+                    tracing::warn!(%error, "consumer error");
+                }
+            }
+        }
+        if shared.denied.get().is_some() {
+            break;
         }
         if last_commit.elapsed() >= commit_every {
             // Asynchronous: the poll loop must not wait on the broker. The
@@ -376,5 +383,8 @@ pub fn consume(shared: Arc<Shared>, shutdown: &AtomicBool) -> Result<(), KafkaEr
     tracing::info!("stopping: finishing in-flight batches");
     consumer.context().stop_all(&consumer);
     consumer.unsubscribe();
-    Ok(())
+    match shared.denied.get() {
+        Some(reason) => Err(KafkaError::Unauthorized(reason.clone())),
+        None => Ok(()),
+    }
 }

@@ -17,11 +17,12 @@ mod topics;
 mod worker;
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use dashmap::DashMap;
+use rdkafka::types::RDKafkaErrorCode;
 use thiserror::Error;
 use tokio::runtime::Handle;
 use tokio::sync::Semaphore;
@@ -65,6 +66,10 @@ pub enum KafkaError {
     /// The brokers refused TLS or authentication: permanent, fix the config.
     #[error("the Kafka brokers refused the connection: {0}")]
     Security(String),
+    /// An ACL denies engram's principal something it needs (reading an input
+    /// topic, its group): permanent until the ACLs change.
+    #[error("Kafka denied access: {0}")]
+    Unauthorized(String),
 }
 
 impl KafkaError {
@@ -78,7 +83,7 @@ impl KafkaError {
     /// Whether the same call may succeed later.
     pub fn is_transient(&self) -> bool {
         match self {
-            Self::Config(_) | Self::Encode(_) | Self::Security(_) => false,
+            Self::Config(_) | Self::Encode(_) | Self::Security(_) | Self::Unauthorized(_) => false,
             Self::Client { source, .. } | Self::Delivery { source, .. } => {
                 produce::is_transient(source)
             }
@@ -108,6 +113,39 @@ pub(crate) struct Shared {
     offsets: DashMap<(String, i32), i64>,
     metrics: Arc<Metrics>,
     health: Arc<Health>,
+    /// Set when the brokers deny an input topic or the group by ACL: the
+    /// consumer stops with this reason rather than poll a partition that
+    /// can never move.
+    denied: OnceLock<String>,
+}
+
+impl Shared {
+    /// Records `error` if it is an authorization failure (on `topic`, when
+    /// the caller knows it); whether it was.
+    fn note_denied(&self, error: &rdkafka::error::KafkaError, topic: Option<&str>) -> bool {
+        let Some(code) = error.rdkafka_error_code() else {
+            return false;
+        };
+        let what = match code {
+            RDKafkaErrorCode::TopicAuthorizationFailed => match topic {
+                Some(topic) => format!("reading input topic `{topic}`"),
+                None => format!("reading the input topics {:?}", self.topics.inputs()),
+            },
+            RDKafkaErrorCode::GroupAuthorizationFailed => {
+                format!("joining consumer group `{}`", self.config.group_id)
+            }
+            RDKafkaErrorCode::ClusterAuthorizationFailed => "a cluster operation".to_owned(),
+            _ => return false,
+        };
+        let reason = format!(
+            "{what} is not authorized ({code:?}): an ACL denies engram's principal; it needs \
+             Read and Describe on the input topics, Read on its group, and Write and \
+             Describe on the output topics"
+        );
+        tracing::error!(%reason, "stopping: Kafka denied access");
+        let _ = self.denied.set(reason);
+        true
+    }
 }
 
 /// What a service instance is made of; the application builds every part
@@ -158,6 +196,7 @@ pub fn run(config: &Config, parts: ServiceParts, shutdown: &AtomicBool) -> Resul
         offsets: DashMap::new(),
         metrics: parts.metrics,
         health: parts.health,
+        denied: OnceLock::new(),
     });
     consume::consume(Arc::clone(&shared), shutdown)?;
     shared.producer.flush(Duration::from_secs(10));

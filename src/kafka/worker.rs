@@ -321,7 +321,10 @@ impl<C: ConsumerContext> Worker<C> {
                     break;
                 }
                 Some(Err(error)) => {
-                    tracing::warn!(partition = self.partition, %error, "consumer error")
+                    let topic = self.topics.get(index).map(String::as_str);
+                    if !self.shared.note_denied(&error, topic) {
+                        tracing::warn!(partition = self.partition, %error, "consumer error")
+                    }
                 }
                 None => break,
             }

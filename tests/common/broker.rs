@@ -1,5 +1,6 @@
-//! A real Kafka-protocol broker for tests (`tansu`, fetched by `make models`
-//! into the project cache), engram service processes, and small clients.
+//! Apache Kafka for tests (a KRaft node started from the jars `make models`
+//! fetched from Maven Central into the project cache), engram service
+//! processes, and small clients.
 
 #![allow(dead_code)]
 
@@ -50,22 +51,48 @@ pub fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Runtime::new().unwrap()
 }
 
-/// A broker on a free 127.0.0.1 port, killed on drop.
+/// What a test broker offers besides its plaintext listener.
+#[derive(Clone, Debug, Default)]
+pub struct KafkaSetup {
+    /// SCRAM-SHA-512 users `(name, password)`, created when the broker's
+    /// storage is formatted; when any, a SASL_PLAINTEXT listener is opened.
+    pub scram_users: Vec<(String, String)>,
+    /// A PEM file holding the broker's private key (PKCS#8) and certificate:
+    /// an SSL listener is opened with it.
+    pub tls_keystore: Option<PathBuf>,
+    /// Enforce ACLs (Kafka's StandardAuthorizer, nothing allowed without an
+    /// ACL); the test's own clients on the plaintext listener are super users.
+    pub acls: bool,
+    /// The port the plaintext listener advertises (a relay's), if not its own.
+    pub advertised_plaintext: Option<u16>,
+}
+
+/// Apache Kafka (one KRaft node in combined mode, from the jars `make models`
+/// fetched) on free 127.0.0.1 ports, with its data in a temporary directory;
+/// killed on drop, or when the test's thread ends.
 pub struct Broker {
     child: Child,
+    dir: tempfile::TempDir,
+    /// The plaintext listener (or the relay in front of it).
     pub address: String,
+    /// The SASL_PLAINTEXT (SCRAM-SHA-512) listener, when the setup has users.
+    pub sasl_address: Option<String>,
+    /// The SSL listener, when the setup has a keystore.
+    pub tls_address: Option<String>,
     /// One client per group for offset queries: a client per query costs
     /// threads and connections, and polling with them starved the engram
     /// processes under test of CPU.
     offset_readers: Mutex<HashMap<String, BaseConsumer>>,
-    /// What the test's own clients need beyond the address (TLS, SASL).
+    /// What the test's own clients need beyond the address.
     client_settings: Vec<(String, String)>,
 }
 
+/// The Kafka release the tests run against (scripts/jvm/kafka/pom.xml).
+pub const KAFKA_VERSION: &str = "4.1.1";
+
 impl Broker {
     pub fn start() -> Broker {
-        let port = free_port();
-        Self::start_advertising(port, port)
+        Self::start_with(KafkaSetup::default())
     }
 
     /// A broker that every client reaches through a [`Relay`], which can cut
@@ -73,57 +100,143 @@ impl Broker {
     pub fn start_behind_relay() -> (Broker, Relay) {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let relay_port = listener.local_addr().unwrap().port();
-        let broker_port = free_port();
-        let broker = Self::start_advertising(broker_port, relay_port);
-        let relay = Relay::spawn(listener, format!("127.0.0.1:{broker_port}"));
+        let broker = Self::start_with(KafkaSetup {
+            advertised_plaintext: Some(relay_port),
+            ..KafkaSetup::default()
+        });
+        let direct = broker.plaintext_port();
+        let relay = Relay::spawn(listener, format!("127.0.0.1:{direct}"));
         (broker, relay)
     }
 
-    fn start_advertising(port: u16, advertised: u16) -> Broker {
-        Self::start_behind(port, advertised, Vec::new(), &[])
+    pub fn start_with(setup: KafkaSetup) -> Broker {
+        let dir = tempfile::Builder::new()
+            .prefix("engram-kafka-")
+            .tempdir()
+            .unwrap();
+        let ports = Ports {
+            plaintext: free_port(),
+            internal: free_port(),
+            controller: free_port(),
+            sasl: (!setup.scram_users.is_empty()).then(free_port),
+            ssl: setup.tls_keystore.is_some().then(free_port),
+        };
+        let config = dir.path().join("server.properties");
+        std::fs::write(&config, server_properties(&setup, &ports, dir.path())).unwrap();
+        let log_config = dir.path().join("log4j2.properties");
+        std::fs::write(
+            &log_config,
+            log4j_properties(&dir.path().join("server.log")),
+        )
+        .unwrap();
+        format_storage(&config, &setup.scram_users);
+        let started = Instant::now();
+        let mut command = Command::new(super::common::jvm::java());
+        command
+            .args([
+                "-Xms256m",
+                "-Xmx1g",
+                "-XX:+UseG1GC",
+                "-XX:+ExitOnOutOfMemoryError",
+            ])
+            .arg("-Djava.awt.headless=true")
+            .arg(format!(
+                "-Dlog4j2.configurationFile={}",
+                log_config.display()
+            ))
+            .args([
+                "-cp",
+                &super::common::jvm::class_path("kafka"),
+                "kafka.Kafka",
+            ])
+            .arg(&config)
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(dir.path().join("stderr.log")).unwrap());
+        let child = super::common::jvm::spawn_tied_to_thread(&mut command).unwrap();
+        let mut broker = Broker {
+            child,
+            address: format!(
+                "127.0.0.1:{}",
+                setup.advertised_plaintext.unwrap_or(ports.plaintext)
+            ),
+            sasl_address: ports.sasl.map(|port| format!("127.0.0.1:{port}")),
+            tls_address: ports.ssl.map(|port| format!("127.0.0.1:{port}")),
+            dir,
+            offset_readers: Mutex::new(HashMap::new()),
+            client_settings: Vec::new(),
+        };
+        broker.wait_ready(ports.plaintext);
+        if std::env::var_os("ENGRAM_TEST_VERBOSE").is_some() {
+            eprintln!(
+                "Apache Kafka {KAFKA_VERSION} ready in {:.1} s",
+                started.elapsed().as_secs_f64()
+            );
+        }
+        broker
     }
 
-    /// A broker listening in plaintext on `port` that advertises `advertised`
-    /// (where a relay or TLS terminator forwards to it); the test's clients
-    /// use `client_settings`, and `broker_args` go to tansu.
-    pub fn start_behind(
-        port: u16,
-        advertised: u16,
-        client_settings: Vec<(String, String)>,
-        broker_args: &[&str],
-    ) -> Broker {
-        let binary = super::cache().join("bin/tansu");
-        assert!(
-            binary.exists(),
-            "{} is missing (run `make models`)",
-            binary.display()
-        );
-        let child = Command::new(binary)
-            .args([
-                "broker",
-                "--listener-url",
-                &format!("tcp://127.0.0.1:{port}"),
-                "--advertised-listener-url",
-                &format!("tcp://127.0.0.1:{advertised}"),
-            ])
-            .args(["--storage-engine", "memory://tansu/"])
-            .args(broker_args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
+    /// The plaintext listener's own port (not a relay's).
+    fn plaintext_port(&self) -> u16 {
+        let text = std::fs::read_to_string(self.dir.path().join("server.properties")).unwrap();
+        text.lines()
+            .find_map(|line| line.strip_prefix("listeners=PLAINTEXT://127.0.0.1:"))
+            .and_then(|rest| rest.split(',').next()?.parse().ok())
+            .unwrap()
+    }
+
+    /// Until the broker answers a metadata request on its plaintext port.
+    fn wait_ready(&mut self, port: u16) {
+        let consumer: BaseConsumer = ClientConfig::new()
+            .set("bootstrap.servers", format!("127.0.0.1:{port}"))
+            .set("log_level", "0")
+            .create()
             .unwrap();
-        let listening = format!("127.0.0.1:{port}");
-        poll_until(Duration::from_secs(20), Duration::from_millis(20), || {
-            TcpStream::connect(&listening)
-                .map(drop)
-                .map_err(|_| "the broker did not start".to_owned())
-        });
-        Broker {
-            child,
-            address: format!("127.0.0.1:{advertised}"),
-            offset_readers: Mutex::new(HashMap::new()),
-            client_settings,
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                panic!(
+                    "Apache Kafka exited with {status} while starting:\n{}\n{}",
+                    super::common::jvm::log_tail(&self.dir.path().join("stderr.log"), 20),
+                    super::common::jvm::log_tail(&self.dir.path().join("server.log"), 40)
+                );
+            }
+            let ready = consumer
+                .fetch_metadata(None, Duration::from_millis(500))
+                .is_ok_and(|metadata| !metadata.brokers().is_empty());
+            if ready {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "Apache Kafka did not start:\n{}",
+                super::common::jvm::log_tail(&self.dir.path().join("server.log"), 40)
+            );
+            std::thread::sleep(Duration::from_millis(100));
         }
+    }
+
+    /// The broker's own log so far (for a failure message).
+    pub fn log_tail(&self, lines: usize) -> String {
+        super::common::jvm::log_tail(&self.dir.path().join("server.log"), lines)
+    }
+
+    /// Runs Kafka's `kafka-acls` tool against the plaintext listener with
+    /// `args` (e.g. `--add --deny-principal User:engram --operation Read
+    /// --topic memory.created`).
+    pub fn acls(&self, args: &[&str]) {
+        let output = Command::new(super::common::jvm::java())
+            .args(["-Xmx256m", "-cp", &super::common::jvm::class_path("kafka")])
+            .arg("org.apache.kafka.tools.AclCommand")
+            .args(["--bootstrap-server", &self.address])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "kafka-acls {args:?}: {}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
     }
 
     fn client(&self) -> ClientConfig {
@@ -175,10 +288,7 @@ impl Broker {
         let mut config = self.client();
         config
             .set("enable.idempotence", "true")
-            // tansu answers each produce request a linger interval late and
-            // batches get one message each: 5 ms linger made 5,000 messages
-            // take 30 s, none takes 2 s.
-            .set("linger.ms", "0")
+            .set("linger.ms", "5")
             // As platforms' Java and Go producers, and engram's default.
             .set("partitioner", "murmur2_random");
         for (key, value) in settings {
@@ -223,6 +333,19 @@ impl Broker {
             }
         }
         out
+    }
+
+    /// The broker's end offset (high-water mark) per partition of `topic`.
+    pub fn end_offsets(&self, topic: &str, partitions: i32) -> Vec<i64> {
+        let consumer: BaseConsumer = self.client().create().unwrap();
+        (0..partitions)
+            .map(|partition| {
+                consumer
+                    .fetch_watermarks(topic, partition, Duration::from_secs(10))
+                    .unwrap()
+                    .1
+            })
+            .collect()
     }
 
     /// The group's committed offset per partition of `topic` (-1: none).
@@ -283,6 +406,129 @@ impl Broker {
     }
 }
 
+/// The free ports of one broker's listeners.
+struct Ports {
+    plaintext: u16,
+    internal: u16,
+    controller: u16,
+    sasl: Option<u16>,
+    ssl: Option<u16>,
+}
+
+fn server_properties(setup: &KafkaSetup, ports: &Ports, dir: &Path) -> String {
+    let advertised = setup.advertised_plaintext.unwrap_or(ports.plaintext);
+    let mut listeners = vec![
+        format!("PLAINTEXT://127.0.0.1:{}", ports.plaintext),
+        format!("INTERNAL://127.0.0.1:{}", ports.internal),
+        format!("CONTROLLER://127.0.0.1:{}", ports.controller),
+    ];
+    // Brokers register their advertised listeners; the relay's port stands
+    // in for the plaintext one, and the broker's own traffic stays direct.
+    let mut advertised_listeners = vec![
+        format!("PLAINTEXT://127.0.0.1:{advertised}"),
+        format!("INTERNAL://127.0.0.1:{}", ports.internal),
+    ];
+    for (name, port) in [("SASL_PLAINTEXT", ports.sasl), ("SSL", ports.ssl)] {
+        if let Some(port) = port {
+            listeners.push(format!("{name}://127.0.0.1:{port}"));
+            advertised_listeners.push(format!("{name}://127.0.0.1:{port}"));
+        }
+    }
+    let mut text = format!(
+        "process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@127.0.0.1:{controller}
+controller.listener.names=CONTROLLER
+listeners={listeners}
+advertised.listeners={advertised_listeners}
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,SSL:SSL
+inter.broker.listener.name=INTERNAL
+log.dirs={logs}
+num.partitions=1
+default.replication.factor=1
+offsets.topic.replication.factor=1
+offsets.topic.num.partitions=5
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+transaction.state.log.num.partitions=5
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+group.initial.rebalance.delay.ms=0
+num.network.threads=2
+num.io.threads=4
+",
+        controller = ports.controller,
+        listeners = listeners.join(","),
+        advertised_listeners = advertised_listeners.join(","),
+        logs = dir.join("data").display(),
+    );
+    if ports.sasl.is_some() {
+        text.push_str(
+            "sasl.enabled.mechanisms=SCRAM-SHA-512
+listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+",
+        );
+    }
+    if let Some(keystore) = &setup.tls_keystore {
+        text.push_str(&format!(
+            "ssl.keystore.type=PEM\nssl.keystore.location={}\nssl.client.auth=none\n",
+            keystore.display()
+        ));
+    }
+    if setup.acls {
+        text.push_str(
+            "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
+allow.everyone.if.no.acl.found=false
+super.users=User:ANONYMOUS
+",
+        );
+    }
+    text
+}
+
+fn log4j_properties(file: &Path) -> String {
+    format!(
+        "appender.file.type = File
+appender.file.name = file
+appender.file.fileName = {}
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = INFO
+rootLogger.appenderRef.file.ref = file
+logger.kafka.name = org.apache.kafka
+logger.kafka.level = WARN
+logger.state.name = state.change.logger
+logger.state.level = WARN
+",
+        file.display()
+    )
+}
+
+/// Formats the broker's storage (`kafka-storage format`), creating the SCRAM
+/// users; a KRaft node does not start on unformatted storage.
+fn format_storage(config: &Path, scram_users: &[(String, String)]) {
+    let mut command = Command::new(super::common::jvm::java());
+    command
+        .args(["-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp"])
+        .arg(super::common::jvm::class_path("kafka"))
+        .args(["kafka.tools.StorageTool", "format", "--ignore-formatted"])
+        .args(["--cluster-id", "ZW5ncmFtLXRlc3QtY2x1cw"])
+        .arg("--config")
+        .arg(config);
+    for (name, password) in scram_users {
+        command
+            .arg("--add-scram")
+            .arg(format!("SCRAM-SHA-512=[name={name},password={password}]"));
+    }
+    let output = command.output().unwrap();
+    assert!(
+        output.status.success(),
+        "kafka-storage format: {}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
 impl Drop for Broker {
     fn drop(&mut self) {
         // Clients first, so none reports the broker gone.
@@ -311,7 +557,7 @@ pub fn free_port() -> u16 {
 
 /// A TCP relay in front of the broker. Cutting it closes every connection
 /// and closes new ones at once, which clients see as the broker going down;
-/// tansu itself cannot be stopped and restarted (its storage is memory).
+/// the broker itself keeps running.
 pub struct Relay {
     down: Arc<AtomicBool>,
     open: Arc<Mutex<Vec<TcpStream>>>,
@@ -446,12 +692,22 @@ impl Engram {
     /// Starts engram against `broker` with its state in `state` and the given
     /// extra `ENGRAM_*` settings; logs (JSON) go to `log`.
     pub fn start(broker: &Broker, state: &Path, log: PathBuf, settings: &[(&str, &str)]) -> Engram {
+        Self::start_at(&broker.address, state, log, settings)
+    }
+
+    /// Like [`Engram::start`], on one of a broker's other listeners.
+    pub fn start_at(
+        brokers: &str,
+        state: &Path,
+        log: PathBuf,
+        settings: &[(&str, &str)],
+    ) -> Engram {
         let mut command = Command::new(env!("CARGO_BIN_EXE_engram"));
         command
             .arg("--state")
             .arg(state)
             .arg("run")
-            .env("ENGRAM_KAFKA_BROKERS", &broker.address)
+            .env("ENGRAM_KAFKA_BROKERS", brokers)
             .env("ENGRAM_KAFKA_SESSION_TIMEOUT", "6s")
             .env("ENGRAM_KAFKA_HEARTBEAT_INTERVAL", "1s")
             .env("ENGRAM_LOG_FORMAT", "json")

@@ -1,6 +1,9 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod cql;
+pub mod jvm;
+
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
@@ -278,4 +281,12 @@ pub fn first_difference(a: &serde_json::Value, b: &serde_json::Value, path: Stri
             }),
         _ => format!("{path}: {a} != {b}"),
     }
+}
+
+/// A free 127.0.0.1 port (bound, then released).
+pub fn free_port_here() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .map(|address| address.port())
+        .unwrap()
 }

@@ -20,6 +20,9 @@ use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs
 /// signed for 127.0.0.1 and localhost.
 pub struct Certificates {
     pub ca_file: PathBuf,
+    /// The server's private key (PKCS#8) and certificate in one PEM file,
+    /// as Kafka's PEM keystore reads them.
+    pub server_pem_file: PathBuf,
     server_chain: Vec<CertificateDer<'static>>,
     server_key: Vec<u8>,
 }
@@ -46,8 +49,15 @@ impl Certificates {
         let server_cert = server.signed_by(&server_key, &issuer).unwrap();
         let ca_file = dir.join(format!("ca-{name}.pem"));
         std::fs::write(&ca_file, issuer.pem()).unwrap();
+        let server_pem_file = dir.join(format!("server-{name}.pem"));
+        std::fs::write(
+            &server_pem_file,
+            format!("{}{}", server_key.serialize_pem(), server_cert.pem()),
+        )
+        .unwrap();
         Certificates {
             ca_file,
+            server_pem_file,
             server_chain: vec![server_cert.der().clone()],
             server_key: server_key.serialize_der(),
         }

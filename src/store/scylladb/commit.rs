@@ -107,11 +107,17 @@ impl Row<'_> {
                 } => memory_id.len() + 16 + last_run_id.map_or(0, str::len),
                 Row::DeleteMemory { .. } | Row::DeleteLink { .. } => 0,
                 Row::Link(l) => 2 * (l.reason.len() + l.from_id.len() + l.to_id.len() + 48),
+                // Every byte of the row: the bookkeeping column holds the
+                // parked reads, which can be most of it. The waiting-users
+                // index rows go in the same batch, one per source.
                 Row::UserState(s) => {
                     s.applied_offsets
                         .keys()
-                        .map(|k| k.len() + 12)
+                        .map(|k| 2 * (k.len() + 12) + s.user_id.len() + 16)
                         .sum::<usize>()
+                        + super::super::bookkeeping_json(s).len()
+                        + s.last_run_id.as_ref().map_or(0, String::len)
+                        + s.user_id.len()
                         + 256
                 }
                 Row::RunReport(r) => r.report.to_string().len() + 2 * r.run_id.len(),

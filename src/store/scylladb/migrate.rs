@@ -110,7 +110,10 @@ async fn run_backfill(session: &Session, backfill: Backfill) -> Result<(), Store
         Backfill::WaitingUsers => {
             info!("indexing stored users by input stream");
             let insert = session
-                .prepare("INSERT INTO waiting_users (source, user_id) VALUES (?, ?)")
+                .prepare(
+                    "INSERT INTO waiting_users_by_bucket (source, bucket, user_id) \
+                     VALUES (?, ?, ?)",
+                )
                 .await
                 .map_err(|e| backend("prepare", e))?;
             let what = "SELECT user_id, applied_offsets FROM user_state";
@@ -126,7 +129,10 @@ async fn run_backfill(session: &Session, backfill: Backfill) -> Result<(), Store
                     let (user_id, offsets) = row.map_err(|e| corrupt(what, e))?;
                     for source in offsets.unwrap_or_default().keys() {
                         session
-                            .execute_unpaged(&insert, (source, &user_id))
+                            .execute_unpaged(
+                                &insert,
+                                (source, schema::waiting_bucket(&user_id), &user_id),
+                            )
                             .await
                             .map_err(|e| backend("indexing a waiting user", e))?;
                     }

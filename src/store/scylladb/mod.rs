@@ -406,9 +406,13 @@ impl Inner {
 
     async fn waiting_users(&self, sources: &[String]) -> Result<Vec<String>, StoreError> {
         let mut users = Vec::new();
+        let buckets: Vec<i32> = (0..schema::WAITING_BUCKETS).collect();
         for source in sources {
             let rows: Vec<(String,)> = self
-                .rows(&self.statements.waiting_users_of_source, (source.as_str(),))
+                .rows(
+                    &self.statements.waiting_users_of_source,
+                    (source.as_str(), &buckets),
+                )
                 .await?;
             users.extend(rows.into_iter().map(|(user,)| user));
         }

@@ -26,8 +26,21 @@ pub struct Migration {
 /// runs again whole; each is idempotent).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backfill {
-    /// Every stored user into `waiting_users`, under each of its sources.
+    /// Every stored user into `waiting_users_by_bucket`, under each of its
+    /// sources.
     WaitingUsers,
+}
+
+/// How many buckets `waiting_users_by_bucket` spreads a stream's users over.
+pub const WAITING_BUCKETS: i32 = 64;
+
+/// A user's bucket in `waiting_users_by_bucket`: FNV-1a of the user id, so
+/// every engram version puts a user in the same one.
+pub fn waiting_bucket(user_id: &str) -> i32 {
+    let hash = user_id.bytes().fold(0x811c_9dc5_u32, |hash, byte| {
+        (hash ^ u32::from(byte)).wrapping_mul(0x0100_0193)
+    });
+    (hash % WAITING_BUCKETS as u32) as i32
 }
 
 /// Every schema version, in order. Released files never change: new ones
@@ -49,6 +62,13 @@ pub const MIGRATIONS: &[Migration] = &[
         version: 3,
         description: "the users waiting on each input stream",
         cql: include_str!("../../../schemas/cql/003_waiting_users.cql"),
+        // Version 4's table replaces this one; its backfill fills that.
+        backfill: None,
+    },
+    Migration {
+        version: 4,
+        description: "the users waiting on each input stream, in buckets",
+        cql: include_str!("../../../schemas/cql/004_waiting_users_by_bucket.cql"),
         backfill: Some(Backfill::WaitingUsers),
     },
 ];

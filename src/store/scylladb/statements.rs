@@ -68,9 +68,9 @@ statements! {
     insert_user_state = "INSERT INTO user_state (user_id, applied_offsets, new_since_cycle, \
         last_cycle_at, last_run_id, duplicate_candidates, cycle) VALUES (?, ?, ?, ?, ?, ?, ?) \
         USING TIMESTAMP ?";
-    insert_waiting = "INSERT INTO waiting_users (source, user_id) VALUES (?, ?) USING TIMESTAMP ?";
-    delete_waiting = "DELETE FROM waiting_users USING TIMESTAMP ? WHERE source = ? AND user_id = ?";
-    waiting_users_of_source = "SELECT user_id FROM waiting_users WHERE source = ?";
+    insert_waiting = "INSERT INTO waiting_users_by_bucket (source, bucket, user_id) VALUES (?, ?, ?) USING TIMESTAMP ?";
+    delete_waiting = "DELETE FROM waiting_users_by_bucket USING TIMESTAMP ? WHERE source = ? AND bucket = ? AND user_id = ?";
+    waiting_users_of_source = "SELECT user_id FROM waiting_users_by_bucket WHERE source = ? AND bucket IN ?";
     insert_run_report = "INSERT INTO run_reports (user_id, run_id, started_at, report) \
         VALUES (?, ?, ?, ?) USING TIMESTAMP ?";
     insert_run_report_by_id = "INSERT INTO run_reports_by_id (run_id, user_id) VALUES (?, ?) \
@@ -227,13 +227,14 @@ impl Statements {
                 )];
                 // The index follows the state in the same batch.
                 let user_id = state.user_id.as_str();
+                let bucket = super::schema::waiting_bucket(user_id);
                 let waiting = state.is_waiting();
                 for source in state.applied_offsets.keys() {
                     let source = source.as_str();
                     bound.push(if waiting {
-                        (&s.insert_waiting, Box::new((source, user_id, ts)))
+                        (&s.insert_waiting, Box::new((source, bucket, user_id, ts)))
                     } else {
-                        (&s.delete_waiting, Box::new((ts, source, user_id)))
+                        (&s.delete_waiting, Box::new((ts, source, bucket, user_id)))
                     });
                 }
                 bound
