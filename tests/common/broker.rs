@@ -12,7 +12,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+use rdkafka::admin::{
+    AdminClient, AdminOptions, AlterConfig, NewTopic, ResourceSpecifier, TopicReplication,
+};
 use rdkafka::client::DefaultClientContext;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::producer::{FutureProducer, FutureRecord};
@@ -256,6 +258,18 @@ impl Broker {
             .collect();
         let results = runtime()
             .block_on(admin.create_topics(&topics, &AdminOptions::new()))
+            .unwrap();
+        for result in results {
+            result.unwrap();
+        }
+    }
+
+    /// Sets a topic's `key` (e.g. `max.message.bytes`) to `value`.
+    pub fn set_topic_config(&self, topic: &str, key: &str, value: &str) {
+        let admin: AdminClient<DefaultClientContext> = self.client().create().unwrap();
+        let change = AlterConfig::new(ResourceSpecifier::Topic(topic)).set(key, value);
+        let results = runtime()
+            .block_on(admin.alter_configs([&change], &AdminOptions::new()))
             .unwrap();
         for result in results {
             result.unwrap();
