@@ -435,6 +435,45 @@ fn reads_beyond_the_parking_limit_are_dead_lettered_at_once() {
     assert_eq!(result.summary.parked, 2);
 }
 
+/// Parked reads live in the user's state row: a few reads with large
+/// contexts must not make it bigger than a CQL batch may be, whatever the
+/// count limit allows.
+#[test]
+fn reads_beyond_the_parked_bytes_limit_are_dead_lettered_at_once() {
+    let limits = Limits {
+        max_parked_read_bytes_per_user: 8 * 1024,
+        ..Limits::default()
+    };
+    let (_dir, store) = store();
+    let mut events = vec![Event::MemoryCreated(created("u", "m1", "first", 0))];
+    for (i, id) in ["a", "b", "c", "d"].into_iter().enumerate() {
+        let mut read = accessed("u", id, 1 + i as i64);
+        read.context = Some("x".repeat(3 * 1024));
+        events.push(Event::MemoryAccessed(read));
+    }
+    let result = run_with_limits(&store, &lines(&events), limits);
+    assert_eq!(result.summary.parked, 2, "two of 3 KiB fit in 8 KiB");
+    assert_eq!(
+        dead_letter_kinds(&result),
+        [("unknown_memory".to_owned(), 2)]
+    );
+    let letter = result
+        .outputs
+        .iter()
+        .find(|o| o["type"] == "engram.dlq")
+        .unwrap();
+    assert!(
+        letter["reason"]
+            .as_str()
+            .unwrap()
+            .contains("max_parked_read_bytes_per_user"),
+        "{letter}"
+    );
+    let parked = store.user_state("u").unwrap().unwrap().parked_reads;
+    let bytes: usize = parked.iter().map(|read| read.stored_bytes()).sum();
+    assert!(bytes <= 8 * 1024, "{bytes}");
+}
+
 #[test]
 fn a_partition_assignment_reads_only_the_users_waiting_on_that_partition() {
     use engram::store::{Write, WriteBatch};

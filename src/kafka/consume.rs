@@ -358,11 +358,7 @@ pub fn consume(shared: Arc<Shared>, shutdown: &AtomicBool) -> Result<(), KafkaEr
             Some(Ok(message)) => consumer.context().dispatch(message.detach()),
             // Ends of partitions not split off yet: their workers see their own.
             Some(Err(RdKafkaError::PartitionEOF(_))) => {}
-            Some(Err(error)) => {
-                if !shared.note_denied(&error, None) {
-                    tracing::warn!(%error, "consumer error");
-                }
-            }
+            Some(Err(error)) => shared.consumer_error(&error, None),
         }
         if shared.denied.get().is_some() {
             break;

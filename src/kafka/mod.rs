@@ -120,8 +120,18 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    /// Records `error` if it is an authorization failure (on `topic`, when
-    /// the caller knows it); whether it was.
+    /// A consumer error (of a partition's queue, where the caller knows
+    /// which): an authorization failure is recorded, and stops the consumer;
+    /// anything else is logged, and librdkafka goes on trying.
+    fn consumer_error(&self, error: &rdkafka::error::KafkaError, queue: Option<(&str, i32)>) {
+        let topic = queue.map(|(topic, _)| topic);
+        if !self.note_denied(error, topic) {
+            let partition = queue.map(|(_, partition)| partition);
+            tracing::warn!(topic, partition, %error, "consumer error");
+        }
+    }
+
+    /// Records `error` if it is an authorization failure; whether it was.
     fn note_denied(&self, error: &rdkafka::error::KafkaError, topic: Option<&str>) -> bool {
         let Some(code) = error.rdkafka_error_code() else {
             return false;

@@ -321,10 +321,8 @@ impl<C: ConsumerContext> Worker<C> {
                     break;
                 }
                 Some(Err(error)) => {
-                    let topic = self.topics.get(index).map(String::as_str);
-                    if !self.shared.note_denied(&error, topic) {
-                        tracing::warn!(partition = self.partition, %error, "consumer error")
-                    }
+                    let queue = self.topics.get(index).map(|t| (t.as_str(), self.partition));
+                    self.shared.consumer_error(&error, queue);
                 }
                 None => break,
             }
