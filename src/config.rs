@@ -30,12 +30,13 @@ pub enum ConfigError {
     Read { path: String, reason: String },
     #[error("invalid config{origin}: {reason}")]
     Invalid { origin: String, reason: String },
-    #[error("{source_name}: `{key}` expects {expected}, got `{value}`")]
+    /// The value itself is never shown: it may be a secret set under the
+    /// wrong name.
+    #[error("{source_name}: `{key}` expects {expected}; the value given is not one")]
     BadOverride {
         source_name: String,
         key: String,
         expected: &'static str,
-        value: String,
     },
     #[error("unknown setting `{0}`")]
     UnknownKey(String),
@@ -733,7 +734,7 @@ impl Config {
             // Deserialising the file on its own first gives errors with line numbers.
             let from_file: Config = toml::from_str(&text).map_err(|e| ConfigError::Invalid {
                 origin: format!(" in {}", path.display()),
-                reason: e.to_string(),
+                reason: toml_error_without_text(&text, &e),
             })?;
             merged = serde_json::to_value(from_file).unwrap_or(Json::Null);
         }
@@ -1035,10 +1036,63 @@ fn leaf_keys(value: &Json) -> Vec<String> {
     keys
 }
 
+/// A TOML error's message and position, without the snippet of the file
+/// that its `Display` quotes: the line may hold a secret.
+fn toml_error_without_text(text: &str, error: &toml::de::Error) -> String {
+    let Some(span) = error.span() else {
+        return error.message().to_owned();
+    };
+    let before = &text[..span.start.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |at| at + 1);
+    let column = before.len() - line_start + 1;
+    // The key of that line, never its value.
+    let key = text[line_start..]
+        .lines()
+        .next()
+        .and_then(|row| row.split_once('='))
+        .map(|(key, _)| key.trim())
+        .filter(|key| !key.is_empty() && key.len() <= 64)
+        .map(|key| format!(" (`{key}`)"))
+        .unwrap_or_default();
+    format!("line {line}, column {column}{key}: {}", error.message())
+}
+
+/// Words in setting names (engram's and librdkafka's) whose values are
+/// secrets: `kafka.sasl_password`, `sasl.password`, `ssl.key.password`,
+/// `ssl.keystore.password`, `sasl.oauthbearer.client.secret`,
+/// `sasl.oauthbearer.assertion.private.key.passphrase`, `ssl.key.pem` (a
+/// private key inline), `sasl.oauthbearer.config` (may carry a client
+/// secret), tokens.
+const SECRET_WORDS: &[&str] = &[
+    "password",
+    "passphrase",
+    "secret",
+    "token",
+    "key.pem",
+    "oauthbearer.config",
+];
+
 fn is_secret(key: &str) -> bool {
-    ["password", "secret", "token"]
-        .iter()
-        .any(|word| key.contains(word))
+    let key = key.to_ascii_lowercase();
+    SECRET_WORDS.iter().any(|word| key.contains(word))
+}
+
+/// `key=value,…` (librdkafka properties) with each secret value masked.
+fn mask_properties(text: &str) -> String {
+    text.split(',')
+        .map(|item| match item.split_once('=') {
+            Some((key, value)) if is_secret(key.trim()) && !value.trim().is_empty() => {
+                format!("{}={MASK}", key.trim())
+            }
+            Some(_) => item.trim().to_owned(),
+            // Not key=value: it will not load, and it may be a secret typed
+            // without its key.
+            None if item.trim().is_empty() => String::new(),
+            None => MASK.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 fn mask_secrets(value: &mut Json) {
@@ -1047,6 +1101,9 @@ fn mask_secrets(value: &mut Json) {
             match inner {
                 Json::String(text) if is_secret(key) && !text.is_empty() => {
                     *text = MASK.to_owned();
+                }
+                Json::String(text) if key.ends_with("properties") => {
+                    *text = mask_properties(text);
                 }
                 _ => mask_secrets(inner),
             }
@@ -1068,7 +1125,6 @@ fn apply_override(merged: &mut Json, defaults: &Json, item: &Override) -> Result
         source_name: item.origin.clone(),
         key: item.key.clone(),
         expected,
-        value: item.value.clone(),
     };
     let text = item.value.trim();
     if RENAMED.iter().any(|(_, new, _)| *new == item.key) {

@@ -938,8 +938,33 @@ fn merge(total: &mut RunSummary, part: RunSummary) {
     }
 }
 
+/// The most of an error message a dead letter carries. Messages quote the
+/// values they refuse (a timestamp, a type): a 990 KB junk value would make
+/// a letter the broker refuses, and the record would have no dead letter.
+pub const DEAD_LETTER_REASON_MAX: usize = 1024;
+
+/// The most of the error kind and the source topic a dead letter carries
+/// (both are short by construction; the bound makes the letter's size
+/// independent of its input).
+const DEAD_LETTER_NAME_MAX: usize = 256;
+
+/// `text` cut to at most `max` bytes at a character boundary, marked with
+/// `…` and the full length when cut.
+fn bounded(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let note = format!("… ({} bytes in all)", text.len());
+    let mut end = max.saturating_sub(note.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}{note}", &text[..end])
+}
+
 /// The dead letter for a record; its id is derived from the record's position
-/// so a replay produces the same id.
+/// so a replay produces the same id. Every field is bounded, so the letter
+/// fits one record whatever the input was.
 pub fn dead_letter(record: &SourceRecord, kind: &str, reason: &str, now: Millis) -> Event {
     let length = record.oversize.unwrap_or(record.payload.len());
     let cut = length > record.payload.len() || length > DEAD_LETTER_ORIGINAL_MAX;
@@ -951,11 +976,11 @@ pub fn dead_letter(record: &SourceRecord, kind: &str, reason: &str, now: Millis)
             &partition,
             &record.offset.to_string(),
         ]),
-        source_topic: record.stream.clone(),
+        source_topic: bounded(&record.stream, DEAD_LETTER_NAME_MAX),
         partition: record.partition,
         offset: record.offset,
-        error_kind: kind.to_owned(),
-        reason: reason.to_owned(),
+        error_kind: bounded(kind, DEAD_LETTER_NAME_MAX),
+        reason: bounded(reason, DEAD_LETTER_REASON_MAX),
         original: record.payload[..record.payload.len().min(DEAD_LETTER_ORIGINAL_MAX)].to_vec(),
         rejected_at: DateTime::from_timestamp_millis(now).unwrap_or_default(),
         original_length: cut.then_some(length as i64),

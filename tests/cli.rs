@@ -53,6 +53,40 @@ fn sample() -> String {
         .to_string()
 }
 
+/// A run killed between two writes of an output line leaves it torn; the
+/// next run must not glue its first event onto it.
+#[test]
+fn a_torn_last_output_line_is_cut_before_a_rerun_appends() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state").display().to_string();
+    let out = dir.path().join("out.jsonl");
+    let kept = r#"{"type":"engram.dlq","event_id":"kept"}"#;
+    std::fs::write(&out, format!("{kept}\n{{\"type\":\"consolidation.trig")).unwrap();
+    let output = engram(
+        &[
+            "run",
+            "--input",
+            &sample(),
+            "--output",
+            out.to_str().unwrap(),
+            "--state",
+            &state,
+        ],
+        &[],
+    );
+    ok(&output);
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(text.starts_with(&format!("{kept}\n")), "earlier lines stay");
+    for line in text.lines() {
+        assert!(
+            serde_json::from_str::<serde_json::Value>(line).is_ok(),
+            "not one JSON event: {line}"
+        );
+    }
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("torn"), "the cut is reported: {stderr}");
+}
+
 #[test]
 fn run_twice_on_the_sample_leaves_identical_state() {
     let dir = tempfile::tempdir().unwrap();
@@ -173,6 +207,44 @@ fn config_shows_precedence_and_masks_secrets() {
         !shown.contains("hunter2") && !shown.contains("from-file"),
         "{shown}"
     );
+}
+
+#[test]
+fn secrets_in_client_properties_are_masked_and_errors_echo_no_values() {
+    let shown = ok(&engram(
+        &["config"],
+        &[(
+            "ENGRAM_KAFKA_CLIENT_PROPERTIES",
+            "sasl.password=hunter2, sasl.oauthbearer.client.secret=oauth-s3cret,\
+             ssl.keystore.password=keystore-pw,socket.keepalive.enable=true",
+        )],
+    ));
+    for secret in ["hunter2", "oauth-s3cret", "keystore-pw"] {
+        assert!(!shown.contains(secret), "{secret} shown:\n{shown}");
+    }
+    assert!(shown.contains("socket.keepalive.enable=true"), "{shown}");
+    assert!(shown.contains("sasl.password=********"), "{shown}");
+
+    // A file whose secret line does not parse: the error says where, and
+    // shows nothing of the line.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("engram.toml");
+    std::fs::write(&file, "[kafka]\nsasl_password = hunter2-unquoted\n").unwrap();
+    let output = engram(&["config", "--config", file.to_str().unwrap()], &[]);
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("hunter2"), "{stderr}");
+    assert!(stderr.contains("line 2"), "{stderr}");
+
+    // A value in the wrong place is not echoed either.
+    let output = engram(
+        &["config"],
+        &[("ENGRAM_PIPELINE_BATCH_SIZE", "hunter2-misplaced")],
+    );
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("hunter2"), "{stderr}");
+    assert!(stderr.contains("ENGRAM_PIPELINE_BATCH_SIZE"), "{stderr}");
 }
 
 #[test]

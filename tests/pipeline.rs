@@ -435,6 +435,38 @@ fn reads_beyond_the_parking_limit_are_dead_lettered_at_once() {
     assert_eq!(result.summary.parked, 2);
 }
 
+/// Whatever an error message quotes of a bad record (a junk timestamp, an
+/// unknown type of 990 KB), its dead letter fits one Kafka record: a letter
+/// the broker refuses would be dropped while the record's offset commits.
+#[test]
+fn a_dead_letter_fits_one_record_whatever_its_reason_quotes() {
+    let (_dir, store) = store();
+    let junk = "9".repeat(990_000);
+    let input = format!(
+        "{}\n{}\n",
+        format_args!(
+            r#"{{"type":"memory.accessed","event_id":"e1","user_id":"u","memory_id":"m","accessed_at":"{junk}"}}"#
+        ),
+        format_args!(r#"{{"type":"{junk}","event_id":"e2","user_id":"u"}}"#),
+    );
+    let result = run_with_limits(&store, &input, Limits::default());
+    let letters: Vec<&serde_json::Value> = result
+        .outputs
+        .iter()
+        .filter(|o| o["type"] == "engram.dlq")
+        .collect();
+    assert_eq!(letters.len(), 2);
+    for letter in letters {
+        let size = serde_json::to_vec(letter).unwrap().len();
+        assert!(size < 128 * 1024, "a dead letter of {size} bytes");
+        assert!(letter["reason"].as_str().unwrap().len() <= 1024, "{letter}");
+        assert!(
+            letter["original_length"].as_i64().unwrap() > 990_000,
+            "the original is cut, its length kept"
+        );
+    }
+}
+
 /// Parked reads live in the user's state row: a few reads with large
 /// contexts must not make it bigger than a CQL batch may be, whatever the
 /// count limit allows.
@@ -453,9 +485,13 @@ fn reads_beyond_the_parked_bytes_limit_are_dead_lettered_at_once() {
     }
     let result = run_with_limits(&store, &lines(&events), limits);
     assert_eq!(result.summary.parked, 2, "two of 3 KiB fit in 8 KiB");
+    // The third and fourth reads (lines 3 and 4) find no room.
     assert_eq!(
         dead_letter_kinds(&result),
-        [("unknown_memory".to_owned(), 2)]
+        [
+            ("unknown_memory".to_owned(), 3),
+            ("unknown_memory".to_owned(), 4)
+        ]
     );
     let letter = result
         .outputs

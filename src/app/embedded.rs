@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
-use tracing::info;
+use tracing::{info, warn};
 
 use engram::clock::Clock;
 use engram::config::Config;
@@ -146,7 +146,45 @@ pub(crate) fn open_output(path: &str) -> Result<Box<dyn Write>> {
     if !file.metadata().is_ok_and(|m| m.is_file()) {
         return Ok(Box::new(BufWriter::new(file)));
     }
+    let torn = cut_torn_line(path).with_context(|| format!("cannot repair output {path}"))?;
+    if torn > 0 {
+        // Its events were not committed (the sink is flushed before the
+        // state commit): this run writes them again, whole.
+        warn!(
+            output = path,
+            bytes = torn,
+            "the output ended in a torn line (a run stopped mid-write); cut it"
+        );
+        eprintln!("output {path}: cut a torn last line of {torn} bytes");
+    }
     Ok(Box::new(DurableFile(BufWriter::new(file))))
+}
+
+/// Cuts an output file back to its last complete line; how many bytes of
+/// a torn one it removed.
+fn cut_torn_line(path: &str) -> io::Result<u64> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = OpenOptions::new().read(true).write(true).open(path)?;
+    let length = file.metadata()?.len();
+    let mut end = length;
+    let mut chunk = vec![0u8; 64 * 1024];
+    // Backwards, a chunk at a time, to the last newline.
+    while end > 0 {
+        let start = end.saturating_sub(chunk.len() as u64);
+        let window = &mut chunk[..(end - start) as usize];
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(window)?;
+        if let Some(at) = window.iter().rposition(|&byte| byte == b'\n') {
+            end = start + at as u64 + 1;
+            break;
+        }
+        end = start;
+    }
+    if end < length {
+        file.set_len(end)?;
+        file.sync_data()?;
+    }
+    Ok(length - end)
 }
 
 /// A buffered file whose `flush` also reaches the disk. The pipeline

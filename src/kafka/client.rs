@@ -232,15 +232,23 @@ fn refused_error(code: RDKafkaErrorCode, reason: &str) -> ServiceError {
     ServiceError::Security(format!("{reason}; check {check}"))
 }
 
-/// Parses `key=value,key=value`.
+/// Parses `key=value,key=value`. An item that is not `key=value` is named
+/// by its place, never quoted: it may be a secret typed without its key.
 fn extra_properties(text: &str) -> Result<Vec<(String, String)>, ServiceError> {
-    text.split(',')
+    let items: Vec<&str> = text
+        .split(',')
         .map(str::trim)
         .filter(|item| !item.is_empty())
-        .map(|item| {
+        .collect();
+    items
+        .iter()
+        .enumerate()
+        .map(|(index, item)| {
             let (key, value) = item.split_once('=').ok_or_else(|| {
                 ServiceError::Config(format!(
-                    "kafka.client_properties: `{item}` is not key=value"
+                    "kafka.client_properties: item {} of {} is not key=value",
+                    index + 1,
+                    items.len()
                 ))
             })?;
             Ok((key.trim().to_owned(), value.trim().to_owned()))
@@ -352,12 +360,13 @@ mod tests {
     }
 
     #[test]
-    fn a_malformed_property_is_an_error_naming_it() {
+    fn a_malformed_property_is_an_error_naming_its_place_not_its_text() {
         let config = KafkaConfig {
             client_properties: "acks=all,oops".to_owned(),
             ..KafkaConfig::default()
         };
         let error = client_config(&config, &[]).unwrap_err().to_string();
-        assert!(error.contains("`oops`"), "{error}");
+        assert!(error.contains("item 2 of 2"), "{error}");
+        assert!(!error.contains("oops"), "the item is not quoted: {error}");
     }
 }
