@@ -178,6 +178,13 @@ pub struct CycleRequest {
     pub now: Millis,
 }
 
+/// The most of a run's actions, in bytes of JSON, that its
+/// `consolidation.completed` event lists: with the rest of the event it
+/// stays well under a broker's default record limit (1 MB), in JSON and in
+/// Avro (which is smaller). A run that archives thousands of memories made
+/// a 4 MB event that the broker refused, and it was dropped.
+pub const COMPLETED_ACTIONS_MAX_BYTES: usize = 640 * 1024;
+
 /// The stored report of a run: everything the events say, plus what undo
 /// needs (the prior values of every memory and link the run changed).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -227,6 +234,34 @@ impl CycleReport {
         }
     }
 
+    /// The run's actions as `consolidation.completed` lists them: in order,
+    /// as many as fit [`COMPLETED_ACTIONS_MAX_BYTES`] of JSON; and how many
+    /// did not. Counts and the stored report always cover every action.
+    fn listed_actions(&self) -> (Vec<RunAction>, usize) {
+        let mut listed = Vec::new();
+        let mut bytes = 0;
+        for action in &self.actions {
+            let action = RunAction {
+                action_id: action.action_id.clone(),
+                action_type: action.action_type.as_str().to_owned(),
+                target_ids: action.target_ids.clone(),
+                canonical_id: action.canonical_id.clone(),
+                new_memory_id: action.new_memory_ids.first().cloned(),
+                rule_id: action.rule_id.clone(),
+                score: action.score,
+                reasons: action.reasons.clone(),
+                canonical_content: action.canonical_content.clone(),
+            };
+            bytes += serde_json::to_vec(&action).map_or(usize::MAX / 2, |json| json.len() + 1);
+            if bytes > COMPLETED_ACTIONS_MAX_BYTES {
+                break;
+            }
+            listed.push(action);
+        }
+        let left_out = self.actions.len() - listed.len();
+        (listed, left_out)
+    }
+
     /// The output events of the run, in order: triggered, contradictions,
     /// patterns, completed. Ids derive from the run id.
     pub fn events(&self, duration_ms: i64) -> Vec<Event> {
@@ -268,6 +303,18 @@ impl CycleReport {
                 extracted_at: at,
             }));
         }
+        let (actions, left_out) = self.listed_actions();
+        let mut warnings = self.warnings.clone();
+        if left_out > 0 {
+            warnings.push(format!(
+                "{left_out} of {} actions are not listed in this event, which must fit one \
+                 Kafka record; the stored run report holds them all \
+                 (engram report --user {} --run {})",
+                self.actions.len(),
+                self.user_id,
+                self.run_id
+            ));
+        }
         events.push(Event::ConsolidationCompleted(ConsolidationCompleted {
             event_id: id(&["completed"]),
             user_id: self.user_id.clone(),
@@ -277,22 +324,8 @@ impl CycleReport {
             started_at: at,
             duration_ms,
             counts: self.counts.clone(),
-            actions: self
-                .actions
-                .iter()
-                .map(|a| RunAction {
-                    action_id: a.action_id.clone(),
-                    action_type: a.action_type.as_str().to_owned(),
-                    target_ids: a.target_ids.clone(),
-                    canonical_id: a.canonical_id.clone(),
-                    new_memory_id: a.new_memory_ids.first().cloned(),
-                    rule_id: a.rule_id.clone(),
-                    score: a.score,
-                    reasons: a.reasons.clone(),
-                    canonical_content: a.canonical_content.clone(),
-                })
-                .collect(),
-            warnings: self.warnings.clone(),
+            actions,
+            warnings,
         }));
         events
     }
@@ -740,6 +773,72 @@ mod tests {
         let aggressive = settings.detect_settings(Tier::Aggressive);
         assert!(aggressive.duplicate_threshold < gentle.duplicate_threshold);
         assert!(aggressive.archive_threshold > gentle.archive_threshold);
+    }
+
+    /// A report of a run that archived `count` memories.
+    fn archiving_report(count: usize) -> CycleReport {
+        let thresholds = CycleSettings::default().detect_settings(Tier::Gentle);
+        let actions: Vec<serde_json::Value> = (0..count)
+            .map(|i| {
+                serde_json::json!({
+                    "action_id": format!("run-1/archive/{i}"),
+                    "type": "archive",
+                    "rule_id": "archive.faded",
+                    "target_ids": [format!("memory-{i:05}")],
+                    "score": 0.04,
+                    "reasons": ["salience 0.04 below the archive threshold 0.10",
+                                "not read in 180 days"],
+                })
+            })
+            .collect();
+        serde_json::from_value(serde_json::json!({
+            "run_id": "run-1", "user_id": "u", "trigger": "manual", "mode": "execute",
+            "config_hash": "h", "started_at": "2026-01-01T00:00:00Z", "tier": "gentle",
+            "tokens": 0, "token_budget": 0, "thresholds": thresholds,
+            "counts": RunCounts { archived: count as i64, ..RunCounts::default() },
+            "actions": actions, "skipped": [], "contradictions": [], "patterns": [],
+            "created_ids": [], "memory_changes": [], "link_changes": [], "warnings": [],
+            "salience_histogram": [0, 0, 0, 0, 0, 0, 0, 0, 0, 0], "executed": true,
+        }))
+        .unwrap()
+    }
+
+    /// A run that archives thousands of memories still reports in one
+    /// record the broker takes (1 MB by default): the event lists the
+    /// actions that fit and says how many more the stored report holds.
+    #[test]
+    fn a_completed_event_of_a_huge_run_fits_one_record_and_says_what_it_left_out() {
+        let codec = crate::event::EventCodec::new(crate::event::Limits::default()).unwrap();
+        let events = archiving_report(20_000).events(5);
+        let Some(Event::ConsolidationCompleted(completed)) = events.last() else {
+            panic!("no completed event");
+        };
+        let json = codec.encode_json(events.last().unwrap());
+        let avro = codec.encode_avro(events.last().unwrap()).unwrap();
+        assert!(json.len() < 900 * 1024, "{} bytes of JSON", json.len());
+        assert!(avro.len() < 900 * 1024, "{} bytes of Avro", avro.len());
+        assert!(
+            completed.actions.len() > 1_000,
+            "{}",
+            completed.actions.len()
+        );
+        assert_eq!(completed.counts.archived, 20_000, "the counts stay whole");
+        let left = 20_000 - completed.actions.len();
+        assert!(
+            completed
+                .warnings
+                .iter()
+                .any(|w| w.contains(&format!("{left} of 20000 actions"))),
+            "{:?}",
+            completed.warnings
+        );
+        // A small run lists everything and warns of nothing.
+        let events = archiving_report(10).events(5);
+        let Some(Event::ConsolidationCompleted(small)) = events.last() else {
+            panic!("no completed event");
+        };
+        assert_eq!(small.actions.len(), 10);
+        assert!(small.warnings.is_empty());
     }
 
     #[test]

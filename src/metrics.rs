@@ -38,7 +38,8 @@ pub struct Metrics {
     pub rejected: IntCounterVec,
     pub outputs: IntCounterVec,
     pub delivery_failures: IntCounter,
-    /// Output events the broker refused for good (too large, not allowed).
+    /// Output events the broker refused for good (too large, not allowed);
+    /// each stops its partition.
     pub undeliverable: IntCounter,
     /// Input batches (or resumptions) that failed and were retried.
     pub batch_failures: IntCounter,
@@ -112,7 +113,7 @@ impl Metrics {
             )?,
             undeliverable: IntCounter::new(
                 "output_undeliverable_total",
-                "Output events the broker refused for good and that were dropped",
+                "Output events the broker refused for good (each stops its partition)",
             )?,
             batch_failures: IntCounter::new(
                 "batch_failures_total",

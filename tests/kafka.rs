@@ -608,6 +608,49 @@ fn a_2_mb_poison_message_is_dead_lettered_by_its_start_and_digest_and_the_stream
     );
 }
 
+/// A dead letter the broker refuses for good (here: larger than the DLQ
+/// topic takes) must not be dropped while the offset of its record
+/// commits: the partition stops, says why, and commits nothing past it.
+#[test]
+fn a_dead_letter_the_broker_refuses_stops_its_partition_instead_of_being_dropped() {
+    let (broker, _dir, engram) = engram_creating_topics(&[
+        ("ENGRAM_KAFKA_OUTPUT_FORMAT", "json"),
+        ("ENGRAM_EMBEDDING_ENABLED", "false"),
+        ("ENGRAM_KAFKA_COMMIT_INTERVAL", "100ms"),
+    ]);
+    broker.set_topic_config("engram.dlq", "max.message.bytes", "2000");
+    let base = format!("http://{}", engram.http_address(WAIT));
+    let first = Event::MemoryCreated(created("po", "m0", "Po likes green tea", 0));
+    let poison: Vec<u8> = (0..6_000u32).map(|i| b'a' + (i % 26) as u8).collect();
+    let after = Event::MemoryCreated(created("po", "m1", "Po likes jasmine tea", 1));
+    let positions = broker.produce(
+        "memory.created",
+        &[
+            ("po".to_owned(), codec().encode_json(&first)),
+            ("po".to_owned(), poison),
+            ("po".to_owned(), codec().encode_json(&after)),
+        ],
+    );
+    let (partition, poison_offset) = positions[1];
+    let (_, body) = wait_readiness(&base, |status, body| {
+        status == 503 && body.contains("engram.dlq")
+    });
+    assert!(body.contains("refused"), "{body}");
+    std::thread::sleep(Duration::from_secs(1));
+    let committed = broker.committed("engram", "memory.created", 2)[partition as usize];
+    assert!(
+        committed <= poison_offset,
+        "committed {committed}, past the poison record at {poison_offset}"
+    );
+    let scrape = request(&http(), "GET", &format!("{base}/metrics")).1;
+    assert_eq!(
+        metric(&scrape, "engram_output_undeliverable_total"),
+        Some(1.0),
+        "{scrape}"
+    );
+    engram.kill();
+}
+
 /// Deterministic unit vector near one of a few directions, so memories of the
 /// same topic are near-duplicates without running the model.
 fn vector(topic: usize, jitter: usize) -> Vec<f32> {

@@ -55,11 +55,21 @@ pub enum KafkaError {
     },
     #[error("cannot encode an output event")]
     Encode(#[source] crate::event::DecodeError),
-    /// Output events still undelivered when the worker was told to stop
-    /// (those refused for good are dropped and counted, not returned).
+    /// Output events still undelivered when the worker was told to stop.
     #[error("{undelivered} output events were not delivered")]
     Delivery {
         undelivered: usize,
+        #[source]
+        source: rdkafka::error::KafkaError,
+    },
+    /// The broker refused an output event for good (too large for the
+    /// topic, not allowed by an ACL): the batch's offsets are not committed,
+    /// since the event would otherwise be lost, and the partition stops.
+    #[error("the broker refused output event {event_id} ({bytes} bytes) on `{topic}` for good")]
+    Refused {
+        topic: String,
+        event_id: String,
+        bytes: usize,
         #[source]
         source: rdkafka::error::KafkaError,
     },
@@ -83,7 +93,11 @@ impl KafkaError {
     /// Whether the same call may succeed later.
     pub fn is_transient(&self) -> bool {
         match self {
-            Self::Config(_) | Self::Encode(_) | Self::Security(_) | Self::Unauthorized(_) => false,
+            Self::Config(_)
+            | Self::Encode(_)
+            | Self::Security(_)
+            | Self::Unauthorized(_)
+            | Self::Refused { .. } => false,
             Self::Client { source, .. } | Self::Delivery { source, .. } => {
                 produce::is_transient(source)
             }

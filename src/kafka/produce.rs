@@ -129,17 +129,16 @@ impl OutputProducer {
                 self.metrics.delivery_failures.inc();
                 let topic = self.topics.topic(events[i].event_type());
                 if !is_transient(&error) {
-                    // Sending it again gets the same answer, and retrying
-                    // would hold the partition's offsets for ever.
+                    // Sending it again gets the same answer. Dropping it
+                    // would lose it (a dead letter, a run's report) while
+                    // the offsets behind it commit: stop instead.
                     self.metrics.undeliverable.inc();
-                    tracing::error!(
-                        topic,
-                        event_id = events[i].event_id(),
-                        bytes = payloads[i].len(),
-                        %error,
-                        "output event refused for good; dropped"
-                    );
-                    continue;
+                    return Err(KafkaError::Refused {
+                        topic: topic.to_owned(),
+                        event_id: events[i].event_id().to_owned(),
+                        bytes: payloads[i].len(),
+                        source: error,
+                    });
                 }
                 tracing::warn!(
                     topic,
