@@ -65,13 +65,12 @@ pub enum KafkaError {
     /// The broker refused an output event for good (too large for the
     /// topic, not allowed by an ACL): the batch's offsets are not committed,
     /// since the event would otherwise be lost, and the partition stops.
-    #[error("the broker refused output event {event_id} ({bytes} bytes) on `{topic}` for good")]
+    #[error("the broker refused output {output} for good")]
     Refused {
-        topic: String,
-        event_id: String,
-        bytes: usize,
+        /// `event ID (N bytes) on TOPIC`.
+        output: String,
         #[source]
-        source: rdkafka::error::KafkaError,
+        source: Box<rdkafka::error::KafkaError>,
     },
     /// The brokers refused TLS or authentication: permanent, fix the config.
     #[error("the Kafka brokers refused the connection: {0}")]

@@ -134,10 +134,12 @@ impl OutputProducer {
                     // the offsets behind it commit: stop instead.
                     self.metrics.undeliverable.inc();
                     return Err(KafkaError::Refused {
-                        topic: topic.to_owned(),
-                        event_id: events[i].event_id().to_owned(),
-                        bytes: payloads[i].len(),
-                        source: error,
+                        output: format!(
+                            "event {} ({} bytes) on `{topic}`",
+                            events[i].event_id(),
+                            payloads[i].len()
+                        ),
+                        source: Box::new(error),
                     });
                 }
                 tracing::warn!(
