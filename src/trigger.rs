@@ -68,8 +68,10 @@ pub fn automatic_run(
 
 /// The run a `consolidation.requested` event starts: derived from the user
 /// and the event id, so whoever sent the request knows which report to wait
-/// for, and a replayed request is the same run. It runs no earlier than
-/// `now` (stream time), so a late request does not go back in time.
+/// for, and a replayed request is the same run. It runs at the clock's
+/// `now`, whatever time the request gives: a request dated up to
+/// `limits.max_future_skew` ahead would otherwise compute salience hours
+/// ahead, archive early, and mislead undo's check for later runs.
 pub fn requested_run(event: &ConsolidationRequested, now: Millis) -> PendingRun {
     PendingRun {
         run_id: request_run_id(event),
@@ -79,7 +81,7 @@ pub fn requested_run(event: &ConsolidationRequested, now: Millis) -> PendingRun 
         } else {
             RunMode::DryRun
         },
-        now: now.max(event.requested_at.timestamp_millis()),
+        now,
     }
 }
 
@@ -157,7 +159,7 @@ mod tests {
     }
 
     #[test]
-    fn a_request_runs_under_its_derived_id_no_earlier_than_stream_time() {
+    fn a_request_runs_under_its_derived_id_at_the_clocks_time() {
         let event = ConsolidationRequested {
             event_id: "e1".to_owned(),
             user_id: "u".to_owned(),
@@ -168,6 +170,8 @@ mod tests {
         let run = requested_run(&event, 9_000);
         assert_eq!(run.run_id, request_run_id(&event));
         assert_eq!((run.mode, run.now), (RunMode::Execute, 9_000));
-        assert_eq!(requested_run(&event, 1_000).now, 5_000);
+        // Dated after the clock (a producer's clock ahead, up to the
+        // accepted skew): still the clock's time.
+        assert_eq!(requested_run(&event, 1_000).now, 1_000);
     }
 }
