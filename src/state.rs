@@ -614,10 +614,6 @@ impl<'a> StateBatch<'a> {
             offset: position.offset,
             parked_at: now,
         };
-        let bytes = user
-            .parked_reads
-            .iter()
-            .fold(0usize, |sum, read| sum.saturating_add(read.stored_bytes()));
         if user.parked_reads.len() >= parking.max_per_user {
             let full = format!(
                 "{} reads already wait for their memories (limits.max_parked_reads_per_user)",
@@ -625,6 +621,12 @@ impl<'a> StateBatch<'a> {
             );
             return unknown_memory(event, Some(full));
         }
+        // Parking is the rare path (a read that overtook its memory): the
+        // waiting reads are measured as stored rather than kept in a tally.
+        let bytes = user
+            .parked_reads
+            .iter()
+            .fold(0usize, |sum, read| sum.saturating_add(read.stored_bytes()));
         if bytes.saturating_add(parked.stored_bytes()) > parking.max_bytes_per_user {
             let full = format!(
                 "the {} reads waiting for their memories hold {bytes} bytes, and this one \

@@ -678,8 +678,11 @@ async fn send_to(
                 producer.send(record, Timeout::After(Duration::from_secs(30)))
             })
             .collect();
-        for send in sends {
-            let delivery = send.await.unwrap_or_else(|(e, _)| panic!("produce: {e}"));
+        // Together: a send future enqueues its record only when polled, so
+        // awaiting them one by one sent one record per round trip (and per
+        // linger interval).
+        for delivery in futures::future::join_all(sends).await {
+            let delivery = delivery.unwrap_or_else(|(e, _)| panic!("produce: {e}"));
             positions.push((delivery.partition, delivery.offset));
         }
     }
