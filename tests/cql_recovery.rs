@@ -18,18 +18,11 @@ use engram::store::{ScyllaStore, Store, Write, WriteBatch};
 mod common;
 
 fn config() -> ScyllaConfig {
-    let unique = uuid::Uuid::new_v4().simple().to_string();
     ScyllaConfig {
-        nodes: common::cql::node_syncing_every_write()
-            .contact_point
-            .clone(),
-        keyspace: format!("engram_test_{}", &unique[..16]),
-        replication_class: "SimpleStrategy".into(),
-        replication_factor: 1,
         // Many batches: the commit below is journaled and takes a while to
         // apply, long enough to kill the node in the middle of it.
         max_batch_bytes: 16 * 1024,
-        ..ScyllaConfig::default()
+        ..common::cql::node_syncing_every_write().fresh_keyspace()
     }
 }
 

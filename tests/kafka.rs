@@ -1305,15 +1305,8 @@ fn cql_settings(group: &str, keyspace: &str) -> Vec<(&'static str, String)> {
 }
 
 /// A fresh keyspace, migrated, and the store on it.
-fn cql_keyspace(name: &str) -> (engram::config::ScyllaConfig, engram::store::ScyllaStore) {
-    let unique = uuid::Uuid::new_v4().simple().to_string();
-    let config = engram::config::ScyllaConfig {
-        nodes: common::cql::node().contact_point.clone(),
-        keyspace: format!("engram_{name}_{}", &unique[..12]),
-        replication_class: "SimpleStrategy".into(),
-        replication_factor: 1,
-        ..engram::config::ScyllaConfig::default()
-    };
+fn cql_keyspace() -> (engram::config::ScyllaConfig, engram::store::ScyllaStore) {
+    let config = common::cql::node().fresh_keyspace();
     let runtime = common::runtime();
     engram::store::migrate(&config, runtime.handle(), Box::new(|| {})).unwrap();
     let store = engram::store::ScyllaStore::connect(&config, runtime.handle().clone()).unwrap();
@@ -1388,7 +1381,7 @@ fn two_instances_sharing_one_cql_keyspace_survive_a_kill_and_end_as_one_clean_ru
     let dir = tempfile::tempdir().unwrap();
 
     // One instance, undisturbed: the reference.
-    let (clean_config, clean_store) = cql_keyspace("clean");
+    let (clean_config, clean_store) = cql_keyspace();
     let clean = start(
         &broker,
         dir.path(),
@@ -1403,7 +1396,7 @@ fn two_instances_sharing_one_cql_keyspace_survive_a_kill_and_end_as_one_clean_ru
 
     // Two instances in one group on one keyspace; one is SIGKILLed
     // mid-stream and the other takes its partitions.
-    let (pair_config, pair_store) = cql_keyspace("pair");
+    let (pair_config, pair_store) = cql_keyspace();
     let settings = cql_settings("pair", &pair_config.keyspace);
     let first = start(&broker, dir.path(), "first", &settings);
     let second = start(&broker, dir.path(), "second", &settings);

@@ -311,10 +311,22 @@ fn run_with_limits(store: &dyn Store, input: &str, limits: Limits) -> Run {
     Run { summary, outputs }
 }
 
-fn dead_letter_kinds(run: &Run) -> Vec<(String, i64)> {
+/// The run's dead letters, in order.
+fn dead_letters(run: &Run) -> Vec<&serde_json::Value> {
     run.outputs
         .iter()
         .filter(|o| o["type"] == "engram.dlq")
+        .collect()
+}
+
+/// The reason its first dead letter gives.
+fn first_dead_letter_reason(run: &Run) -> &str {
+    dead_letters(run)[0]["reason"].as_str().unwrap()
+}
+
+fn dead_letter_kinds(run: &Run) -> Vec<(String, i64)> {
+    dead_letters(run)
+        .into_iter()
         .map(|d| {
             (
                 d["error_kind"].as_str().unwrap().to_owned(),
@@ -392,18 +404,8 @@ fn a_parked_read_whose_memory_never_comes_is_dead_lettered_when_it_ages_out() {
         dead_letter_kinds(&second),
         [("unknown_memory".to_owned(), 1)]
     );
-    let letter = second
-        .outputs
-        .iter()
-        .find(|o| o["type"] == "engram.dlq")
-        .unwrap();
-    assert!(
-        letter["reason"]
-            .as_str()
-            .unwrap()
-            .contains("max_parked_read_age"),
-        "{letter}"
-    );
+    let reason = first_dead_letter_reason(&second);
+    assert!(reason.contains("max_parked_read_age"), "{reason}");
     assert!(
         store
             .user_state("u")
@@ -450,11 +452,7 @@ fn a_dead_letter_fits_one_record_whatever_its_reason_quotes() {
         format_args!(r#"{{"type":"{junk}","event_id":"e2","user_id":"u"}}"#),
     );
     let result = run_with_limits(&store, &input, Limits::default());
-    let letters: Vec<&serde_json::Value> = result
-        .outputs
-        .iter()
-        .filter(|o| o["type"] == "engram.dlq")
-        .collect();
+    let letters = dead_letters(&result);
     assert_eq!(letters.len(), 2);
     for letter in letters {
         let size = serde_json::to_vec(letter).unwrap().len();
@@ -493,17 +491,10 @@ fn reads_beyond_the_parked_bytes_limit_are_dead_lettered_at_once() {
             ("unknown_memory".to_owned(), 4)
         ]
     );
-    let letter = result
-        .outputs
-        .iter()
-        .find(|o| o["type"] == "engram.dlq")
-        .unwrap();
+    let reason = first_dead_letter_reason(&result);
     assert!(
-        letter["reason"]
-            .as_str()
-            .unwrap()
-            .contains("max_parked_read_bytes_per_user"),
-        "{letter}"
+        reason.contains("max_parked_read_bytes_per_user"),
+        "{reason}"
     );
     let parked = store.user_state("u").unwrap().unwrap().parked_reads;
     let bytes: usize = parked.iter().map(|read| read.stored_bytes()).sum();

@@ -37,6 +37,32 @@ fn scram_setup() -> KafkaSetup {
     }
 }
 
+/// A broker whose TLS listener serves `certificates`' server certificate.
+fn tls_broker(certificates: &Certificates) -> Broker {
+    Broker::start_with(KafkaSetup {
+        tls_keystore: Some(certificates.server_pem_file.clone()),
+        ..KafkaSetup::default()
+    })
+}
+
+/// engram on the broker's TLS listener only (every client it makes,
+/// consumer, producer and admin, goes over TLS or not at all), trusting
+/// the CA in `ca_file`, with `extra` settings.
+fn tls_engram(broker: &Broker, dir: &Path, ca_file: &Path, extra: &[(&str, &str)]) -> Engram {
+    let ca = ca_file.display().to_string();
+    let mut settings = vec![
+        ("ENGRAM_KAFKA_SECURITY_PROTOCOL", "ssl"),
+        ("ENGRAM_KAFKA_SSL_CA_LOCATION", ca.as_str()),
+    ];
+    settings.extend_from_slice(extra);
+    Engram::start_at(
+        broker.tls_address.as_deref().unwrap(),
+        &dir.join("state"),
+        dir.join("engram.log"),
+        &settings,
+    )
+}
+
 /// engram logging in as the SCRAM user with `password`, creating its topics.
 fn scram_engram(broker: &Broker, dir: &Path, password: &str) -> Engram {
     Engram::start_at(
@@ -91,20 +117,12 @@ fn consolidate_ada(broker: &Broker) {
 fn engram_runs_end_to_end_over_the_brokers_tls_listener_with_its_certificate_verified() {
     let dir = tempfile::tempdir().unwrap();
     let certificates = Certificates::generate(dir.path(), "good");
-    let broker = Broker::start_with(KafkaSetup {
-        tls_keystore: Some(certificates.server_pem_file.clone()),
-        ..KafkaSetup::default()
-    });
-    let ca = certificates.ca_file.display().to_string();
-    // engram knows only the TLS listener: every client it makes (consumer,
-    // producer, admin) goes over TLS or not at all.
-    let engram = Engram::start_at(
-        broker.tls_address.as_deref().unwrap(),
-        &dir.path().join("state"),
-        dir.path().join("engram.log"),
+    let broker = tls_broker(&certificates);
+    let engram = tls_engram(
+        &broker,
+        dir.path(),
+        &certificates.ca_file,
         &[
-            ("ENGRAM_KAFKA_SECURITY_PROTOCOL", "ssl"),
-            ("ENGRAM_KAFKA_SSL_CA_LOCATION", &ca),
             ("ENGRAM_KAFKA_CREATE_TOPICS", "true"),
             ("ENGRAM_KAFKA_TOPIC_PARTITIONS", "2"),
             ("ENGRAM_KAFKA_OUTPUT_FORMAT", "json"),
@@ -122,20 +140,8 @@ fn a_broker_certificate_from_another_ca_stops_engram_naming_the_setting() {
     let dir = tempfile::tempdir().unwrap();
     let served = Certificates::generate(dir.path(), "served");
     let other = Certificates::generate(dir.path(), "other");
-    let broker = Broker::start_with(KafkaSetup {
-        tls_keystore: Some(served.server_pem_file.clone()),
-        ..KafkaSetup::default()
-    });
-    let wrong_ca = other.ca_file.display().to_string();
-    let engram = Engram::start_at(
-        broker.tls_address.as_deref().unwrap(),
-        &dir.path().join("state"),
-        dir.path().join("engram.log"),
-        &[
-            ("ENGRAM_KAFKA_SECURITY_PROTOCOL", "ssl"),
-            ("ENGRAM_KAFKA_SSL_CA_LOCATION", &wrong_ca),
-        ],
-    );
+    let broker = tls_broker(&served);
+    let engram = tls_engram(&broker, dir.path(), &other.ca_file, &[]);
     let (status, log) = engram.wait_exit(WAIT);
     assert!(!status.success(), "engram must not run on; log:\n{log}");
     assert!(log.contains("kafka.ssl_ca_location"), "{log}");

@@ -32,20 +32,13 @@ fn embedded() -> Handle {
 /// The live database's settings for a fresh keyspace: the cluster
 /// `SCYLLA_NODES` names, else the Apache Cassandra node this binary starts
 /// (tests/common/cql.rs). Never skipped.
-fn scylla_config() -> Option<ScyllaConfig> {
-    let unique = uuid::Uuid::new_v4().simple().to_string();
-    Some(ScyllaConfig {
-        nodes: common::cql::node().contact_point.clone(),
-        keyspace: format!("engram_test_{}", &unique[..16]),
-        username: std::env::var("SCYLLA_USERNAME").unwrap_or_default(),
-        password: std::env::var("SCYLLA_PASSWORD").unwrap_or_default(),
-        replication_class: "SimpleStrategy".into(),
-        replication_factor: 1,
+fn scylla_config() -> ScyllaConfig {
+    ScyllaConfig {
         // Small enough that the big-flush test takes the split path and the
         // 5,000-memory cycle goes through the journal in many batches.
         max_batch_bytes: 64 * 1024,
-        ..ScyllaConfig::default()
-    })
+        ..common::cql::node().fresh_keyspace()
+    }
 }
 
 /// Drops the test keyspace when the test ends.
@@ -59,14 +52,14 @@ impl Drop for Keyspace {
     }
 }
 
-fn scylla() -> Option<Handle> {
-    let config = scylla_config()?;
+fn scylla() -> Handle {
+    let config = scylla_config();
     engram::store::migrate(&config, common::runtime().handle(), Box::new(|| {})).unwrap();
     let store = ScyllaStore::connect(&config, common::runtime().handle().clone()).unwrap();
-    Some(Handle {
+    Handle {
         store: Box::new(store),
         _guard: Box::new(Keyspace(config)),
-    })
+    }
 }
 
 fn memory(user: &str, id: &str, created_at: Millis) -> Memory {
@@ -1002,7 +995,7 @@ macro_rules! store_suite {
         mod $module {
             use super::*;
             fn run(test: fn(&dyn Store)) {
-                let Some(handle) = $factory else { return };
+                let handle = $factory;
                 test(handle.store.as_ref());
             }
             #[test]
@@ -1105,14 +1098,12 @@ macro_rules! store_suite {
     };
 }
 
-store_suite!(embedded_store, Some(embedded()));
+store_suite!(embedded_store, embedded());
 store_suite!(scylla_store, scylla());
 
 #[test]
 fn scylla_migrate_is_idempotent_and_connect_needs_it() {
-    let Some(config) = scylla_config() else {
-        return;
-    };
+    let config = scylla_config();
     let keyspace = Keyspace(config.clone());
     let error = ScyllaStore::connect(&config, common::runtime().handle().clone())
         .err()

@@ -77,6 +77,8 @@ pub struct Broker {
     dir: tempfile::TempDir,
     /// The plaintext listener (or the relay in front of it).
     pub address: String,
+    /// The plaintext listener's own port (not a relay's).
+    plaintext_port: u16,
     /// The SASL_PLAINTEXT (SCRAM-SHA-512) listener, when the setup has users.
     pub sasl_address: Option<String>,
     /// The SSL listener, when the setup has a keystore.
@@ -106,8 +108,7 @@ impl Broker {
             advertised_plaintext: Some(relay_port),
             ..KafkaSetup::default()
         });
-        let direct = broker.plaintext_port();
-        let relay = Relay::spawn(listener, format!("127.0.0.1:{direct}"));
+        let relay = Relay::spawn(listener, format!("127.0.0.1:{}", broker.plaintext_port));
         (broker, relay)
     }
 
@@ -161,13 +162,14 @@ impl Broker {
                 "127.0.0.1:{}",
                 setup.advertised_plaintext.unwrap_or(ports.plaintext)
             ),
+            plaintext_port: ports.plaintext,
             sasl_address: ports.sasl.map(|port| format!("127.0.0.1:{port}")),
             tls_address: ports.ssl.map(|port| format!("127.0.0.1:{port}")),
             dir,
             offset_readers: Mutex::new(HashMap::new()),
             client_settings: Vec::new(),
         };
-        broker.wait_ready(ports.plaintext);
+        broker.wait_ready();
         if std::env::var_os("ENGRAM_TEST_VERBOSE").is_some() {
             eprintln!(
                 "Apache Kafka {KAFKA_VERSION} ready in {:.1} s",
@@ -177,19 +179,13 @@ impl Broker {
         broker
     }
 
-    /// The plaintext listener's own port (not a relay's).
-    fn plaintext_port(&self) -> u16 {
-        let text = std::fs::read_to_string(self.dir.path().join("server.properties")).unwrap();
-        text.lines()
-            .find_map(|line| line.strip_prefix("listeners=PLAINTEXT://127.0.0.1:"))
-            .and_then(|rest| rest.split(',').next()?.parse().ok())
-            .unwrap()
-    }
-
     /// Until the broker answers a metadata request on its plaintext port.
-    fn wait_ready(&mut self, port: u16) {
+    fn wait_ready(&mut self) {
         let consumer: BaseConsumer = ClientConfig::new()
-            .set("bootstrap.servers", format!("127.0.0.1:{port}"))
+            .set(
+                "bootstrap.servers",
+                format!("127.0.0.1:{}", self.plaintext_port),
+            )
             .set("log_level", "0")
             .create()
             .unwrap();

@@ -60,6 +60,24 @@ impl Node {
     }
 }
 
+impl Node {
+    /// Settings for a keyspace of its own on this node (`engram_test_…`,
+    /// one replica), with `SCYLLA_USERNAME`/`SCYLLA_PASSWORD` where a given
+    /// cluster needs them.
+    pub fn fresh_keyspace(&self) -> engram::config::ScyllaConfig {
+        let unique = uuid::Uuid::new_v4().simple().to_string();
+        engram::config::ScyllaConfig {
+            nodes: self.contact_point.clone(),
+            keyspace: format!("engram_test_{}", &unique[..16]),
+            username: std::env::var("SCYLLA_USERNAME").unwrap_or_default(),
+            password: std::env::var("SCYLLA_PASSWORD").unwrap_or_default(),
+            replication_class: "SimpleStrategy".into(),
+            replication_factor: 1,
+            ..engram::config::ScyllaConfig::default()
+        }
+    }
+}
+
 /// How the node's commit log reaches the disk.
 #[derive(Clone, Copy)]
 enum CommitLogSync {
