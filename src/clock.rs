@@ -51,6 +51,12 @@ impl Clock {
         self.latest_event = Some(self.latest_event.map_or(event_time, |t| t.max(event_time)));
     }
 
+    /// The latest event time seen, whatever the mode: how far this
+    /// pipeline's input has got, which is what waiting reads age by.
+    pub fn stream_now(&self) -> Option<Millis> {
+        self.latest_event
+    }
+
     /// The current time, unless this is stream time and no event was seen yet.
     pub fn known_now(&self) -> Option<Millis> {
         (!self.stream || self.latest_event.is_some()).then(|| self.now())

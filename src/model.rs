@@ -185,7 +185,9 @@ pub struct ParkedRead {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partition: Option<i32>,
     pub offset: i64,
-    /// The pipeline clock's time when it was parked.
+    /// Stream time (the latest event time the pipeline had seen, or the
+    /// read's own if later) when it was parked: it ages by stream time, so
+    /// an outage or a backlog does not age it.
     pub parked_at: Millis,
 }
 

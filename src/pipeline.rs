@@ -356,18 +356,29 @@ impl<'a> Pipeline<'a> {
             self.run_runs(&user_id, state.cycle.pending_runs, sink, &mut summary)?;
             self.refresh_schedule(&user_id)?;
         }
-        self.expire_parked_reads(sink, &mut summary)?;
+        self.expire_parked_reads(false, sink, &mut summary)?;
         Ok(summary)
     }
 
     /// Runs the scheduled cycles due by the clock's "now" (the service's
-    /// timer; with input flowing they also run between events).
+    /// timer; with input flowing they also run between events), and ages
+    /// out parked reads. `caught_up` says the caller has read all of its
+    /// input there is: with the wall clock, parked reads then age by it too,
+    /// as nothing earlier is left to read.
     /// After an error, as [`Pipeline::process`]: recover, then call again.
-    pub fn run_due(&mut self, sink: &mut dyn OutputSink) -> Result<RunSummary, PipelineError> {
-        self.forgetting_a_failure(|pipeline| pipeline.run_due_cycles(sink))
+    pub fn run_due(
+        &mut self,
+        caught_up: bool,
+        sink: &mut dyn OutputSink,
+    ) -> Result<RunSummary, PipelineError> {
+        self.forgetting_a_failure(|pipeline| pipeline.run_due_cycles(caught_up, sink))
     }
 
-    fn run_due_cycles(&mut self, sink: &mut dyn OutputSink) -> Result<RunSummary, PipelineError> {
+    fn run_due_cycles(
+        &mut self,
+        caught_up: bool,
+        sink: &mut dyn OutputSink,
+    ) -> Result<RunSummary, PipelineError> {
         let mut summary = RunSummary::default();
         // Stream time stands still between events; before the first one it
         // is unknown, and the wall clock would run every cycle early.
@@ -378,18 +389,32 @@ impl<'a> Pipeline<'a> {
             self.run_scheduled(now, sink, &mut summary)?;
             sink.flush().map_err(PipelineError::Output)?;
         }
-        self.expire_parked_reads(sink, &mut summary)?;
+        self.expire_parked_reads(caught_up, sink, &mut summary)?;
         Ok(summary)
     }
 
-    /// Dead-letters the parked reads that waited their full time by the
-    /// clock's "now", for users with no event since to do it.
+    /// The time parked reads age by: stream time, how far this pipeline's
+    /// input has got (unknown after a restart until an event applies, so an
+    /// outage ages nothing). A wall-clock pipeline that has read all of its
+    /// input there is ages them by the wall clock too.
+    fn parked_reads_now(&self, caught_up: bool) -> Option<Millis> {
+        let stream = self.clock.stream_now();
+        if caught_up && !self.clock.is_stream_time() {
+            let wall = self.clock.now();
+            return Some(stream.map_or(wall, |time| time.max(wall)));
+        }
+        stream
+    }
+
+    /// Dead-letters the parked reads that waited their full time, for
+    /// users with no event since to do it.
     fn expire_parked_reads(
         &mut self,
+        caught_up: bool,
         sink: &mut dyn OutputSink,
         summary: &mut RunSummary,
     ) -> Result<(), PipelineError> {
-        let Some(now) = self.clock.known_now() else {
+        let Some(now) = self.parked_reads_now(caught_up) else {
             return Ok(());
         };
         let cutoff = now.saturating_sub(self.parking.max_age_ms);
@@ -409,13 +434,14 @@ impl<'a> Pipeline<'a> {
             self.parking,
         );
         let mut letters = Vec::new();
+        let rejected_at = self.clock.now();
         for user_id in &due {
-            batch.expire_parked(user_id, now)?;
+            batch.expire_parked(user_id, Some(now))?;
             letters.extend(Self::expired_letters(
                 self.codec,
                 self.parking,
                 batch.take_expired(),
-                now,
+                rejected_at,
                 0,
                 summary,
             ));
@@ -538,13 +564,8 @@ impl<'a> Pipeline<'a> {
         // (position in the batch, dead letter)
         let mut dead_letters: Vec<(usize, Event)> = Vec::new();
         let mut decoded = Vec::with_capacity(records.len());
-        let wall_now = chrono::Utc::now().timestamp_millis();
         for (index, (record, event)) in records.into_iter().enumerate() {
-            let decoded_event = event.and_then(|event| {
-                self.codec.limits().check_event_time(&event, wall_now)?;
-                Ok(event)
-            });
-            match decoded_event {
+            match event {
                 Ok(event) => decoded.push((index, record, event)),
                 Err(error) => {
                     count(&mut summary.rejected, error.kind());
@@ -589,7 +610,7 @@ impl<'a> Pipeline<'a> {
                     self.parking,
                 );
             }
-            match batch.apply(&position, event, self.clock.now())? {
+            match batch.apply(&position, event, self.clock.now(), self.clock.stream_now())? {
                 Disposition::Applied(event_type) => count(&mut summary.applied, event_type.name()),
                 Disposition::Parked => summary.parked += 1,
                 Disposition::Replayed => summary.replayed += 1,
@@ -639,6 +660,9 @@ impl<'a> Pipeline<'a> {
         summary.outputs += emit_dead_letters(&mut dead_letters, usize::MAX, sink)?;
         let committed = commit(batch);
         self.emit_committed(committed, sink, &mut summary)?;
+        // Users with reads parked and no event since: stream time moved on
+        // for them too, and a busy partition may never be idle.
+        self.expire_parked_reads(false, sink, &mut summary)?;
         sink.flush().map_err(PipelineError::Output)?;
         Ok(summary)
     }
@@ -819,6 +843,9 @@ impl<'a> Pipeline<'a> {
     }
 
     /// A record's event, as the input's format and topic say.
+    /// Decodes a record and checks its event time against the wall clock,
+    /// so that a caller ordering records (a partition worker) sees at once
+    /// which ones will be dead letters.
     pub fn decode(&self, record: &SourceRecord) -> Result<Event, DecodeError> {
         if let Some(size) = record.oversize {
             return Err(DecodeError::EventTooLarge {
@@ -826,14 +853,17 @@ impl<'a> Pipeline<'a> {
                 limit: self.codec.limits().max_event_bytes,
             });
         }
-        match &self.decoding {
+        let event = match &self.decoding {
             Decoding::JsonLines => self.codec.decode_json(&record.payload),
             Decoding::Topics { format, carried } => {
                 let types = carried.get(&record.stream).map_or(&[][..], Vec::as_slice);
                 self.codec
                     .decode_from_topic(&record.payload, *format, types)
             }
-        }
+        }?;
+        let wall_now = chrono::Utc::now().timestamp_millis();
+        self.codec.limits().check_event_time(&event, wall_now)?;
+        Ok(event)
     }
 }
 

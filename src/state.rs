@@ -148,19 +148,28 @@ impl<'a> StateBatch<'a> {
         self.unparked
     }
 
-    /// Ages out a user's parked reads that waited `max_age` by `now`
-    /// (all of them when parking is off).
-    pub fn expire_parked(&mut self, user_id: &str, now: Millis) -> Result<(), StoreError> {
+    /// Ages out a user's parked reads that waited `max_age` by `stream_time`
+    /// (all of them when parking is off). Without a stream time (no event
+    /// read yet since a restart) none has waited: their memories' creations
+    /// may be in the backlog.
+    pub fn expire_parked(
+        &mut self,
+        user_id: &str,
+        stream_time: Option<Millis>,
+    ) -> Result<(), StoreError> {
         self.load_user(user_id)?;
         let Some(user) = self.users.get_mut(user_id) else {
             return Ok(());
         };
-        let cutoff = now.saturating_sub(self.parking.max_age_ms);
+        let cutoff = stream_time.map(|now| now.saturating_sub(self.parking.max_age_ms));
+        let parking_on = self.parking.is_on();
         let waiting = user.parked_reads.len();
         let (expired, kept): (Vec<ParkedRead>, Vec<ParkedRead>) =
             std::mem::take(&mut user.parked_reads)
                 .into_iter()
-                .partition(|read| !self.parking.is_on() || read.parked_at <= cutoff);
+                .partition(|read| {
+                    !parking_on || cutoff.is_some_and(|cutoff| read.parked_at <= cutoff)
+                });
         user.parked_reads = kept;
         if user.parked_reads.len() != waiting {
             self.expired.extend(expired);
@@ -218,12 +227,14 @@ impl<'a> StateBatch<'a> {
         })
     }
 
-    /// Applies one input event. `now` is the pipeline clock's time.
+    /// Applies one input event. `now` is the pipeline clock's time;
+    /// `stream_time` how far the input has got, by which parked reads age.
     pub fn apply(
         &mut self,
         position: &Position,
         event: &Event,
         now: Millis,
+        stream_time: Option<Millis>,
     ) -> Result<Disposition, StoreError> {
         self.events += 1;
         let Some(user_id) = event.user_id() else {
@@ -234,7 +245,7 @@ impl<'a> StateBatch<'a> {
         };
         self.load_user(user_id)?;
         if !self.users[user_id].parked_reads.is_empty() {
-            self.expire_parked(user_id, now)?;
+            self.expire_parked(user_id, stream_time)?;
         }
         if self.users[user_id].already_applied(&position.stream, position.offset) {
             return Ok(Disposition::Replayed);
@@ -256,7 +267,7 @@ impl<'a> StateBatch<'a> {
         }
         let disposition = match event {
             Event::MemoryCreated(created) => self.create(created, now)?,
-            Event::MemoryAccessed(accessed) => self.access(accessed, position, now)?,
+            Event::MemoryAccessed(accessed) => self.access(accessed, position, stream_time)?,
             Event::ConsolidationRequested(requested) => self.request(requested, now),
             other => Disposition::Rejected {
                 kind: "not_an_input",
@@ -576,7 +587,7 @@ impl<'a> StateBatch<'a> {
         &mut self,
         event: &MemoryAccessed,
         position: &Position,
-        now: Millis,
+        stream_time: Option<Millis>,
     ) -> Result<Disposition, StoreError> {
         let at = event.accessed_at.timestamp_millis();
         let user_known = self.known_users.contains(&event.user_id);
@@ -589,7 +600,10 @@ impl<'a> StateBatch<'a> {
                     reason: format!("user {} has no memories", event.user_id),
                 });
             }
-            return Ok(self.park(event, position, now));
+            // It waits from where the input has got (or its own time, if
+            // later): ageing is measured in the same stream time.
+            let parked_at = stream_time.map_or(at, |time| time.max(at));
+            return Ok(self.park(event, position, parked_at));
         };
         salience.record_access(at);
         self.salience_writes
@@ -599,7 +613,12 @@ impl<'a> StateBatch<'a> {
 
     /// Keeps a read of a memory the user does not have (yet) with the
     /// user's state, while there is room.
-    fn park(&mut self, event: &MemoryAccessed, position: &Position, now: Millis) -> Disposition {
+    fn park(
+        &mut self,
+        event: &MemoryAccessed,
+        position: &Position,
+        parked_at: Millis,
+    ) -> Disposition {
         let parking = self.parking;
         let Some(user) = self.users.get_mut(&event.user_id) else {
             return unknown_memory(event, None);
@@ -612,7 +631,7 @@ impl<'a> StateBatch<'a> {
             stream: source_stream(position).to_owned(),
             partition: position.partition,
             offset: position.offset,
-            parked_at: now,
+            parked_at,
         };
         if user.parked_reads.len() >= parking.max_per_user {
             let full = format!(

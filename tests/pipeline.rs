@@ -562,3 +562,234 @@ fn a_partition_assignment_reads_only_the_users_waiting_on_that_partition() {
         "only partition 0's waiting users are read"
     );
 }
+
+/// Runs `events` through `pipeline` as records of `stream`, partition 0,
+/// from `first_offset` on, as a partition worker hands them over.
+fn process_on_partition(
+    pipeline: &mut Pipeline<'_>,
+    sink: &mut JsonLinesSink<'_>,
+    stream: &str,
+    first_offset: i64,
+    events: Vec<Event>,
+) -> RunSummary {
+    let records = events
+        .into_iter()
+        .zip(first_offset..)
+        .map(|(event, offset)| {
+            let record = engram::source::SourceRecord {
+                stream: stream.to_owned(),
+                partition: Some(0),
+                offset,
+                payload: Vec::new(),
+                oversize: None,
+            };
+            (record, Ok(event))
+        })
+        .collect();
+    pipeline.process_decoded(records, sink).unwrap()
+}
+
+fn partition_zero(streams: &[&str]) -> engram::pipeline::Owned {
+    engram::pipeline::Owned::Partition {
+        streams: streams.iter().map(|s| (*s).to_owned()).collect(),
+        partition: 0,
+    }
+}
+
+fn output_lines(out: Vec<u8>) -> Vec<Value> {
+    String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+/// A resumed run reads new input (another stream): until its first
+/// applicable event, stream time is unknown, and the wall clock (months
+/// after these events) must not age the reads parked by the last run.
+#[test]
+fn a_resumed_run_does_not_age_parked_reads_by_the_wall_clock() {
+    let (_dir, store) = store();
+    let codec = EventCodec::new(Limits::default()).unwrap();
+    let run_stream = |stream: &str, events: &[Event]| {
+        let mut out = Vec::new();
+        {
+            let mut sink = JsonLinesSink::new(&codec, Box::new(&mut out), None);
+            let input = lines(events);
+            let mut source = LineSource::new(Cursor::new(input.as_bytes()), stream, 1 << 20);
+            let clock = Clock::new(ClockMode::Stream, true);
+            let mut pipeline = Pipeline::new(&codec, &store, CycleSettings::default(), 100, clock);
+            pipeline.run(&mut source, &mut sink).unwrap();
+        }
+        Run {
+            summary: RunSummary::default(),
+            outputs: output_lines(out),
+        }
+    };
+    run_stream(
+        "day-1",
+        &[
+            Event::MemoryCreated(created("u", "m1", "first", 0)),
+            Event::MemoryAccessed(accessed("u", "m2", 10)),
+        ],
+    );
+    // The next day's input opens with a read that cannot apply yet.
+    let second = run_stream(
+        "day-2",
+        &[
+            Event::MemoryAccessed(accessed("u", "m3", 20)),
+            Event::MemoryCreated(created("u", "m2", "second", 30)),
+        ],
+    );
+    assert_eq!(dead_letter_kinds(&second), [], "{:?}", second.outputs);
+    let memory = store.memory("u", "m2").unwrap().unwrap();
+    assert_eq!(memory.salience.access_count(), 1, "the parked read counted");
+}
+
+/// After an outage longer than `max_parked_read_age`, a restarted worker
+/// must not dead-letter the reads parked before it: their memories'
+/// creations wait in the backlog it has not read yet.
+#[test]
+fn a_restart_after_an_outage_keeps_parked_reads_until_the_backlog_is_read() {
+    let limits = Limits {
+        max_parked_read_age: std::time::Duration::from_secs(1),
+        ..Limits::default()
+    };
+    let codec = EventCodec::new(limits).unwrap();
+    let (_dir, store) = store();
+    let owned = partition_zero(&["created", "accessed"]);
+    let start = chrono::Utc::now() - chrono::Duration::hours(2);
+    let at_ms = |millis: i64| start + chrono::Duration::milliseconds(millis);
+    let mut first_created = created("u", "m1", "first", 0);
+    first_created.created_at = at_ms(0);
+    let mut early_read = accessed("u", "m2", 0);
+    early_read.accessed_at = at_ms(10_000);
+    let mut out = Vec::new();
+    {
+        let mut sink = JsonLinesSink::new(&codec, Box::new(&mut out), None);
+        let clock = Clock::new(ClockMode::Wall, false);
+        let mut pipeline = Pipeline::new(&codec, &store, CycleSettings::default(), 100, clock);
+        pipeline.recover(&owned, &mut sink).unwrap();
+        process_on_partition(
+            &mut pipeline,
+            &mut sink,
+            "created",
+            0,
+            vec![Event::MemoryCreated(first_created)],
+        );
+        let parked = process_on_partition(
+            &mut pipeline,
+            &mut sink,
+            "accessed",
+            0,
+            vec![Event::MemoryAccessed(early_read)],
+        );
+        assert_eq!(parked.parked, 1);
+    }
+    // The outage: longer than the parked reads may wait.
+    std::thread::sleep(std::time::Duration::from_millis(1_200));
+    let mut out = Vec::new();
+    {
+        let mut sink = JsonLinesSink::new(&codec, Box::new(&mut out), None);
+        let clock = Clock::new(ClockMode::Wall, false);
+        let mut pipeline = Pipeline::new(&codec, &store, CycleSettings::default(), 100, clock);
+        pipeline.recover(&owned, &mut sink).unwrap();
+        let mut late_created = created("u", "m2", "second", 0);
+        late_created.created_at = at_ms(10_500);
+        process_on_partition(
+            &mut pipeline,
+            &mut sink,
+            "created",
+            1,
+            vec![Event::MemoryCreated(late_created)],
+        );
+    }
+    let outputs = output_lines(out);
+    assert!(
+        outputs.iter().all(|o| o["type"] != "engram.dlq"),
+        "{outputs:?}"
+    );
+    let memory = store.memory("u", "m2").unwrap().unwrap();
+    assert_eq!(memory.salience.access_count(), 1, "the parked read counted");
+}
+
+/// A user with a parked read and no event since, on a partition busy with
+/// other users: stream time moves on, and the read ages out by it without
+/// waiting for an idle moment.
+#[test]
+fn parked_reads_of_quiet_users_age_out_on_a_busy_partition() {
+    let limits = Limits {
+        max_parked_read_age: std::time::Duration::from_secs(60),
+        ..Limits::default()
+    };
+    let (_dir, store) = store();
+    let mut events = vec![
+        Event::MemoryCreated(created("u", "m1", "first", 0)),
+        Event::MemoryAccessed(accessed("u", "ghost", 10)),
+    ];
+    for second in (20..=200).step_by(20) {
+        events.push(Event::MemoryCreated(created(
+            "v",
+            &format!("v{second}"),
+            "busy",
+            second,
+        )));
+    }
+    let result = run_with_limits(&store, &lines(&events), limits);
+    assert_eq!(
+        dead_letter_kinds(&result),
+        [("unknown_memory".to_owned(), 1)],
+        "{}",
+        result.summary
+    );
+    assert!(
+        store
+            .user_state("u")
+            .unwrap()
+            .unwrap()
+            .parked_reads
+            .is_empty()
+    );
+}
+
+/// A worker that has read all its partition holds is caught up: with the
+/// wall clock, a read whose memory still has not come ages out by it, even
+/// with no event since. Before that, only stream time ages it.
+#[test]
+fn a_caught_up_partition_ages_parked_reads_by_the_wall_clock() {
+    let codec = EventCodec::new(Limits::default()).unwrap();
+    let (_dir, store) = store();
+    let two_hours_ago = chrono::Utc::now() - chrono::Duration::hours(2);
+    let mut first = created("u", "m1", "first", 0);
+    first.created_at = two_hours_ago;
+    let mut read = accessed("u", "ghost", 0);
+    read.accessed_at = two_hours_ago;
+    let mut out = Vec::new();
+    {
+        let mut sink = JsonLinesSink::new(&codec, Box::new(&mut out), None);
+        let clock = Clock::new(ClockMode::Wall, false);
+        let mut pipeline = Pipeline::new(&codec, &store, manual_cycles_only(), 100, clock);
+        pipeline
+            .recover(&partition_zero(&["in"]), &mut sink)
+            .unwrap();
+        process_on_partition(
+            &mut pipeline,
+            &mut sink,
+            "in",
+            0,
+            vec![Event::MemoryCreated(first), Event::MemoryAccessed(read)],
+        );
+        let behind = pipeline.run_due(false, &mut sink).unwrap();
+        assert_eq!(behind.rejected_total(), 0, "input may still hold it");
+        let caught_up = pipeline.run_due(true, &mut sink).unwrap();
+        assert_eq!(caught_up.rejected_total(), 1, "{caught_up}");
+    }
+    let outputs = output_lines(out);
+    assert_eq!(
+        outputs
+            .iter()
+            .filter(|o| o["error_kind"] == "unknown_memory")
+            .count(),
+        1
+    );
+}

@@ -205,11 +205,12 @@ impl<C: ConsumerContext> Worker<C> {
             match self.collect(&pipeline) {
                 Collected::Stopped => break,
                 Collected::Idle => {
+                    let caught_up = self.heads.all_at_end();
                     self.retry("running scheduled cycles", |after_failure| {
                         if after_failure {
                             pipeline.recover(&owned, &mut sink)?;
                         }
-                        pipeline.run_due(&mut sink)
+                        pipeline.run_due(caught_up, &mut sink)
                     });
                 }
                 Collected::Records(records) => {
@@ -429,18 +430,20 @@ fn decode(pipeline: &Pipeline<'_>, message: &OwnedMessage, order_by: OrderBy) ->
 }
 
 /// Earlier first; at the same time a creation before anything else, so a
-/// read stamped with its memory's creation time follows it. Records
-/// without a time (undecodable, no timestamp) go first: nothing waits on
-/// them.
+/// read stamped with its memory's creation time follows it. Records that
+/// will be dead letters (undecodable, or refused for their time) and
+/// records without a timestamp go first: nothing waits on them, and a
+/// refused time must not hold its topic back.
 fn order_key(event: Option<&Event>, record_time: Option<i64>, order_by: OrderBy) -> (i64, u8) {
+    let Some(event) = event else {
+        return (i64::MIN, 1);
+    };
     let time = match order_by {
-        OrderBy::EventTime => event
-            .map(|e| e.occurred_at().timestamp_millis())
-            .or(record_time),
+        OrderBy::EventTime => Some(event.occurred_at().timestamp_millis()),
         OrderBy::Timestamp => record_time,
     };
     let rank = match event {
-        Some(Event::MemoryCreated(_)) => 0,
+        Event::MemoryCreated(_) => 0,
         _ => 1,
     };
     (time.unwrap_or(i64::MIN), rank)
@@ -483,6 +486,14 @@ impl TopicHeads {
 
     fn reached_end(&mut self, index: usize) {
         self.heads[index].at_end = true;
+    }
+
+    /// Every queue reported its partition's end and nothing is held: all
+    /// the input there is was taken.
+    fn all_at_end(&self) -> bool {
+        self.heads
+            .iter()
+            .all(|head| head.at_end && head.records.is_empty())
     }
 
     /// The earliest head record, unless a queue that is empty but not at
@@ -609,6 +620,53 @@ mod tests {
                 "accessed2"
             ]
         );
+    }
+
+    /// A record whose event time is refused (a creation dated 9999) is a
+    /// dead letter: nothing waits on it, so it must not hold its topic's
+    /// later records behind everything the other topics hold.
+    #[test]
+    fn an_event_refused_for_its_time_leaves_at_once() {
+        use crate::clock::ClockMode;
+        use crate::cycle::CycleSettings;
+        use crate::event::{EventCodec, Limits};
+        use crate::store::EmbeddedStore;
+        use rdkafka::message::Timestamp;
+
+        let dir = tempfile::tempdir().unwrap();
+        let store = EmbeddedStore::open(dir.path()).unwrap();
+        let codec = EventCodec::new(Limits::default()).unwrap();
+        let clock = Clock::new(ClockMode::Stream, false);
+        let pipeline = Pipeline::new(&codec, &store, CycleSettings::default(), 100, clock);
+        let json = r#"{"type": "memory.created", "event_id": "e0", "user_id": "u",
+            "memory_id": "m-future", "kind": "semantic", "content": "text",
+            "created_at": "9999-01-01T00:00:00.000Z"}"#
+            .replace('\n', " ");
+        let now = chrono::Utc::now().timestamp_millis();
+        let message = OwnedMessage::new(
+            Some(json.into_bytes()),
+            None,
+            "created".into(),
+            Timestamp::CreateTime(now),
+            0,
+            0,
+            None,
+        );
+        let future = decode(&pipeline, &message, OrderBy::EventTime);
+        assert!(future.event.is_err(), "refused for its time");
+
+        let second = now / 1000;
+        let mut heads = TopicHeads::new(2, Duration::from_millis(500));
+        heads.push(0, future);
+        heads.push(0, created(1, second));
+        heads.push(1, read(0, second + 1));
+        heads.reached_end(0);
+        heads.reached_end(1);
+        let names: Vec<String> = taken(&mut heads, Instant::now())
+            .iter()
+            .map(|(t, o)| format!("{t}{o}"))
+            .collect();
+        assert_eq!(names, ["created0", "created1", "accessed0"]);
     }
 
     #[test]
