@@ -4326,3 +4326,38 @@ fn a_change_dated_after_its_new_value_still_supersedes_the_old() {
         "User moved to Seattle last month",
     );
 }
+
+/// `engram consolidate` without `--execute` runs beside a live service:
+/// writing the user's state back whole would undo a worker's commit made
+/// meanwhile (parked reads, pending runs, the watermark). A dry run writes
+/// its report only.
+#[test]
+fn a_dry_run_writes_no_user_state() {
+    let (_dir, store) = store();
+    busy_user(&store);
+    let spy = Spy::new(&store);
+    let output = run_cycle(
+        &spy,
+        &request("u", "dry", 30 * DAY, RunMode::DryRun),
+        &CycleSettings::default(),
+        None,
+    )
+    .unwrap();
+    assert!(!output.report.actions.is_empty(), "it planned something");
+    let commits = spy.commits.into_inner().unwrap();
+    let writes: Vec<&Write> = commits.iter().flat_map(|batch| &batch.writes).collect();
+    assert!(
+        writes.iter().all(|w| matches!(w, Write::PutRunReport(_))),
+        "{writes:?}"
+    );
+    assert!(store.run_report("u", "dry").unwrap().is_some());
+    // A user engram has no state row for gets none either.
+    let spy = Spy::new(&store);
+    let _ = run_cycle(
+        &spy,
+        &request("nobody", "dry-2", 30 * DAY, RunMode::DryRun),
+        &CycleSettings::default(),
+        None,
+    );
+    assert!(store.user_state("nobody").unwrap().is_none());
+}
