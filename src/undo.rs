@@ -11,14 +11,15 @@
 //! ([`undo_with`]); without one it stays without a vector, so later cycles
 //! compare it by exact text only.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use thiserror::Error;
 
 use crate::cycle::{CycleError, CycleReport};
 use crate::embed::{Embedder, SubBatch, embed_bucketed};
 use crate::event::ConsolidationUndone;
-use crate::model::Millis;
+use crate::model::{Memory, Millis, UserState};
+use crate::plan::usage;
 use crate::store::{Store, StoreError, Write, WriteBatch};
 
 #[derive(Debug, Error)]
@@ -148,6 +149,9 @@ pub fn undo_with(
             (None, None) => {}
         }
     }
+    if let Some(state) = recount_tokens(store, &report, &restored)? {
+        batch.push(Write::PutUserState(state));
+    }
     report.undone_at = Some(now);
     batch.push(Write::PutRunReport(report.to_stored(stored.started_at)));
     store.commit(&batch)?;
@@ -155,10 +159,37 @@ pub fn undo_with(
     Ok(summary)
 }
 
+/// The user's state with its token count taken from the memories as the
+/// undo leaves them: texts it brings back count again, so the next memory
+/// re-derives the tier (and the capacity trigger) from the truth. `engram
+/// undo` refuses to run beside a service, so no worker writes it meanwhile.
+fn recount_tokens(
+    store: &dyn Store,
+    report: &CycleReport,
+    restored: &[(Memory, Memory)],
+) -> Result<Option<UserState>, StoreError> {
+    let Some(mut state) = store.user_state(&report.user_id)? else {
+        return Ok(None);
+    };
+    let mut memories: BTreeMap<String, Memory> = store
+        .memories(&report.user_id)?
+        .into_iter()
+        .map(|memory| (memory.id.clone(), memory))
+        .collect();
+    for (_, memory) in restored {
+        memories.insert(memory.id.clone(), memory.clone());
+    }
+    for id in &report.created_ids {
+        memories.remove(id);
+    }
+    state.cycle.tokens = usage(memories.values());
+    Ok(Some(state))
+}
+
 /// Gives the restored memories whose text came back without a vector one;
 /// returns how many are left without.
 fn embed_restored(
-    restored: &mut [(crate::model::Memory, crate::model::Memory)],
+    restored: &mut [(Memory, Memory)],
     embedder: Option<(&dyn Embedder, SubBatch)>,
 ) -> usize {
     let missing: Vec<usize> = (0..restored.len())

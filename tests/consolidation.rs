@@ -4361,3 +4361,23 @@ fn a_dry_run_writes_no_user_state() {
     );
     assert!(store.user_state("nobody").unwrap().is_none());
 }
+
+/// The user's token count drives the tier and the capacity trigger: after
+/// an undo brings merged and archived texts back, it counts them again
+/// (the next memory then re-derives the tier from it).
+#[test]
+fn undo_counts_the_tokens_of_what_it_brings_back() {
+    let (_dir, store) = store();
+    busy_user(&store);
+    let tokens = |store: &dyn Store| store.user_state("u").unwrap().unwrap().cycle.tokens;
+    let active_tokens =
+        |store: &dyn Store| engram::plan::usage(store.memories("u").unwrap().iter());
+    let before = tokens(&store);
+    assert_eq!(before, active_tokens(&store));
+    execute(&store, "u", "r1", 30 * DAY, &CycleSettings::default());
+    assert_eq!(tokens(&store), active_tokens(&store));
+    assert_ne!(tokens(&store), before, "the run changed what is active");
+    engram::undo::undo(&store, "r1", 0).unwrap();
+    assert_eq!(tokens(&store), active_tokens(&store));
+    assert_eq!(tokens(&store), before);
+}
