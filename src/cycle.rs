@@ -263,7 +263,9 @@ impl CycleReport {
     }
 
     /// The output events of the run, in order: triggered, contradictions,
-    /// patterns, completed. Ids derive from the run id.
+    /// patterns, completed. Ids derive from the run id. A dry run made no
+    /// flag and no pattern memory, so it announces none: what it would do
+    /// is listed in its completion, which carries the mode.
     pub fn events(&self, duration_ms: i64) -> Vec<Event> {
         let at = self.started_at;
         let id = |parts: &[&str]| {
@@ -278,7 +280,10 @@ impl CycleReport {
             reason: self.trigger,
             triggered_at: at,
         })];
-        for (index, c) in self.contradictions.iter().enumerate() {
+        let executed = self.mode == RunMode::Execute;
+        let contradictions = if executed { &self.contradictions[..] } else { &[] };
+        let patterns = if executed { &self.patterns[..] } else { &[] };
+        for (index, c) in contradictions.iter().enumerate() {
             events.push(Event::ContradictionDetected(ContradictionDetected {
                 event_id: id(&["contradiction", &index.to_string()]),
                 user_id: self.user_id.clone(),
@@ -292,7 +297,7 @@ impl CycleReport {
                 detected_at: at,
             }));
         }
-        for (index, p) in self.patterns.iter().enumerate() {
+        for (index, p) in patterns.iter().enumerate() {
             events.push(Event::PatternExtracted(PatternExtracted {
                 event_id: id(&["pattern", &index.to_string()]),
                 user_id: self.user_id.clone(),

@@ -4381,3 +4381,41 @@ fn undo_counts_the_tokens_of_what_it_brings_back() {
     assert_eq!(tokens(&store), active_tokens(&store));
     assert_eq!(tokens(&store), before);
 }
+
+/// A dry run changes nothing, so nothing may go out that reads as done: a
+/// `pattern.extracted` would name a pattern memory that is never created,
+/// a `contradiction.detected` a flag never set. What the run would do is
+/// in its `consolidation.completed`, which carries the mode.
+#[test]
+fn a_dry_run_announces_no_pattern_or_contradiction_it_did_not_make() {
+    let (_dir, store) = store();
+    busy_user(&store);
+    let output = run_cycle(
+        &store,
+        &request("u", "dry", 30 * DAY, RunMode::DryRun),
+        &CycleSettings::default(),
+        None,
+    )
+    .unwrap();
+    let planned: Vec<&str> = output
+        .report
+        .actions
+        .iter()
+        .map(|a| a.action_type.as_str())
+        .collect();
+    assert!(
+        planned.contains(&"extract_pattern") && planned.contains(&"flag_contradiction"),
+        "{planned:?}"
+    );
+    let types: Vec<&str> = output.events.iter().map(|e| e.event_type().name()).collect();
+    assert_eq!(
+        types,
+        ["consolidation.triggered", "consolidation.completed"],
+        "{types:?}"
+    );
+    let Some(Event::ConsolidationCompleted(completed)) = output.events.last() else {
+        panic!("the completion comes last");
+    };
+    assert_eq!(completed.mode, RunMode::DryRun);
+    assert_eq!(completed.actions.len(), planned.len());
+}
