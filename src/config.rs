@@ -512,7 +512,7 @@ pub struct HttpConfig {
 impl Default for HttpConfig {
     fn default() -> Self {
         Self {
-            bind: "0.0.0.0:8080".to_owned(),
+            bind: "127.0.0.1:8080".to_owned(),
             embedded: false,
             token: String::new(),
         }
@@ -530,6 +530,18 @@ impl HttpConfig {
     pub fn required_token(&self) -> Option<String> {
         (!self.token.is_empty()).then(|| self.token.clone())
     }
+}
+
+/// Whether `bind` (`host:port`) listens on this machine only: a loopback
+/// address or `localhost`. Anything else, the unspecified `0.0.0.0` and
+/// `[::]` and host names included, may be reached from elsewhere.
+fn is_loopback_bind(bind: &str) -> bool {
+    let host = bind.rsplit_once(':').map_or(bind, |(host, _)| host);
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|address| address.is_loopback())
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -880,7 +892,42 @@ impl Config {
             self.scylla.max_batch_bytes,
             16 * 1024,
         );
+        if self.scylla.consistency == Consistency::Any {
+            checks.0.push(
+                "scylla.consistency must not be `any`: it applies to writes only, and engram \
+                 reads at the level it writes (use local_quorum, or one on a single node)"
+                    .to_owned(),
+            );
+        }
+        // The API requests cycles and shows every user's memories.
+        if let Some(bind) = self.http.bind_for(self.uses_broker())
+            && !is_loopback_bind(&bind)
+            && self.http.token.is_empty()
+        {
+            checks.0.push(format!(
+                "http.bind `{bind}` listens beyond this machine, so it needs http.token \
+                 (ENGRAM_HTTP_TOKEN), a bearer token the API will require; or bind 127.0.0.1"
+            ));
+        }
         checks.finish()
+    }
+
+    /// Settings that work but are unsafe, for the log at start. No value
+    /// is quoted.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut warnings = Vec::new();
+        let scylla = &self.scylla;
+        if scylla.enabled()
+            && !scylla.tls
+            && !(scylla.username.is_empty() && scylla.password.is_empty())
+        {
+            warnings.push(
+                "scylla.username and scylla.password go to ScyllaDB in clear, as scylla.tls is \
+                 off: turn it on (with scylla.tls_ca_file) unless the network path is private"
+                    .to_owned(),
+            );
+        }
+        warnings
     }
 
     /// Whether a broker is configured (service mode) or not (embedded mode).
@@ -1401,6 +1448,75 @@ mod tests {
         assert_eq!(level("local_one").unwrap(), Consistency::LocalOne);
         assert!(level("serial").is_err());
         assert_eq!(Consistency::LocalQuorum.to_string(), "local_quorum");
+    }
+
+    /// ANY acknowledges a write stored as a hint on any node: no read can
+    /// be served at it, and engram reads with the same level it writes.
+    #[test]
+    fn consistency_any_is_refused() {
+        let error = Config::load(None, vec![], vec![flag("scylla.consistency", "any")])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("scylla.consistency") && error.contains("read"),
+            "{error}"
+        );
+    }
+
+    /// The HTTP API can request cycles and show every user's report: it
+    /// listens on this machine only unless told otherwise, and anywhere
+    /// else only behind a token.
+    #[test]
+    fn the_http_api_listens_beyond_loopback_only_with_a_token() {
+        assert_eq!(Config::default().http.bind, "127.0.0.1:8080");
+        let service = |overrides: Vec<Override>| {
+            let mut all = vec![flag("kafka.brokers", "localhost:9092")];
+            all.extend(overrides);
+            Config::load(None, vec![], all)
+        };
+        for bind in ["0.0.0.0:8080", "[::]:8080", "10.1.2.3:8080", "engram:8080"] {
+            let error = service(vec![flag("http.bind", bind)])
+                .unwrap_err()
+                .to_string();
+            assert!(
+                error.contains("http.bind") && error.contains("http.token"),
+                "{bind}: {error}"
+            );
+            let with_token = service(vec![flag("http.bind", bind), flag("http.token", "s3cret")]);
+            assert!(with_token.is_ok(), "{bind}");
+        }
+        for bind in ["127.0.0.1:8080", "[::1]:9000", "localhost:8080", ""] {
+            assert!(service(vec![flag("http.bind", bind)]).is_ok(), "{bind}");
+        }
+        // Embedded mode serves nothing unless asked: no token needed.
+        assert!(Config::load(None, vec![], vec![flag("http.bind", "0.0.0.0:8080")]).is_ok());
+    }
+
+    /// Credentials sent to ScyllaDB without TLS cross the network in clear.
+    #[test]
+    fn scylla_credentials_without_tls_warn_at_start() {
+        let config = Config::load(
+            None,
+            vec![],
+            vec![
+                flag("scylla.nodes", "scylla:9042"),
+                flag("scylla.username", "engram"),
+                flag("scylla.password", "hunter2"),
+            ],
+        )
+        .unwrap();
+        let warnings = config.warnings();
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.contains("scylla.tls") && w.contains("clear")),
+            "{warnings:?}"
+        );
+        assert!(warnings.iter().all(|w| !w.contains("hunter2")));
+        let mut with_tls = config.clone();
+        with_tls.scylla.tls = true;
+        assert!(with_tls.warnings().is_empty(), "{:?}", with_tls.warnings());
+        assert!(Config::default().warnings().is_empty());
     }
 
     #[test]

@@ -281,7 +281,11 @@ impl CycleReport {
             triggered_at: at,
         })];
         let executed = self.mode == RunMode::Execute;
-        let contradictions = if executed { &self.contradictions[..] } else { &[] };
+        let contradictions = if executed {
+            &self.contradictions[..]
+        } else {
+            &[]
+        };
         let patterns = if executed { &self.patterns[..] } else { &[] };
         for (index, c) in contradictions.iter().enumerate() {
             events.push(Event::ContradictionDetected(ContradictionDetected {

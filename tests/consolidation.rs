@@ -4407,7 +4407,11 @@ fn a_dry_run_announces_no_pattern_or_contradiction_it_did_not_make() {
         planned.contains(&"extract_pattern") && planned.contains(&"flag_contradiction"),
         "{planned:?}"
     );
-    let types: Vec<&str> = output.events.iter().map(|e| e.event_type().name()).collect();
+    let types: Vec<&str> = output
+        .events
+        .iter()
+        .map(|e| e.event_type().name())
+        .collect();
     assert_eq!(
         types,
         ["consolidation.triggered", "consolidation.completed"],

@@ -194,6 +194,9 @@ pub fn main() -> Result<()> {
     }
     let config = Config::load(cli.config.as_deref(), std::env::vars(), flags)?;
     app::init_logging(&config.log)?;
+    for warning in config.warnings() {
+        tracing::warn!("{warning}");
+    }
     match cli.command {
         Command::Config => {
             io::stdout().write_all(config.to_masked_toml().as_bytes())?;
