@@ -50,8 +50,14 @@ pub trait OutputSink {
 /// Puts a consolidation request into the input stream, so that the worker
 /// owning the user runs it in order with the user's events (service mode).
 pub trait RequestSink: Send + Sync {
-    /// Resolves once the broker has the request.
-    fn send(&self, request: ConsolidationRequested) -> BoxFuture<'_, Result<(), SinkError>>;
+    /// Resolves once the broker has the request. `partition`: the one that
+    /// owns the user, read from the user's watermarks; the partitioner
+    /// decides for `None`.
+    fn send(
+        &self,
+        request: ConsolidationRequested,
+        partition: Option<i32>,
+    ) -> BoxFuture<'_, Result<(), SinkError>>;
 }
 
 impl OutputSink for JsonLinesSink<'_> {

@@ -308,9 +308,27 @@ async fn consolidate(
             "embedded mode has no stream to send the request into: use `engram consolidate`",
         );
     };
+    // The partition that owns the user runs it: sent there whatever the
+    // platform's partitioner, and never for a user engram does not have.
+    let store = Arc::clone(&state.store);
+    let user = user_id.clone();
+    let owner = match blocking(move || store.user_state(&user)).await {
+        Ok(Some(user_state)) => user_state.owner_partition(),
+        Ok(None) => {
+            return error(
+                StatusCode::NOT_FOUND,
+                format!("user {user_id} has no memories"),
+            );
+        }
+        Err(response) => return response,
+    };
     let request = manual_request(&user_id, execute, "http");
     let run_id = request_run_id(&request);
-    let sent = tokio::time::timeout(Duration::from_secs(10), producer.send(request.clone())).await;
+    let sent = tokio::time::timeout(
+        Duration::from_secs(10),
+        producer.send(request.clone(), owner),
+    )
+    .await;
     match sent {
         Ok(Ok(())) => {}
         Ok(Err(e)) => return error(StatusCode::SERVICE_UNAVAILABLE, e.to_string()),

@@ -264,12 +264,19 @@ impl UserState {
     /// when the user is new, fed by `partition`, or (older state) by
     /// several partitions already.
     pub fn owner_other_than(&self, partition: i32) -> Option<i32> {
+        self.owner_partition().filter(|&owner| owner != partition)
+    }
+
+    /// The one partition number the user's events have come from (their
+    /// watermarks' sources, `topic/partition`); `None` for a user fed by
+    /// no partition, or (after a repartitioning) by several.
+    pub fn owner_partition(&self) -> Option<i32> {
         let mut owners = self.applied_offsets.keys().filter_map(|source| {
             let (_, number) = source.rsplit_once('/')?;
             number.parse::<i32>().ok()
         });
         let owner = owners.next()?;
-        if owners.any(|other| other != owner) || owner == partition {
+        if owners.any(|other| other != owner) {
             return None;
         }
         Some(owner)

@@ -660,6 +660,14 @@ impl<'a> StateBatch<'a> {
     }
 
     fn request(&mut self, event: &ConsolidationRequested, now: Millis) -> Disposition {
+        // Anyone who reaches the API or the topic can name a user id: a
+        // row (and a partition claim) per stray id would grow without bound.
+        if !self.known_users.contains(&event.user_id) {
+            return Disposition::Rejected {
+                kind: "unknown_user",
+                reason: format!("user {} has no memories to consolidate", event.user_id),
+            };
+        }
         self.trigger(&event.user_id, requested_run(event, now));
         Disposition::Applied(EventType::ConsolidationRequested)
     }

@@ -214,6 +214,48 @@ fn the_http_endpoint_serves_probes_metrics_and_consolidation() {
         .0,
         400
     );
+    // A user engram has never seen: nothing to run, no row to create.
+    let (status, body) = request(&agent, "POST", &format!("{base}/users/nobody/consolidate"));
+    assert_eq!(status, 404, "{body}");
+
+    // A platform whose producers use librdkafka's CRC32 partitioner puts
+    // some users on another partition than engram's murmur2 would. A
+    // request engram sends itself goes where the user's events are.
+    let crc32 = [("partitioner", "consistent_random")];
+    let murmur2 = [("partitioner", "murmur2_random")];
+    broker.create_topics(&["partitioner-probe"], 2);
+    let probe = |user: &str, settings: &[(&str, &str)]| {
+        broker.produce_with(
+            "partitioner-probe",
+            &[(user.to_owned(), vec![b'x'])],
+            settings,
+        )[0]
+        .0
+    };
+    let user = (0..64)
+        .map(|n| format!("user-{n}"))
+        .find(|user| probe(user, &crc32) != probe(user, &murmur2))
+        .expect("the two partitioners differ for some user id");
+    let theirs: Vec<Event> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, (id, text))| Event::MemoryCreated(common::created(&user, id, text, i as i64)))
+        .collect();
+    broker.produce_with("memory.created", &keyed(&theirs, WireFormat::Json), &crc32);
+    broker.wait_committed(
+        "engram",
+        &targets(&[("memory.created", broker.end_offsets("memory.created", 2))]),
+        WAIT,
+    );
+    let (status, body) = request(
+        &agent,
+        "POST",
+        &format!("{base}/users/{user}/consolidate?execute=true"),
+    );
+    assert_eq!(status, 200, "run by the partition that owns {user}: {body}");
+    let executed: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(executed["user_id"], user.as_str());
+    assert_eq!(executed["mode"], "execute");
     engram.stop();
 }
 
@@ -1469,4 +1511,57 @@ fn two_instances_sharing_one_cql_keyspace_survive_a_kill_and_end_as_one_clean_ru
     for config in [clean_config, pair_config] {
         engram::store::drop_keyspace(&config, common::runtime().handle()).unwrap();
     }
+}
+
+/// Input topics are co-partitioned by user id only if they have the same
+/// number of partitions: otherwise one user's creations and reads arrive
+/// on different partition numbers, and a second writer or a dead letter
+/// as `wrong_partition` follows. engram refuses such topics at start, and
+/// stops when an operator grows one input topic while it runs.
+#[test]
+fn input_topics_with_different_partition_counts_are_refused() {
+    let broker = Broker::start();
+    let dir = tempfile::tempdir().unwrap();
+    broker.create_topics(&["memory.created", "consolidation.requested"], 2);
+    broker.create_topics(&["memory.accessed"], 3);
+    let settings = [
+        ("ENGRAM_KAFKA_CREATE_TOPICS", "true"),
+        ("ENGRAM_KAFKA_TOPIC_PARTITIONS", "2"),
+    ];
+    let engram = Engram::start(
+        &broker,
+        &dir.path().join("state"),
+        dir.path().join("start.log"),
+        &settings,
+    );
+    let (status, log) = engram.wait_exit(WAIT);
+    assert!(!status.success(), "{log}");
+    assert!(
+        log.contains("co-partitioned") && log.contains("`memory.accessed` has 3"),
+        "{log}"
+    );
+
+    // Same partition counts on other topics: it runs, until one grows.
+    let names = ["b.created", "b.accessed", "b.requested"];
+    broker.create_topics(&names, 2);
+    let mut settings = settings.to_vec();
+    settings.extend([
+        ("ENGRAM_KAFKA_TOPIC_MEMORY_CREATED", "b.created"),
+        ("ENGRAM_KAFKA_TOPIC_MEMORY_ACCESSED", "b.accessed"),
+        ("ENGRAM_KAFKA_TOPIC_CONSOLIDATION_REQUESTED", "b.requested"),
+    ]);
+    let engram = Engram::start(
+        &broker,
+        &dir.path().join("state"),
+        dir.path().join("grown.log"),
+        &settings,
+    );
+    engram.wait_assigned(WAIT);
+    broker.add_partitions("b.accessed", 4);
+    let (status, log) = engram.wait_exit(WAIT);
+    assert!(!status.success(), "{log}");
+    assert!(
+        log.contains("co-partitioned") && log.contains("`b.accessed` has 4"),
+        "{log}"
+    );
 }

@@ -158,6 +158,27 @@ fn reads_for_users_never_seen_leave_no_user_row() {
     assert!(store.user_state("stray-0").unwrap().is_none());
 }
 
+/// A consolidation request names a user id, and anyone who can reach the
+/// HTTP API or the topic can send one: for a user with no memories it
+/// must not create a state row, nor claim a partition for that user.
+#[test]
+fn a_consolidation_request_for_an_unknown_user_is_rejected_as_such() {
+    let (_dir, store) = store();
+    let request = Event::ConsolidationRequested(ConsolidationRequested {
+        event_id: "r".into(),
+        user_id: "nobody".into(),
+        requested_at: at(5),
+        execute: Some(true),
+        reason: None,
+    });
+    let result = run(&store, &lines(&[request]), 10);
+    assert_eq!(result.summary.rejected.get("unknown_user"), Some(&1));
+    assert!(store.user_state("nobody").unwrap().is_none());
+    assert_eq!(store.users().unwrap(), Vec::<String>::new());
+    let kinds = dead_letter_kinds(&result);
+    assert_eq!(kinds, [("unknown_user".to_owned(), 0)]);
+}
+
 #[test]
 fn re_created_memory_keeps_its_salience_and_takes_new_content() {
     let (_dir, store) = store();

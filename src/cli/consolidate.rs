@@ -116,10 +116,16 @@ fn through_the_stream(config: &Config, args: &ConsolidateArgs) -> Result<()> {
     let runtime = runtime()?;
     let mut requested = Vec::new();
     for user in users {
+        // Sent to the partition that owns the user, whatever the
+        // platform's partitioner.
+        let Some(state) = store.user_state(&user)? else {
+            bail!("user {user} has no memories");
+        };
+        let owner = state.owner_partition();
         let request = manual_request(&user, true, "cli");
         let run_id = request_run_id(&request);
         let sent = runtime.block_on(async {
-            tokio::time::timeout(Duration::from_secs(10), producer.send(request)).await
+            tokio::time::timeout(Duration::from_secs(10), producer.send(request, owner)).await
         });
         sent.map_err(|_| anyhow::anyhow!("the broker did not take the request within 10 s"))??;
         writeln!(

@@ -23,6 +23,7 @@ use rdkafka::statistics::Statistics;
 use rdkafka::{Message, Offset, TopicPartitionList};
 
 use super::client::{LogContext, client_config, creation_error};
+use super::topics::check_co_partitioned;
 use super::worker::WorkerHandle;
 use super::{KafkaError, Shared};
 
@@ -343,6 +344,7 @@ pub fn consume(shared: Arc<Shared>, shutdown: &AtomicBool) -> Result<(), KafkaEr
     );
     let _ = consumer.context().consumer.set(Arc::downgrade(&consumer));
     let inputs = shared.topics.inputs();
+    check_inputs_co_partitioned(&consumer, &inputs)?;
     let names: Vec<&str> = inputs.iter().map(String::as_str).collect();
     consumer
         .subscribe(&names)
@@ -352,6 +354,8 @@ pub fn consume(shared: Arc<Shared>, shutdown: &AtomicBool) -> Result<(), KafkaEr
     let report_every = Duration::from_secs(30);
     let mut last_commit = Instant::now();
     let mut last_report = Instant::now();
+    let mut last_partition_check = Instant::now();
+    let mut stopped_for_good = None;
     while !shutdown.load(Ordering::Relaxed) {
         match consumer.poll(Duration::from_millis(100)) {
             None => {}
@@ -362,6 +366,15 @@ pub fn consume(shared: Arc<Shared>, shutdown: &AtomicBool) -> Result<(), KafkaEr
         }
         if shared.denied.get().is_some() {
             break;
+        }
+        // An operator may grow one input topic while engram runs.
+        if last_partition_check.elapsed() >= PARTITION_CHECK_EVERY {
+            last_partition_check = Instant::now();
+            if let Err(error) = check_inputs_co_partitioned(&consumer, &inputs) {
+                tracing::error!(%error, "stopping");
+                stopped_for_good = Some(error);
+                break;
+            }
         }
         if last_commit.elapsed() >= commit_every {
             // Asynchronous: the poll loop must not wait on the broker. The
@@ -379,8 +392,39 @@ pub fn consume(shared: Arc<Shared>, shutdown: &AtomicBool) -> Result<(), KafkaEr
     tracing::info!("stopping: finishing in-flight batches");
     consumer.context().stop_all(&consumer);
     consumer.unsubscribe();
+    if let Some(error) = stopped_for_good {
+        return Err(error);
+    }
     match shared.denied.get() {
         Some(reason) => Err(KafkaError::Unauthorized(reason.clone())),
         None => Ok(()),
     }
+}
+
+/// How often the input topics' partition counts are looked at again.
+const PARTITION_CHECK_EVERY: Duration = Duration::from_secs(10);
+
+/// Reads the input topics' partition counts from the brokers and refuses
+/// counts that differ. Topics not there yet, and brokers that do not
+/// answer, are passed over: the next look sees them.
+fn check_inputs_co_partitioned(
+    consumer: &BaseConsumer<GroupContext>,
+    inputs: &[String],
+) -> Result<(), KafkaError> {
+    let mut counts = BTreeMap::new();
+    for topic in inputs {
+        let metadata = match consumer.fetch_metadata(Some(topic), Duration::from_secs(5)) {
+            Ok(metadata) => metadata,
+            Err(error) => {
+                tracing::debug!(topic, %error, "cannot read the topic's partition count now");
+                continue;
+            }
+        };
+        for found in metadata.topics() {
+            if found.name() == topic && found.error().is_none() && !found.partitions().is_empty() {
+                counts.insert(topic.clone(), found.partitions().len());
+            }
+        }
+    }
+    check_co_partitioned(&counts)
 }

@@ -79,6 +79,11 @@ pub enum KafkaError {
     /// topic, its group): permanent until the ACLs change.
     #[error("Kafka denied access: {0}")]
     Unauthorized(String),
+    /// The input topics have different partition counts, so one user's
+    /// events would arrive on different partition numbers: permanent until
+    /// an operator gives them one count.
+    #[error("the input topics are not co-partitioned: {0}")]
+    NotCoPartitioned(String),
 }
 
 impl KafkaError {
@@ -96,6 +101,7 @@ impl KafkaError {
             | Self::Encode(_)
             | Self::Security(_)
             | Self::Unauthorized(_)
+            | Self::NotCoPartitioned(_)
             | Self::Refused { .. } => false,
             Self::Client { source, .. } | Self::Delivery { source, .. } => {
                 produce::is_transient(source)

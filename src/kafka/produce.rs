@@ -100,6 +100,17 @@ impl OutputProducer {
     /// some are still failing, gives up with an error (their input offsets
     /// are then not committed, so a restart produces them again).
     pub async fn deliver(&self, events: &[Event], stop: &AtomicBool) -> Result<(), KafkaError> {
+        self.deliver_to(events, None, stop).await
+    }
+
+    /// [`OutputProducer::deliver`] to one `partition` of each event's topic,
+    /// or where the partitioner puts it by key for `None`.
+    async fn deliver_to(
+        &self,
+        events: &[Event],
+        partition: Option<i32>,
+        stop: &AtomicBool,
+    ) -> Result<(), KafkaError> {
         let payloads = events
             .iter()
             .map(|event| self.encode(event))
@@ -116,6 +127,9 @@ impl OutputProducer {
                     .payload(payloads[i].as_slice());
                 if let Some(key) = &keys[i] {
                     record = record.key(key.as_str());
+                }
+                if let Some(partition) = partition {
+                    record = record.partition(partition);
                 }
                 producer.send(record, Timeout::After(Duration::from_secs(10)))
             });
@@ -281,10 +295,15 @@ impl OutputSink for KafkaSink<'_> {
 /// The HTTP API's requests go out like any output: retried until the broker
 /// takes them (the caller bounds the wait).
 impl RequestSink for OutputProducer {
-    fn send(&self, request: ConsolidationRequested) -> BoxFuture<'_, Result<(), SinkError>> {
+    fn send(
+        &self,
+        request: ConsolidationRequested,
+        partition: Option<i32>,
+    ) -> BoxFuture<'_, Result<(), SinkError>> {
         Box::pin(async move {
             let stop = AtomicBool::new(false);
-            self.deliver(&[Event::ConsolidationRequested(request)], &stop)
+            let request = [Event::ConsolidationRequested(request)];
+            self.deliver_to(&request, partition, &stop)
                 .await
                 .map_err(sink_error)
         })

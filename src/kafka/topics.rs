@@ -11,6 +11,30 @@ use super::client::{LogContext, client_config, creation_error};
 use crate::config::KafkaConfig;
 use crate::event::EventType;
 
+/// Refuses input topics with different partition counts (`counts`: each
+/// input topic that exists, and its count). A user's events are keyed by
+/// user id, and the same key goes to the same partition number only among
+/// topics of one count: otherwise a user's creations and reads arrive on
+/// different partitions, which engram takes for another writer.
+pub fn check_co_partitioned(counts: &BTreeMap<String, usize>) -> Result<(), KafkaError> {
+    let mut distinct: Vec<usize> = counts.values().copied().collect();
+    distinct.sort_unstable();
+    distinct.dedup();
+    if distinct.len() <= 1 {
+        return Ok(());
+    }
+    let listed: Vec<String> = counts
+        .iter()
+        .map(|(topic, count)| format!("`{topic}` has {count} partitions"))
+        .collect();
+    Err(KafkaError::NotCoPartitioned(format!(
+        "{}; one user's events would arrive on different partition numbers. Give every \
+         input topic the same partition count (kafka-topics.sh --alter --partitions N), \
+         then start engram again",
+        listed.join(", ")
+    )))
+}
+
 /// Which topic each event type is read from or written to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Topics {
@@ -141,6 +165,23 @@ pub async fn create_missing(config: &KafkaConfig, topics: &Topics) -> Result<(),
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn input_topics_must_share_one_partition_count() {
+        let counts = |pairs: &[(&str, usize)]| -> BTreeMap<String, usize> {
+            pairs.iter().map(|(t, n)| ((*t).to_owned(), *n)).collect()
+        };
+        assert!(check_co_partitioned(&counts(&[("a", 4), ("b", 4)])).is_ok());
+        assert!(check_co_partitioned(&counts(&[("a", 4)])).is_ok());
+        assert!(check_co_partitioned(&counts(&[])).is_ok());
+        let error = check_co_partitioned(&counts(&[("a", 4), ("b", 6)]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("`a` has 4 partitions, `b` has 6 partitions"),
+            "{error}"
+        );
+    }
 
     #[test]
     fn default_topics_follow_the_event_names() {

@@ -13,7 +13,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rdkafka::admin::{
-    AdminClient, AdminOptions, AlterConfig, NewTopic, ResourceSpecifier, TopicReplication,
+    AdminClient, AdminOptions, AlterConfig, NewPartitions, NewTopic, ResourceSpecifier,
+    TopicReplication,
 };
 use rdkafka::client::DefaultClientContext;
 use rdkafka::consumer::{BaseConsumer, Consumer};
@@ -254,6 +255,19 @@ impl Broker {
             .collect();
         let results = runtime()
             .block_on(admin.create_topics(&topics, &AdminOptions::new()))
+            .unwrap();
+        for result in results {
+            result.unwrap();
+        }
+    }
+
+    /// Grows `topic` to `partitions` partitions, as an operator scaling
+    /// one topic would.
+    pub fn add_partitions(&self, topic: &str, partitions: usize) {
+        let admin: AdminClient<DefaultClientContext> = self.client().create().unwrap();
+        let growth = NewPartitions::new(topic, partitions);
+        let results = runtime()
+            .block_on(admin.create_partitions([&growth], &AdminOptions::new()))
             .unwrap();
         for result in results {
             result.unwrap();
