@@ -1565,3 +1565,82 @@ fn input_topics_with_different_partition_counts_are_refused() {
         "{log}"
     );
 }
+
+/// Damages the compressed records of the batch at `base_offset` in a
+/// segment file (record batch format v2), leaving its header intact: the
+/// broker serves it as stored, and the client cannot decompress it.
+fn damage_compressed_batch(segment: &std::path::Path, base_offset: i64) {
+    let mut bytes = std::fs::read(segment).unwrap();
+    let mut position = 0;
+    while position + 61 <= bytes.len() {
+        let at = |from: usize, n: usize| bytes[position + from..position + from + n].to_vec();
+        let base = i64::from_be_bytes(at(0, 8).try_into().unwrap());
+        let length = i32::from_be_bytes(at(8, 4).try_into().unwrap()) as usize;
+        let attributes = u16::from_be_bytes(at(21, 2).try_into().unwrap());
+        let end = position + 12 + length;
+        if base == base_offset {
+            assert_ne!(attributes & 0x7, 0, "the batch is compressed");
+            // Past the gzip header, up to its trailer: the deflate stream.
+            for byte in &mut bytes[position + 61 + 12..end - 8] {
+                *byte = 0xA5;
+            }
+            std::fs::write(segment, &bytes).unwrap();
+            return;
+        }
+        position = end;
+    }
+    panic!("no batch at offset {base_offset} in {}", segment.display());
+}
+
+/// A batch the client cannot read (compressed bytes damaged on the
+/// broker's disk, which Kafka serves as stored) arrives as a consumer error
+/// without its records, and librdkafka moves on past it. engram must not
+/// commit past it with nothing but a log line: what it could not read goes
+/// to the dead-letter topic, with its offsets.
+#[test]
+fn a_batch_the_client_cannot_read_is_dead_lettered() {
+    let broker = Broker::start();
+    let dir = tempfile::tempdir().unwrap();
+    broker.create_topics(
+        &[
+            "memory.created",
+            "memory.accessed",
+            "consolidation.requested",
+        ],
+        1,
+    );
+    let event = |memory: &str, second| {
+        keyed(
+            &[Event::MemoryCreated(created("u", memory, "text", second))],
+            WireFormat::Json,
+        )
+    };
+    broker.produce("memory.created", &event("m0", 0));
+    broker.produce_with(
+        "memory.created",
+        &event("m1", 1),
+        &[("compression.type", "gzip")],
+    );
+    broker.produce("memory.created", &event("m2", 2));
+    damage_compressed_batch(&broker.segment_file("memory.created", 0), 1);
+
+    let engram = Engram::start(
+        &broker,
+        &dir.path().join("state"),
+        dir.path().join("engram.log"),
+        &[
+            ("ENGRAM_KAFKA_CREATE_TOPICS", "true"),
+            ("ENGRAM_KAFKA_TOPIC_PARTITIONS", "1"),
+            ("ENGRAM_KAFKA_OUTPUT_FORMAT", "json"),
+            ("ENGRAM_EMBEDDING_ENABLED", "false"),
+        ],
+    );
+    broker.wait_committed("engram", &targets(&[("memory.created", vec![3])]), WAIT);
+    let letters = broker.read_all("engram.dlq", 1, 1, Duration::from_secs(20));
+    assert_eq!(letters.len(), 1, "log:\n{}", engram.log_text());
+    let letter: serde_json::Value = serde_json::from_slice(&letters[0].payload).unwrap();
+    assert_eq!(letter["error_kind"], "unreadable", "{letter}");
+    assert_eq!(letter["offset"], 1, "{letter}");
+    assert_eq!(letter["source_topic"], "memory.created", "{letter}");
+    engram.stop();
+}

@@ -39,6 +39,10 @@ pub enum DecodeError {
     EmptyField(String),
     #[error("field `{field}`: {reason}")]
     InvalidValue { field: String, reason: String },
+    /// The client could not read the record at all (its batch's bytes are
+    /// damaged): it was skipped, and only its position is known.
+    #[error("the record could not be read, and was skipped: {0}")]
+    Unreadable(String),
 }
 
 impl DecodeError {
@@ -59,6 +63,7 @@ impl DecodeError {
             DecodeError::ContentTooLarge { .. } => "content_too_large",
             DecodeError::EmptyField(_) => "empty_field",
             DecodeError::InvalidValue { .. } => "invalid_value",
+            DecodeError::Unreadable(_) => "unreadable",
         }
     }
 }

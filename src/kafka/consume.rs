@@ -24,7 +24,7 @@ use rdkafka::{Message, Offset, TopicPartitionList};
 
 use super::client::{LogContext, client_config, creation_error};
 use super::topics::check_co_partitioned;
-use super::worker::WorkerHandle;
+use super::worker::{PartitionControl, WorkerHandle};
 use super::{KafkaError, Shared};
 
 /// Consumer-side state the rebalance callbacks and the poll loop share.
@@ -81,7 +81,9 @@ impl GroupContext {
                     queue
                 })
                 .collect();
-            match WorkerHandle::spawn(partition, topics, queues, Arc::clone(&self.shared)) {
+            let control = Arc::new(Control(Arc::downgrade(&consumer)));
+            match WorkerHandle::spawn(partition, topics, queues, Arc::clone(&self.shared), control)
+            {
                 Ok(worker) => {
                     group.workers.insert(partition, worker);
                 }
@@ -398,6 +400,32 @@ pub fn consume(shared: Arc<Shared>, shutdown: &AtomicBool) -> Result<(), KafkaEr
     match shared.denied.get() {
         Some(reason) => Err(KafkaError::Unauthorized(reason.clone())),
         None => Ok(()),
+    }
+}
+
+/// A worker's way to the consumer, for its own partitions only.
+struct Control(Weak<BaseConsumer<GroupContext>>);
+
+impl PartitionControl for Control {
+    fn position(&self, topic: &str, partition: i32) -> Option<i64> {
+        let consumer = self.0.upgrade()?;
+        let positions = consumer.position().ok()?;
+        match positions.find_partition(topic, partition)?.offset() {
+            Offset::Offset(offset) => Some(offset),
+            _ => None,
+        }
+    }
+
+    fn seek(&self, topic: &str, partition: i32, offset: i64) -> Result<(), String> {
+        let consumer = self.0.upgrade().ok_or("the consumer is gone")?;
+        consumer
+            .seek(
+                topic,
+                partition,
+                Offset::Offset(offset),
+                Duration::from_secs(10),
+            )
+            .map_err(|error| error.to_string())
     }
 }
 

@@ -32,6 +32,7 @@ use rdkafka::consumer::ConsumerContext;
 use rdkafka::consumer::base_consumer::PartitionQueue;
 use rdkafka::error::KafkaError as RdKafkaError;
 use rdkafka::message::OwnedMessage;
+use rdkafka::types::RDKafkaErrorCode;
 
 use super::Shared;
 use super::produce::KafkaSink;
@@ -47,6 +48,25 @@ use crate::source::SourceRecord;
 
 /// Longest sleep between looks at the stop flag and the stray-message inbox.
 const WAIT_SLICE: Duration = Duration::from_millis(50);
+
+/// How many times in a row the client must fail to read the record at one
+/// position before it is dead-lettered and skipped: a damaged batch fails
+/// the same way every time, a passing fault does not.
+const UNREADABLE_TRIES: u32 = 3;
+
+/// What a worker may ask of the consumer about its own partition.
+pub trait PartitionControl: Send + Sync {
+    /// The next offset the consumer will hand over of `topic`'s partition.
+    fn position(&self, topic: &str, partition: i32) -> Option<i64>;
+    /// Moves the fetch position of `topic`'s partition to `offset`.
+    fn seek(&self, topic: &str, partition: i32, offset: i64) -> Result<(), String>;
+}
+
+/// A record the client failed to read, and how often in a row.
+struct Unreadable {
+    offset: i64,
+    tries: u32,
+}
 
 /// Set by librdkafka when one of the worker's queues becomes non-empty.
 #[derive(Default)]
@@ -93,6 +113,7 @@ impl WorkerHandle {
         topics: Vec<String>,
         mut queues: Vec<PartitionQueue<C>>,
         shared: Arc<Shared>,
+        control: Arc<dyn PartitionControl>,
     ) -> std::io::Result<Self> {
         let (inbox, strays) = channel();
         let stop = Arc::new(AtomicBool::new(false));
@@ -104,6 +125,9 @@ impl WorkerHandle {
         let max_idle = shared.config.max_idle;
         let worker = Worker {
             partition,
+            taken: vec![None; topics.len()],
+            unreadable: (0..topics.len()).map(|_| None).collect(),
+            control,
             topics,
             heads: TopicHeads::new(queues.len(), max_idle),
             shared,
@@ -149,6 +173,11 @@ impl WorkerHandle {
 struct Worker<C: ConsumerContext> {
     partition: i32,
     topics: Vec<String>,
+    /// The offset last taken from each topic's queue.
+    taken: Vec<Option<i64>>,
+    /// A record of each topic the client has failed to read.
+    unreadable: Vec<Option<Unreadable>>,
+    control: Arc<dyn PartitionControl>,
     shared: Arc<Shared>,
     queues: Vec<PartitionQueue<C>>,
     strays: Receiver<OwnedMessage>,
@@ -273,18 +302,22 @@ impl<C: ConsumerContext> Worker<C> {
         Collected::Records(batch)
     }
 
-    /// Moves what may be applied now (strays first: they precede the
-    /// queues) into `batch`, up to `limit`, in time order across the
-    /// topics, without blocking.
+    /// Moves what may be applied now into `batch`, up to `limit`, in time
+    /// order across the topics, without blocking. Strays join their
+    /// topic's head ahead of the queue's records, which they precede.
     fn take(&mut self, pipeline: &Pipeline<'_>, batch: &mut Vec<Decoded>, limit: usize) {
         let order_by = self.shared.config.order_by;
-        while batch.len() < limit {
-            match self.strays.try_recv() {
-                Ok(message) => {
-                    self.count_consumed(&message);
-                    batch.push(decode(pipeline, &message, order_by));
+        while let Ok(message) = self.strays.try_recv() {
+            self.count_consumed(&message);
+            let decoded = decode(pipeline, &message, order_by);
+            match self.topics.iter().position(|t| t == message.topic()) {
+                Some(index) => {
+                    let offset = message.offset();
+                    self.taken[index] = Some(self.taken[index].map_or(offset, |t| t.max(offset)));
+                    self.heads.push_stray(index, decoded);
                 }
-                Err(_) => break,
+                // Not one of this worker's topics: nothing orders it.
+                None => batch.push(decoded),
             }
         }
         // An empty head's queue is polled once per call, and a head that runs
@@ -314,11 +347,19 @@ impl<C: ConsumerContext> Worker<C> {
                 Some(Ok(message)) => {
                     let message = message.detach();
                     self.count_consumed(&message);
+                    self.taken[index] = Some(message.offset());
+                    self.unreadable[index] = None;
                     let decoded = decode(pipeline, &message, order_by);
                     self.heads.push(index, decoded);
                 }
                 Some(Err(RdKafkaError::PartitionEOF(_))) => {
                     self.heads.reached_end(index);
+                    break;
+                }
+                Some(Err(RdKafkaError::MessageConsumption(code))) if is_unreadable(code) => {
+                    if let Some(skipped) = self.skip_unreadable(index, code) {
+                        self.heads.push(index, skipped);
+                    }
                     break;
                 }
                 Some(Err(error)) => {
@@ -328,6 +369,68 @@ impl<C: ConsumerContext> Worker<C> {
                 None => break,
             }
         }
+    }
+
+    /// The client failed to read the next record of topic `index` (its
+    /// batch is damaged), and would fail on it for ever: once it has failed
+    /// [`UNREADABLE_TRIES`] times at one position, skips that record and
+    /// returns its dead letter. Without a known position it stays put: the
+    /// partition stands still, and nothing is committed past the record.
+    fn skip_unreadable(&mut self, index: usize, code: RDKafkaErrorCode) -> Option<Decoded> {
+        let topic = self.topics[index].clone();
+        let partition = self.partition;
+        let position = self.taken[index]
+            .map(|offset| offset + 1)
+            .or_else(|| self.control.position(&topic, partition));
+        let Some(offset) = position else {
+            tracing::warn!(
+                topic,
+                partition,
+                ?code,
+                "cannot read a record, at an unknown offset"
+            );
+            return None;
+        };
+        let unreadable = match &mut self.unreadable[index] {
+            Some(seen) if seen.offset == offset => seen,
+            slot => slot.insert(Unreadable { offset, tries: 0 }),
+        };
+        unreadable.tries += 1;
+        if unreadable.tries < UNREADABLE_TRIES {
+            tracing::warn!(
+                topic,
+                partition,
+                offset,
+                ?code,
+                "cannot read a record; trying again"
+            );
+            return None;
+        }
+        if let Err(error) = self.control.seek(&topic, partition, offset + 1) {
+            tracing::warn!(topic, partition, offset, %error, "cannot skip an unreadable record");
+            return None;
+        }
+        tracing::error!(
+            topic,
+            partition,
+            offset,
+            ?code,
+            "skipped an unreadable record"
+        );
+        self.unreadable[index] = None;
+        self.taken[index] = Some(offset);
+        let reason = format!("{} ({code:?})", RdKafkaError::MessageConsumption(code));
+        Some(Decoded {
+            record: SourceRecord {
+                stream: topic,
+                partition: Some(partition),
+                offset,
+                payload: Vec::new(),
+                oversize: None,
+            },
+            event: Err(DecodeError::Unreadable(reason)),
+            order: order_key(None, None, self.shared.config.order_by),
+        })
     }
 
     fn count_consumed(&self, message: &OwnedMessage) {
@@ -488,6 +591,22 @@ impl TopicHeads {
         self.heads[index].at_end = true;
     }
 
+    /// A record of the topic that the consumer's main queue returned
+    /// before the partition's queue was split off: it precedes what that
+    /// queue delivered, so it goes in by offset, not at the back.
+    fn push_stray(&mut self, index: usize, record: Decoded) {
+        let head = &mut self.heads[index];
+        let offset = record.record.offset;
+        let at = head
+            .records
+            .iter()
+            .position(|queued| queued.record.offset > offset)
+            .unwrap_or(head.records.len());
+        head.records.insert(at, record);
+        head.at_end = false;
+        head.holding_since = None;
+    }
+
     /// Every queue reported its partition's end and nothing is held: all
     /// the input there is was taken.
     fn all_at_end(&self) -> bool {
@@ -519,6 +638,19 @@ impl TopicHeads {
         let record = self.heads[earliest].records.pop_front()?;
         Some((earliest, record))
     }
+}
+
+/// Errors that mean the client cannot read the record at its position
+/// (a damaged or undecompressable batch), as opposed to a passing fault of
+/// the connection or the broker.
+fn is_unreadable(code: RDKafkaErrorCode) -> bool {
+    matches!(
+        code,
+        RDKafkaErrorCode::BadCompression
+            | RDKafkaErrorCode::BadMessage
+            | RDKafkaErrorCode::InvalidMessage
+            | RDKafkaErrorCode::InvalidRecord
+    )
 }
 
 /// The offset to commit per topic once the batch is durable: one past the
@@ -620,6 +752,28 @@ mod tests {
                 "accessed2"
             ]
         );
+    }
+
+    /// Strays (records the main queue returned before the split) were
+    /// applied ahead of everything: a read among them overtook the earlier
+    /// creation on the other topic, and was parked for nothing. They take
+    /// their place among the heads instead, by offset in their topic and by
+    /// time across topics.
+    #[test]
+    fn strays_leave_in_time_order_among_the_queues_records() {
+        let mut heads = TopicHeads::new(2, Duration::from_millis(500));
+        heads.push(0, created(1, 10));
+        heads.push(1, read(5, 40));
+        // Returned by the main queue, after the partition queue had given
+        // offset 5 already.
+        heads.push_stray(1, read(4, 20));
+        heads.reached_end(0);
+        heads.reached_end(1);
+        let names: Vec<String> = taken(&mut heads, Instant::now())
+            .iter()
+            .map(|(t, o)| format!("{t}{o}"))
+            .collect();
+        assert_eq!(names, ["created1", "accessed4", "accessed5"]);
     }
 
     /// A record whose event time is refused (a creation dated 9999) is a

@@ -261,6 +261,15 @@ impl Broker {
         }
     }
 
+    /// The first log segment of a topic's partition on the broker's disk.
+    pub fn segment_file(&self, topic: &str, partition: i32) -> PathBuf {
+        self.dir
+            .path()
+            .join("data")
+            .join(format!("{topic}-{partition}"))
+            .join("00000000000000000000.log")
+    }
+
     /// Grows `topic` to `partitions` partitions, as an operator scaling
     /// one topic would.
     pub fn add_partitions(&self, topic: &str, partitions: usize) {
