@@ -101,8 +101,9 @@ bench-kafka: models
 
 ## Decision quality on labelled public data (../shared/data, never copied
 ## here): SICK contradictions, MRPC merges (each also with every pair in
-## the other order), LoCoMo conversations, replayed
-## through the real `engram run`. EVAL_ONLY=sick,mrpc,locomo picks sets;
+## the other order), LoCoMo conversations and the short user facts of
+## memory-pairs-dev.tsv, replayed through the real `engram run`.
+## EVAL_ONLY=sick,mrpc,locomo,pairs picks sets;
 ## EVAL_DUPLICATE_THRESHOLDS=0.85,0.9 adds MRPC rows at other thresholds.
 ## Decisions for reading go to $(OUT)/eval/. Not part of `make test`.
 eval: models

@@ -17,8 +17,15 @@
 //!   the active set, patterns, and every contradiction flagged with both
 //!   texts (see `eval/locomo.rs`).
 //!
+//! * Memory pairs (`memory-pairs-dev.tsv`): short user facts written in the
+//!   style platforms extract, the older first; per category (`update`: the
+//!   newer must flag or supersede the older; `coexist`: both kept;
+//!   `duplicate`: merged) what was caught, missed and done wrong, and
+//!   every miss with the rule trace of its decision.
+//!
 //! The data is read from `../shared/data` (or `ENGRAM_EVAL_DATA`), never
-//! copied into the repository. `EVAL_ONLY=sick,mrpc,locomo` picks data sets.
+//! copied into the repository. `EVAL_ONLY=sick,mrpc,locomo,pairs` picks
+//! data sets.
 //! Every decision is written to `out/eval/<set>/decisions.tsv` for reading.
 //! This is a benchmark, not a test: it prints figures and fails only when a
 //! replay cannot run.
@@ -70,6 +77,114 @@ fn main() {
     if wanted("locomo") {
         locomo::locomo(&data, &out.join("locomo"));
     }
+    if wanted("pairs") {
+        memory_pairs(&data, &out.join("pairs"));
+    }
+}
+
+/// What a category of memory pairs expects of the older and newer fact.
+fn expected(category: &str) -> Option<&'static str> {
+    match category {
+        "update" => Some("flagged"),
+        "coexist" => Some("kept"),
+        "duplicate" => Some("merged"),
+        _ => None,
+    }
+}
+
+fn memory_pairs(data: &Path, out: &Path) {
+    let Ok(text) = std::fs::read_to_string(data.join("memory-pairs-dev.tsv")) else {
+        println!(
+            "\nmemory pairs: no memory-pairs-dev.tsv in {}",
+            data.display()
+        );
+        return;
+    };
+    let pairs: Vec<(String, String, String)> = text
+        .lines()
+        .filter(|line| !line.starts_with('#'))
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split('\t').collect();
+            (fields.len() >= 3).then(|| {
+                (
+                    fields[0].trim().to_owned(),
+                    fields[1].trim().to_owned(),
+                    fields[2].trim().to_owned(),
+                )
+            })
+        })
+        .collect();
+    let run = replay(out, &pair_events("pairs", &pairs), &[]);
+    let flagged = run.flagged();
+    let merges = run.merges();
+    // (category, decision) -> pairs
+    let mut counts: BTreeMap<(String, &str), usize> = BTreeMap::new();
+    let mut misses = Vec::new();
+    let mut decisions = String::from("pair\texpected\tdecision\tolder\tnewer\texplanation\n");
+    for (id, older, newer) in &pairs {
+        let category = id.split('-').next().unwrap_or_default().to_owned();
+        let Some(wanted) = expected(&category) else {
+            continue;
+        };
+        let user = format!("pairs-{id}");
+        let decision = decision(&flagged, &merges, &user);
+        let explanation = flagged
+            .get(user.as_str())
+            .map(|events| {
+                let resolution = events[0]["resolution"].as_str().unwrap_or_default();
+                let why = events[0]["explanation"].as_str().unwrap_or_default();
+                format!("{resolution}: {why}")
+            })
+            .unwrap_or_default();
+        let verdict = if decision == wanted {
+            "caught"
+        } else if decision == "kept" {
+            "missed"
+        } else {
+            "wrong"
+        };
+        *counts.entry((category.clone(), verdict)).or_default() += 1;
+        *counts.entry((category.clone(), "all")).or_default() += 1;
+        if verdict != "caught" {
+            misses.push(format!("{id} ({verdict}, {decision}): {older} / {newer}"));
+        }
+        let _ = writeln!(
+            decisions,
+            "{id}\t{wanted}\t{decision}\t{older}\t{newer}\t{explanation}"
+        );
+    }
+    std::fs::write(out.join("decisions.tsv"), decisions).expect("write decisions");
+    let count = |category: &str, verdict: &str| {
+        counts
+            .get(&(category.to_owned(), verdict))
+            .copied()
+            .unwrap_or(0)
+    };
+    println!();
+    println!(
+        "memory pairs: {} pairs, replay {:.1} s (update: flag or supersede; coexist: keep \
+         both; duplicate: merge)",
+        pairs.len(),
+        run.seconds
+    );
+    println!("  | category | pairs | caught | missed | wrong |");
+    println!("  |---|---|---|---|---|");
+    for category in ["update", "coexist", "duplicate"] {
+        println!(
+            "  | {category} | {} | {} | {} | {} |",
+            count(category, "all"),
+            count(category, "caught"),
+            count(category, "missed"),
+            count(category, "wrong")
+        );
+    }
+    for miss in &misses {
+        println!("    {miss}");
+    }
+    println!(
+        "  the rule trace of a miss: engram similarity \"OLDER\" \"NEWER\"; every decision in {}",
+        out.join("decisions.tsv").display()
+    );
 }
 
 /// Which sentence of a pair becomes the older memory.

@@ -189,6 +189,11 @@ pub struct ParkedRead {
     /// read's own if later) when it was parked: it ages by stream time, so
     /// an outage or a backlog does not age it.
     pub parked_at: Millis,
+    /// The wall clock when it was parked: once a service has read all its
+    /// input, it ages by the wall clock too (absent in reads parked before
+    /// this was kept: `parked_at` stands in).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parked_wall_at: Option<Millis>,
 }
 
 impl ParkedRead {

@@ -28,7 +28,7 @@ use crate::index::UserIndexes;
 use crate::model::{Millis, ParkedRead, PendingRun, UserState};
 use crate::schedule::Schedule;
 use crate::source::{LineSource, SourceRecord};
-use crate::state::{Disposition, Parking, Position, StateBatch};
+use crate::state::{Disposition, Parking, Position, StateBatch, WaitClock};
 use crate::store::{Store, StoreError};
 use crate::text::sha256_hex;
 use crate::trigger::{self, automatic_run};
@@ -179,8 +179,9 @@ pub struct Pipeline<'a> {
     schedule: Schedule,
     cycle_limit: Option<CycleLimit>,
     parking: Parking,
-    /// Users with parked reads, and when their oldest was parked.
-    parked_since: BTreeMap<String, Millis>,
+    /// Users with parked reads, and when their oldest was parked (by
+    /// stream time, and by the wall clock).
+    parked_since: BTreeMap<String, (Millis, Millis)>,
 }
 
 /// The embedder and what goes with it.
@@ -258,6 +259,7 @@ impl<'a> Pipeline<'a> {
         batch_size: usize,
         clock: Clock,
     ) -> Self {
+        let wall_clock = !clock.is_stream_time();
         Self {
             codec,
             decoding: Decoding::JsonLines,
@@ -268,7 +270,7 @@ impl<'a> Pipeline<'a> {
             clock,
             embedding: None,
             cycle_limit: None,
-            parking: Parking::from_limits(codec.limits()),
+            parking: Parking::from_limits(codec.limits(), wall_clock),
             parked_since: BTreeMap::new(),
         }
     }
@@ -393,17 +395,15 @@ impl<'a> Pipeline<'a> {
         Ok(summary)
     }
 
-    /// The time parked reads age by: stream time, how far this pipeline's
-    /// input has got (unknown after a restart until an event applies, so an
-    /// outage ages nothing). A wall-clock pipeline that has read all of its
-    /// input there is ages them by the wall clock too.
-    fn parked_reads_now(&self, caught_up: bool) -> Option<Millis> {
-        let stream = self.clock.stream_now();
-        if caught_up && !self.clock.is_stream_time() {
-            let wall = self.clock.now();
-            return Some(stream.map_or(wall, |time| time.max(wall)));
+    /// The clocks parked reads age by: stream time, how far this
+    /// pipeline's input has got (unknown after a restart until an event
+    /// applies, so an outage ages nothing). A wall-clock pipeline that has
+    /// read all of its input there is ages them by the wall clock too.
+    fn parked_reads_clock(&self, caught_up: bool) -> WaitClock {
+        WaitClock {
+            stream: self.clock.stream_now(),
+            wall: (caught_up && !self.clock.is_stream_time()).then(|| self.clock.now()),
         }
-        stream
     }
 
     /// Dead-letters the parked reads that waited their full time, for
@@ -414,14 +414,15 @@ impl<'a> Pipeline<'a> {
         sink: &mut dyn OutputSink,
         summary: &mut RunSummary,
     ) -> Result<(), PipelineError> {
-        let Some(now) = self.parked_reads_now(caught_up) else {
+        let waits = self.parked_reads_clock(caught_up);
+        if waits.is_stopped() {
             return Ok(());
-        };
-        let cutoff = now.saturating_sub(self.parking.max_age_ms);
+        }
+        let max_age = self.parking.max_age_ms;
         let due: Vec<String> = self
             .parked_since
             .iter()
-            .filter(|(_, oldest)| **oldest <= cutoff)
+            .filter(|(_, (stream, wall))| waits.waited(*stream, *wall, max_age))
             .map(|(user_id, _)| user_id.clone())
             .collect();
         if due.is_empty() {
@@ -436,7 +437,7 @@ impl<'a> Pipeline<'a> {
         let mut letters = Vec::new();
         let rejected_at = self.clock.now();
         for user_id in &due {
-            batch.expire_parked(user_id, Some(now))?;
+            batch.expire_parked(user_id, waits)?;
             letters.extend(Self::expired_letters(
                 self.codec,
                 self.parking,
@@ -887,8 +888,11 @@ fn emit_dead_letters(
 }
 
 /// Remembers whether (and since when) a user has reads parked.
-fn track_parked(parked_since: &mut BTreeMap<String, Millis>, state: &UserState) {
-    match state.parked_reads.iter().map(|read| read.parked_at).min() {
+fn track_parked(parked_since: &mut BTreeMap<String, (Millis, Millis)>, state: &UserState) {
+    let reads = &state.parked_reads;
+    let oldest_stream = reads.iter().map(|read| read.parked_at).min();
+    let oldest_wall = reads.iter().map(crate::state::parked_wall_at).min();
+    match oldest_stream.zip(oldest_wall) {
         Some(oldest) => parked_since.insert(state.user_id.clone(), oldest),
         None => parked_since.remove(&state.user_id),
     };

@@ -57,6 +57,9 @@ pub struct Parking {
     pub max_per_user: usize,
     pub max_bytes_per_user: usize,
     pub max_age_ms: Millis,
+    /// Record when each read was parked by the wall clock (a service ages
+    /// them by it once caught up; a replay's state stays deterministic).
+    pub wall_clock: bool,
 }
 
 impl Parking {
@@ -64,19 +67,56 @@ impl Parking {
         max_per_user: 0,
         max_bytes_per_user: 0,
         max_age_ms: 0,
+        wall_clock: false,
     };
 
-    pub fn from_limits(limits: &Limits) -> Self {
+    pub fn from_limits(limits: &Limits, wall_clock: bool) -> Self {
         Self {
             max_per_user: limits.max_parked_reads_per_user,
             max_bytes_per_user: limits.max_parked_read_bytes_per_user,
             max_age_ms: crate::duration::millis(limits.max_parked_read_age),
+            wall_clock,
         }
     }
 
     fn is_on(&self) -> bool {
         self.max_per_user > 0 && self.max_age_ms > 0
     }
+}
+
+/// The clocks a parked read ages by. Stream time always (how far the
+/// input has got: without one, no event read yet since a restart, nothing
+/// has waited, as the memories' creations may be in the backlog); the wall
+/// clock only once a service has read all the input there is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WaitClock {
+    pub stream: Option<Millis>,
+    pub wall: Option<Millis>,
+}
+
+impl WaitClock {
+    pub fn stream(stream: Option<Millis>) -> Self {
+        Self { stream, wall: None }
+    }
+
+    pub fn is_stopped(&self) -> bool {
+        self.stream.is_none() && self.wall.is_none()
+    }
+
+    /// Whether a read parked at `parked_at` (stream time) and `parked_wall_at`
+    /// has waited `max_age` by either clock.
+    pub fn waited(&self, parked_at: Millis, parked_wall_at: Millis, max_age: Millis) -> bool {
+        let waited = |now: Option<Millis>, since: Millis| {
+            now.is_some_and(|now| since <= now.saturating_sub(max_age))
+        };
+        waited(self.stream, parked_at) || waited(self.wall, parked_wall_at)
+    }
+}
+
+/// When a read was parked by the wall clock (its stream time for reads
+/// parked before that was kept).
+pub fn parked_wall_at(read: &ParkedRead) -> Millis {
+    read.parked_wall_at.unwrap_or(read.parked_at)
 }
 
 /// Pending effects of a batch of events.
@@ -148,27 +188,21 @@ impl<'a> StateBatch<'a> {
         self.unparked
     }
 
-    /// Ages out a user's parked reads that waited `max_age` by `stream_time`
-    /// (all of them when parking is off). Without a stream time (no event
-    /// read yet since a restart) none has waited: their memories' creations
-    /// may be in the backlog.
-    pub fn expire_parked(
-        &mut self,
-        user_id: &str,
-        stream_time: Option<Millis>,
-    ) -> Result<(), StoreError> {
+    /// Ages out a user's parked reads that waited `max_age` by `waits`
+    /// (all of them when parking is off).
+    pub fn expire_parked(&mut self, user_id: &str, waits: WaitClock) -> Result<(), StoreError> {
         self.load_user(user_id)?;
         let Some(user) = self.users.get_mut(user_id) else {
             return Ok(());
         };
-        let cutoff = stream_time.map(|now| now.saturating_sub(self.parking.max_age_ms));
+        let max_age = self.parking.max_age_ms;
         let parking_on = self.parking.is_on();
         let waiting = user.parked_reads.len();
         let (expired, kept): (Vec<ParkedRead>, Vec<ParkedRead>) =
             std::mem::take(&mut user.parked_reads)
                 .into_iter()
                 .partition(|read| {
-                    !parking_on || cutoff.is_some_and(|cutoff| read.parked_at <= cutoff)
+                    !parking_on || waits.waited(read.parked_at, parked_wall_at(read), max_age)
                 });
         user.parked_reads = kept;
         if user.parked_reads.len() != waiting {
@@ -245,7 +279,7 @@ impl<'a> StateBatch<'a> {
         };
         self.load_user(user_id)?;
         if !self.users[user_id].parked_reads.is_empty() {
-            self.expire_parked(user_id, stream_time)?;
+            self.expire_parked(user_id, WaitClock::stream(stream_time))?;
         }
         if self.users[user_id].already_applied(&position.stream, position.offset) {
             return Ok(Disposition::Replayed);
@@ -632,6 +666,9 @@ impl<'a> StateBatch<'a> {
             partition: position.partition,
             offset: position.offset,
             parked_at,
+            parked_wall_at: parking
+                .wall_clock
+                .then(|| chrono::Utc::now().timestamp_millis()),
         };
         if user.parked_reads.len() >= parking.max_per_user {
             let full = format!(

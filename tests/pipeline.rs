@@ -775,16 +775,21 @@ fn parked_reads_of_quiet_users_age_out_on_a_busy_partition() {
 
 /// A worker that has read all its partition holds is caught up: with the
 /// wall clock, a read whose memory still has not come ages out by it, even
-/// with no event since. Before that, only stream time ages it.
+/// with no event since, once it has waited that long by the wall clock.
+/// Events stamped long ago (a backfill) do not age it at once.
 #[test]
 fn a_caught_up_partition_ages_parked_reads_by_the_wall_clock() {
-    let codec = EventCodec::new(Limits::default()).unwrap();
+    let limits = Limits {
+        max_parked_read_age: std::time::Duration::from_secs(1),
+        ..Limits::default()
+    };
+    let codec = EventCodec::new(limits).unwrap();
     let (_dir, store) = store();
-    let two_hours_ago = chrono::Utc::now() - chrono::Duration::hours(2);
+    let months_ago = chrono::Utc::now() - chrono::Duration::days(90);
     let mut first = created("u", "m1", "first", 0);
-    first.created_at = two_hours_ago;
+    first.created_at = months_ago;
     let mut read = accessed("u", "ghost", 0);
-    read.accessed_at = two_hours_ago;
+    read.accessed_at = months_ago;
     let mut out = Vec::new();
     {
         let mut sink = JsonLinesSink::new(&codec, Box::new(&mut out), None);
@@ -800,6 +805,9 @@ fn a_caught_up_partition_ages_parked_reads_by_the_wall_clock() {
             0,
             vec![Event::MemoryCreated(first), Event::MemoryAccessed(read)],
         );
+        let at_once = pipeline.run_due(true, &mut sink).unwrap();
+        assert_eq!(at_once.rejected_total(), 0, "parked a moment ago");
+        std::thread::sleep(std::time::Duration::from_millis(1_200));
         let behind = pipeline.run_due(false, &mut sink).unwrap();
         assert_eq!(behind.rejected_total(), 0, "input may still hold it");
         let caught_up = pipeline.run_due(true, &mut sink).unwrap();

@@ -337,6 +337,7 @@ pub fn user_state_and_watermarks_round_trip(store: &dyn Store) {
         partition: Some(3),
         offset: 9,
         parked_at: 1_500,
+        parked_wall_at: Some(2_000),
     }];
     commit(store, vec![Write::PutUserState(state.clone())]).unwrap();
     let stored = store.user_state("u1").unwrap().unwrap();
@@ -882,6 +883,7 @@ pub fn waiting_users_follow_the_stored_state(store: &dyn Store) {
         partition: Some(0),
         offset: 3,
         parked_at: 8,
+        parked_wall_at: None,
     });
     commit(store, vec![Write::PutUserState(parked)]).unwrap();
     assert_eq!(store.waiting_users(&partition_0).unwrap(), ["b", "d"]);
@@ -906,6 +908,7 @@ pub fn a_state_with_1000_parked_reads_of_1kib_lands_whole(store: &dyn Store) {
             partition: Some(0),
             offset: i,
             parked_at: i,
+            parked_wall_at: Some(i),
         });
     }
     let mut writes: Vec<Write> = (0..20)
