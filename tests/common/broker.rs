@@ -68,6 +68,8 @@ pub struct KafkaSetup {
     pub acls: bool,
     /// The port the plaintext listener advertises (a relay's), if not its own.
     pub advertised_plaintext: Option<u16>,
+    /// The plaintext listener's port, if chosen beforehand (a relay's target).
+    pub plaintext_port: Option<u16>,
 }
 
 /// Apache Kafka (one KRaft node in combined mode, from the jars `make models`
@@ -105,11 +107,15 @@ impl Broker {
     pub fn start_behind_relay() -> (Broker, Relay) {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let relay_port = listener.local_addr().unwrap().port();
+        // The relay serves before the broker starts: clients that learn the
+        // advertised (relay) address while it starts must reach it.
+        let plaintext_port = free_port();
+        let relay = Relay::spawn(listener, format!("127.0.0.1:{plaintext_port}"));
         let broker = Self::start_with(KafkaSetup {
             advertised_plaintext: Some(relay_port),
+            plaintext_port: Some(plaintext_port),
             ..KafkaSetup::default()
         });
-        let relay = Relay::spawn(listener, format!("127.0.0.1:{}", broker.plaintext_port));
         (broker, relay)
     }
 
@@ -119,7 +125,7 @@ impl Broker {
             .tempdir()
             .unwrap();
         let ports = Ports {
-            plaintext: free_port(),
+            plaintext: setup.plaintext_port.unwrap_or_else(free_port),
             internal: free_port(),
             controller: free_port(),
             sasl: (!setup.scram_users.is_empty()).then(free_port),
