@@ -81,9 +81,9 @@ fn scram_engram(broker: &Broker, dir: &Path, password: &str) -> Engram {
     )
 }
 
-/// PostgreSQL vs MySQL for ada, and a consolidation request: produced on the
-/// plaintext listener; engram must commit them all and report one run with
-/// one contradiction.
+/// PostgreSQL vs MySQL for ada, and an executed consolidation request:
+/// produced on the plaintext listener; engram must commit them all and
+/// report one run with one contradiction.
 fn consolidate_ada(broker: &Broker) {
     let memories: Vec<(String, Vec<u8>)> = [
         ("pg", "Project uses PostgreSQL"),
@@ -98,7 +98,8 @@ fn consolidate_ada(broker: &Broker) {
         event_id: "req-secure".to_owned(),
         user_id: "ada".to_owned(),
         requested_at: at(10),
-        execute: Some(false),
+        // Executed: a dry run announces no contradiction it did not flag.
+        execute: Some(true),
         reason: None,
     }));
     let requested_at = broker.produce("consolidation.requested", &[request]);
