@@ -515,14 +515,16 @@ fn run(
         plan_writes(&plan, &snapshot, &mut batch);
     }
     batch.push(Write::PutRunReport(report.to_stored(request.now)));
-    let stored_state = store.user_state(&request.user_id).map_err(fail)?;
-    let known_user = stored_state.is_some();
-    let mut state = stored_state.unwrap_or_else(|| crate::model::UserState::new(&request.user_id));
+    let mut state = store
+        .user_state(&request.user_id)
+        .map_err(fail)?
+        .unwrap_or_else(|| crate::model::UserState::new(&request.user_id));
     let finished_pending = clear_pending && trigger::finish(&mut state, &request.run_id);
-    // A dry run changes no state but its pending entry's: written back
-    // whole otherwise, the state would undo what the user's partition
-    // committed meanwhile (`engram consolidate` runs beside the service).
-    let write_state = request.mode == RunMode::Execute || (finished_pending && known_user);
+    // A dry run changes no state but its pending entry's (a new state has
+    // none): written back whole otherwise, the state would undo what the
+    // user's partition committed meanwhile (`engram consolidate` runs
+    // beside the service).
+    let write_state = request.mode == RunMode::Execute || finished_pending;
     if request.mode == RunMode::Execute {
         state.new_since_cycle = 0;
         state.duplicate_candidates = 0;

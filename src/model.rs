@@ -202,6 +202,12 @@ impl ParkedRead {
     pub fn stored_bytes(&self) -> usize {
         serde_json::to_vec(self).map_or(usize::MAX, |json| json.len() + 1)
     }
+
+    /// When it was parked by the wall clock (its stream time for reads
+    /// parked before that was kept).
+    pub fn wall_parked_at(&self) -> Millis {
+        self.parked_wall_at.unwrap_or(self.parked_at)
+    }
 }
 
 /// Capacity tier of a user (see [`crate::plan::Tier`] for the rules).

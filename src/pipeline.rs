@@ -891,7 +891,7 @@ fn emit_dead_letters(
 fn track_parked(parked_since: &mut BTreeMap<String, (Millis, Millis)>, state: &UserState) {
     let reads = &state.parked_reads;
     let oldest_stream = reads.iter().map(|read| read.parked_at).min();
-    let oldest_wall = reads.iter().map(crate::state::parked_wall_at).min();
+    let oldest_wall = reads.iter().map(ParkedRead::wall_parked_at).min();
     match oldest_stream.zip(oldest_wall) {
         Some(oldest) => parked_since.insert(state.user_id.clone(), oldest),
         None => parked_since.remove(&state.user_id),

@@ -113,12 +113,6 @@ impl WaitClock {
     }
 }
 
-/// When a read was parked by the wall clock (its stream time for reads
-/// parked before that was kept).
-pub fn parked_wall_at(read: &ParkedRead) -> Millis {
-    read.parked_wall_at.unwrap_or(read.parked_at)
-}
-
 /// Pending effects of a batch of events.
 pub struct StateBatch<'a> {
     store: &'a dyn Store,
@@ -202,7 +196,7 @@ impl<'a> StateBatch<'a> {
             std::mem::take(&mut user.parked_reads)
                 .into_iter()
                 .partition(|read| {
-                    !parking_on || waits.waited(read.parked_at, parked_wall_at(read), max_age)
+                    !parking_on || waits.waited(read.parked_at, read.wall_parked_at(), max_age)
                 });
         user.parked_reads = kept;
         if user.parked_reads.len() != waiting {

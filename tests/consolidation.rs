@@ -96,6 +96,21 @@ fn execute(
     .unwrap()
 }
 
+/// A dry run of `user` through `store`, with the default settings and no
+/// embedder.
+fn dry_run(
+    store: &dyn Store,
+    user: &str,
+    run: &str,
+) -> Result<CycleOutput, engram::cycle::CycleError> {
+    run_cycle(
+        store,
+        &request(user, run, 30 * DAY, RunMode::DryRun),
+        &CycleSettings::default(),
+        None,
+    )
+}
+
 fn memory_created(user: &str, id: &str, content: &str, seconds: i64) -> Event {
     Event::MemoryCreated(created(user, id, content, seconds))
 }
@@ -1133,13 +1148,7 @@ fn a_full_budget_makes_consolidation_aggressive() {
         output.report.thresholds.archive_threshold,
         settings.consolidation.aggressive_archive_threshold
     );
-    let gentle = run_cycle(
-        &store,
-        &request("u", "r2", 30 * DAY, RunMode::DryRun),
-        &CycleSettings::default(),
-        None,
-    )
-    .unwrap();
+    let gentle = dry_run(&store, "u", "r2").unwrap();
     assert_eq!(gentle.report.tier, Tier::Gentle);
 }
 
@@ -4336,13 +4345,7 @@ fn a_dry_run_writes_no_user_state() {
     let (_dir, store) = store();
     busy_user(&store);
     let spy = Spy::new(&store);
-    let output = run_cycle(
-        &spy,
-        &request("u", "dry", 30 * DAY, RunMode::DryRun),
-        &CycleSettings::default(),
-        None,
-    )
-    .unwrap();
+    let output = dry_run(&spy, "u", "dry").unwrap();
     assert!(!output.report.actions.is_empty(), "it planned something");
     let commits = spy.commits.into_inner().unwrap();
     let writes: Vec<&Write> = commits.iter().flat_map(|batch| &batch.writes).collect();
@@ -4353,12 +4356,7 @@ fn a_dry_run_writes_no_user_state() {
     assert!(store.run_report("u", "dry").unwrap().is_some());
     // A user engram has no state row for gets none either.
     let spy = Spy::new(&store);
-    let _ = run_cycle(
-        &spy,
-        &request("nobody", "dry-2", 30 * DAY, RunMode::DryRun),
-        &CycleSettings::default(),
-        None,
-    );
+    let _ = dry_run(&spy, "nobody", "dry-2");
     assert!(store.user_state("nobody").unwrap().is_none());
 }
 
@@ -4390,13 +4388,7 @@ fn undo_counts_the_tokens_of_what_it_brings_back() {
 fn a_dry_run_announces_no_pattern_or_contradiction_it_did_not_make() {
     let (_dir, store) = store();
     busy_user(&store);
-    let output = run_cycle(
-        &store,
-        &request("u", "dry", 30 * DAY, RunMode::DryRun),
-        &CycleSettings::default(),
-        None,
-    )
-    .unwrap();
+    let output = dry_run(&store, "u", "dry").unwrap();
     let planned: Vec<&str> = output
         .report
         .actions

@@ -1528,18 +1528,22 @@ fn input_topics_with_different_partition_counts_are_refused() {
         ("ENGRAM_KAFKA_CREATE_TOPICS", "true"),
         ("ENGRAM_KAFKA_TOPIC_PARTITIONS", "2"),
     ];
+    // engram stops with an error naming the count that differs.
+    let refused = |engram: Engram, count: &str| {
+        let (status, log) = engram.wait_exit(WAIT);
+        assert!(!status.success(), "{log}");
+        assert!(
+            log.contains("co-partitioned") && log.contains(count),
+            "{log}"
+        );
+    };
     let engram = Engram::start(
         &broker,
         &dir.path().join("state"),
         dir.path().join("start.log"),
         &settings,
     );
-    let (status, log) = engram.wait_exit(WAIT);
-    assert!(!status.success(), "{log}");
-    assert!(
-        log.contains("co-partitioned") && log.contains("`memory.accessed` has 3"),
-        "{log}"
-    );
+    refused(engram, "`memory.accessed` has 3");
 
     // Same partition counts on other topics: it runs, until one grows.
     let names = ["b.created", "b.accessed", "b.requested"];
@@ -1558,12 +1562,7 @@ fn input_topics_with_different_partition_counts_are_refused() {
     );
     engram.wait_assigned(WAIT);
     broker.add_partitions("b.accessed", 4);
-    let (status, log) = engram.wait_exit(WAIT);
-    assert!(!status.success(), "{log}");
-    assert!(
-        log.contains("co-partitioned") && log.contains("`b.accessed` has 4"),
-        "{log}"
-    );
+    refused(engram, "`b.accessed` has 4");
 }
 
 /// Damages the compressed records of the batch at `base_offset` in a

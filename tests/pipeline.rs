@@ -28,22 +28,31 @@ struct Run {
 }
 
 fn run(store: &dyn Store, input: &str, batch_size: usize) -> Run {
-    let codec = EventCodec::new(Limits::default()).unwrap();
+    run_stream(store, "test-input", input, Limits::default(), batch_size)
+}
+
+/// An embedded run of `input` as the stream `stream`, on stream time.
+fn run_stream(
+    store: &dyn Store,
+    stream: &str,
+    input: &str,
+    limits: Limits,
+    batch_size: usize,
+) -> Run {
+    let codec = EventCodec::new(limits).unwrap();
     let mut out = Vec::new();
     let summary = {
         let mut sink = JsonLinesSink::new(&codec, Box::new(&mut out), None);
-        let mut source = LineSource::new(Cursor::new(input.as_bytes()), "test-input", 1 << 20);
+        let mut source = LineSource::new(Cursor::new(input.as_bytes()), stream, 1 << 20);
         let clock = Clock::new(ClockMode::Stream, true);
         let mut pipeline =
             Pipeline::new(&codec, store, CycleSettings::default(), batch_size, clock);
         pipeline.run(&mut source, &mut sink).unwrap()
     };
-    let outputs = String::from_utf8(out)
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
-    Run { summary, outputs }
+    Run {
+        summary,
+        outputs: output_lines(out),
+    }
 }
 
 #[test]
@@ -315,21 +324,12 @@ fn far_future_times_are_rejected_and_no_rejected_event_moves_stream_time() {
 }
 
 fn run_with_limits(store: &dyn Store, input: &str, limits: Limits) -> Run {
-    let codec = EventCodec::new(limits).unwrap();
-    let mut out = Vec::new();
-    let summary = {
-        let mut sink = JsonLinesSink::new(&codec, Box::new(&mut out), None);
-        let mut source = LineSource::new(Cursor::new(input.as_bytes()), "test-input", 1 << 20);
-        let clock = Clock::new(ClockMode::Stream, true);
-        let mut pipeline = Pipeline::new(&codec, store, CycleSettings::default(), 100, clock);
-        pipeline.run(&mut source, &mut sink).unwrap()
-    };
-    let outputs = String::from_utf8(out)
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
-    Run { summary, outputs }
+    run_stream(store, "test-input", input, limits, 100)
+}
+
+/// The reads waiting, with `user`'s state, for their memories.
+fn parked_reads(store: &dyn Store, user: &str) -> Vec<engram::model::ParkedRead> {
+    store.user_state(user).unwrap().unwrap().parked_reads
 }
 
 /// The run's dead letters, in order.
@@ -381,15 +381,7 @@ fn a_read_that_overtakes_its_memory_counts_once_the_memory_is_created() {
         memory.salience.last_accessed_at(),
         at(25).timestamp_millis()
     );
-    assert!(
-        store
-            .user_state("u")
-            .unwrap()
-            .unwrap()
-            .parked_reads
-            .is_empty(),
-        "nothing left waiting"
-    );
+    assert!(parked_reads(&store, "u").is_empty(), "nothing left waiting");
     // A replay changes nothing: the parked reads were marked applied.
     let before = dump(&store).unwrap();
     let again = run_with_limits(&store, &input, Limits::default());
@@ -411,7 +403,7 @@ fn a_parked_read_whose_memory_never_comes_is_dead_lettered_when_it_ages_out() {
     let first = run_with_limits(&store, &waiting, limits);
     assert_eq!(dead_letter_kinds(&first), [], "still waiting");
     assert_eq!(
-        store.user_state("u").unwrap().unwrap().parked_reads.len(),
+        parked_reads(&store, "u").len(),
         1,
         "kept with the user's state, across runs"
     );
@@ -427,14 +419,7 @@ fn a_parked_read_whose_memory_never_comes_is_dead_lettered_when_it_ages_out() {
     );
     let reason = first_dead_letter_reason(&second);
     assert!(reason.contains("max_parked_read_age"), "{reason}");
-    assert!(
-        store
-            .user_state("u")
-            .unwrap()
-            .unwrap()
-            .parked_reads
-            .is_empty()
-    );
+    assert!(parked_reads(&store, "u").is_empty());
 }
 
 #[test]
@@ -517,7 +502,7 @@ fn reads_beyond_the_parked_bytes_limit_are_dead_lettered_at_once() {
         reason.contains("max_parked_read_bytes_per_user"),
         "{reason}"
     );
-    let parked = store.user_state("u").unwrap().unwrap().parked_reads;
+    let parked = parked_reads(&store, "u");
     let bytes: usize = parked.iter().map(|read| read.stored_bytes()).sum();
     assert!(bytes <= 8 * 1024, "{bytes}");
 }
@@ -631,23 +616,10 @@ fn output_lines(out: Vec<u8>) -> Vec<Value> {
 #[test]
 fn a_resumed_run_does_not_age_parked_reads_by_the_wall_clock() {
     let (_dir, store) = store();
-    let codec = EventCodec::new(Limits::default()).unwrap();
-    let run_stream = |stream: &str, events: &[Event]| {
-        let mut out = Vec::new();
-        {
-            let mut sink = JsonLinesSink::new(&codec, Box::new(&mut out), None);
-            let input = lines(events);
-            let mut source = LineSource::new(Cursor::new(input.as_bytes()), stream, 1 << 20);
-            let clock = Clock::new(ClockMode::Stream, true);
-            let mut pipeline = Pipeline::new(&codec, &store, CycleSettings::default(), 100, clock);
-            pipeline.run(&mut source, &mut sink).unwrap();
-        }
-        Run {
-            summary: RunSummary::default(),
-            outputs: output_lines(out),
-        }
+    let day = |stream: &str, events: &[Event]| {
+        run_stream(&store, stream, &lines(events), Limits::default(), 100)
     };
-    run_stream(
+    day(
         "day-1",
         &[
             Event::MemoryCreated(created("u", "m1", "first", 0)),
@@ -655,7 +627,7 @@ fn a_resumed_run_does_not_age_parked_reads_by_the_wall_clock() {
         ],
     );
     // The next day's input opens with a read that cannot apply yet.
-    let second = run_stream(
+    let second = day(
         "day-2",
         &[
             Event::MemoryAccessed(accessed("u", "m3", 20)),
@@ -763,14 +735,7 @@ fn parked_reads_of_quiet_users_age_out_on_a_busy_partition() {
         "{}",
         result.summary
     );
-    assert!(
-        store
-            .user_state("u")
-            .unwrap()
-            .unwrap()
-            .parked_reads
-            .is_empty()
-    );
+    assert!(parked_reads(&store, "u").is_empty());
 }
 
 /// A worker that has read all its partition holds is caught up: with the

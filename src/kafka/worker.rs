@@ -581,10 +581,8 @@ impl TopicHeads {
     }
 
     fn push(&mut self, index: usize, record: Decoded) {
-        let head = &mut self.heads[index];
-        head.records.push_back(record);
-        head.at_end = false;
-        head.holding_since = None;
+        let back = self.heads[index].records.len();
+        self.insert(index, back, record);
     }
 
     fn reached_end(&mut self, index: usize) {
@@ -595,13 +593,19 @@ impl TopicHeads {
     /// before the partition's queue was split off: it precedes what that
     /// queue delivered, so it goes in by offset, not at the back.
     fn push_stray(&mut self, index: usize, record: Decoded) {
-        let head = &mut self.heads[index];
+        let records = &self.heads[index].records;
         let offset = record.record.offset;
-        let at = head
-            .records
+        let at = records
             .iter()
             .position(|queued| queued.record.offset > offset)
-            .unwrap_or(head.records.len());
+            .unwrap_or(records.len());
+        self.insert(index, at, record);
+    }
+
+    /// A record delivered to topic `index`'s head, at `at`: the queue is no
+    /// longer at its end, and nothing waits for it.
+    fn insert(&mut self, index: usize, at: usize, record: Decoded) {
+        let head = &mut self.heads[index];
         head.records.insert(at, record);
         head.at_end = false;
         head.holding_since = None;
@@ -726,6 +730,14 @@ mod tests {
             .collect()
     }
 
+    /// What leaves now, as `topic` and offset written together.
+    fn taken_names(heads: &mut TopicHeads) -> Vec<String> {
+        taken(heads, Instant::now())
+            .iter()
+            .map(|(topic, offset)| format!("{topic}{offset}"))
+            .collect()
+    }
+
     #[test]
     fn records_leave_in_event_time_order_across_topics() {
         let mut heads = TopicHeads::new(2, Duration::from_millis(500));
@@ -740,8 +752,7 @@ mod tests {
         // The next records of a queue are only known once fetched: the
         // creation at 10 s goes before the read at 10 s, and after the last
         // creation the reads go on since that topic is at its end.
-        let order = taken(&mut heads, Instant::now());
-        let names: Vec<String> = order.iter().map(|(t, o)| format!("{t}{o}")).collect();
+        let names = taken_names(&mut heads);
         assert_eq!(
             names,
             [
@@ -769,10 +780,7 @@ mod tests {
         heads.push_stray(1, read(4, 20));
         heads.reached_end(0);
         heads.reached_end(1);
-        let names: Vec<String> = taken(&mut heads, Instant::now())
-            .iter()
-            .map(|(t, o)| format!("{t}{o}"))
-            .collect();
+        let names = taken_names(&mut heads);
         assert_eq!(names, ["created1", "accessed4", "accessed5"]);
     }
 
@@ -816,10 +824,7 @@ mod tests {
         heads.push(1, read(0, second + 1));
         heads.reached_end(0);
         heads.reached_end(1);
-        let names: Vec<String> = taken(&mut heads, Instant::now())
-            .iter()
-            .map(|(t, o)| format!("{t}{o}"))
-            .collect();
+        let names = taken_names(&mut heads);
         assert_eq!(names, ["created0", "created1", "accessed0"]);
     }
 
