@@ -35,6 +35,7 @@ USERS = {
         "vector_new": "pgvector on PostgreSQL",
         "ci": "GitHub Actions",
         "city": "Lisbon",
+        "new_city": "Porto",
     },
     "bob": {
         "project": "harbor",
@@ -47,6 +48,7 @@ USERS = {
         "vector_new": "Qdrant",
         "ci": "GitLab CI",
         "city": "Toronto",
+        "new_city": "Montreal",
     },
     "carol": {
         "project": "lumen",
@@ -59,6 +61,7 @@ USERS = {
         "vector_new": "pgvector on PostgreSQL",
         "ci": "CircleCI",
         "city": "Berlin",
+        "new_city": "Hamburg",
     },
     "dmitri": {
         "project": "orbit",
@@ -71,6 +74,7 @@ USERS = {
         "vector_new": "Milvus",
         "ci": "Jenkins",
         "city": "Tallinn",
+        "new_city": "Tartu",
     },
     "emi": {
         "project": "kite",
@@ -83,6 +87,7 @@ USERS = {
         "vector_new": "OpenSearch kNN",
         "ci": "Bitrise",
         "city": "Osaka",
+        "new_city": "Kyoto",
     },
 }
 
@@ -145,6 +150,16 @@ OTHER_EPISODES = [
     "Investigated an alert from {service} about memory growth.",
     "Wrote the runbook section about {feature}.",
     "Answered a question about {feature} in the team channel.",
+]
+# An early chore, done on four days and never read again: consolidation
+# founds a pattern on it, and its episodes fade (the archive takes them once
+# unread for `max_age` and faded below `archive_threshold`, which takes longer
+# than the sample's 60 days at these importances).
+CHORE_TEMPLATES = [
+    "Renewed the TLS certificate of {service} before it expired.",
+    "Renewed the {service} TLS certificate ahead of its expiry date.",
+    "TLS certificate for {service} renewed again before expiry.",
+    "Renewed the expiring TLS certificate on {service}.",
 ]
 FEATURES = ["pagination", "rate limiting", "audit log", "retry policy", "billing export",
             "search ranking", "login flow", "webhook delivery", "cache warmup", "schema migration"]
@@ -249,6 +264,20 @@ class Generator:
             made.append(self.memory(user, "working", text, "observation", ["scratch"], self.moment(), 0.2))
         return made
 
+    def history(self, user, facts):
+        """What a user's history should show, made after everything else so
+        the rest of the file stays as it was: a fact that changes (the newer
+        supersedes the older, which nobody read since), and an early chore
+        that recurs and then fades."""
+        fill = lambda text: text.format(**facts)
+        self.memory(user, "semantic", fill("The user lives in {city}."), "fact", ["home"],
+                    START + timedelta(days=2, hours=10), 0.6)
+        self.memory(user, "semantic", fill("The user moved to {new_city}."), "fact", ["home"],
+                    START + timedelta(days=33, hours=10), 0.7)
+        for day, template in zip([1, 3, 5, 8], CHORE_TEMPLATES):
+            self.memory(user, "episodic", fill(template), "observation", ["chores"],
+                        START + timedelta(days=day, hours=17), 0.1)
+
     def accesses(self, user, made):
         # Zipf-like popularity: a few memories are read often, most rarely.
         weights = [1.0 / (rank + 1) ** 1.1 for rank in range(len(made))]
@@ -300,6 +329,8 @@ class Generator:
             made = self.user_memories(user, facts)
             self.accesses(user, made)
             self.requests(user)
+        for user, facts in USERS.items():
+            self.history(user, facts)
         self.events.sort(key=lambda item: (item[0], item[1]))
         for _, _, record in self.events:
             out.write(json.dumps(record, ensure_ascii=False) + "\n")

@@ -7,6 +7,7 @@
 //! | `GET /metrics` | Prometheus text format |
 //! | `POST /users/{id}/consolidate[?execute=true]` | runs a cycle (dry run unless `execute=true`) and returns its report |
 //! | `GET /users/{id}/report/latest` | the user's most recent run report |
+//! | `GET /users/{id}/report.html[?run=RUN_ID][&memory=ID]` | the user's history page, or one run's page; `memory` centres the link graph |
 //!
 //! With `http.token` set, every route but the two probes requires
 //! `Authorization: Bearer TOKEN` (orchestrators probe without credentials).
@@ -35,6 +36,8 @@ use tokio::runtime::Handle;
 
 use crate::emit::RequestSink;
 use crate::metrics::Metrics;
+use crate::report::{self, HistoryPage, UserRecords};
+use crate::salience::SalienceParams;
 use crate::store::{Store, StoreError};
 use crate::trigger::{manual_request, request_run_id};
 
@@ -125,6 +128,8 @@ pub struct HttpState {
     pub max_id_bytes: usize,
     /// Bearer token the non-probe routes require; `None`: open.
     pub token: Option<String>,
+    /// How the report pages judge salience.
+    pub salience: SalienceParams,
 }
 
 /// Listens on `bind` and serves on `runtime` until the runtime stops.
@@ -160,6 +165,7 @@ fn router(state: Arc<HttpState>) -> Router {
         .route("/metrics", get(metrics))
         .route("/users/{user_id}/consolidate", post(consolidate))
         .route("/users/{user_id}/report/latest", get(latest_report))
+        .route("/users/{user_id}/report.html", get(report_page))
         .route_layer(middleware::from_fn_with_state(
             Arc::clone(&state),
             require_token,
@@ -282,6 +288,82 @@ async fn latest_report(
         },
         Err(response) => response,
     }
+}
+
+/// What a report page request comes to.
+enum PageAnswer {
+    Html(String),
+    Missing(String),
+    Unreadable(String),
+}
+
+async fn report_page(
+    State(state): State<Arc<HttpState>>,
+    Path(user_id): Path<String>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Response {
+    if let Err(message) = check_user(&user_id, state.max_id_bytes) {
+        return error(StatusCode::BAD_REQUEST, message);
+    }
+    let store = Arc::clone(&state.store);
+    let salience = state.salience.clone();
+    let now = chrono::Utc::now().timestamp_millis();
+    // Drawing a big user's page is work too: off the async threads.
+    let answer = blocking(move || {
+        let records = report::read_user(store.as_ref(), &user_id)?;
+        Ok(page_answer(&user_id, &records, &query, &salience, now))
+    })
+    .await;
+    match answer {
+        Ok(PageAnswer::Html(html)) => (
+            StatusCode::OK,
+            [
+                (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+                // The page runs nothing and fetches nothing; say so.
+                (
+                    header::CONTENT_SECURITY_POLICY,
+                    "default-src 'none'; style-src 'unsafe-inline'",
+                ),
+            ],
+            html,
+        )
+            .into_response(),
+        Ok(PageAnswer::Missing(message)) => error(StatusCode::NOT_FOUND, message),
+        Ok(PageAnswer::Unreadable(message)) => error(StatusCode::INTERNAL_SERVER_ERROR, message),
+        Err(response) => response,
+    }
+}
+
+fn page_answer(
+    user_id: &str,
+    records: &UserRecords,
+    query: &HashMap<String, String>,
+    salience: &SalienceParams,
+    now: i64,
+) -> PageAnswer {
+    let focus = query.get("memory").map(String::as_str);
+    if let Some(run_id) = query.get("run") {
+        let Some(stored) = records.runs.iter().find(|r| &r.run_id == run_id) else {
+            return PageAnswer::Missing(format!("user {user_id} has no run {run_id}"));
+        };
+        return match report::run_page_html(records, stored, salience, focus, Some("report.html")) {
+            Ok(html) => PageAnswer::Html(html),
+            Err(e) => PageAnswer::Unreadable(e.to_string()),
+        };
+    }
+    if records.is_empty() {
+        return PageAnswer::Missing(format!("user {user_id} has no memories"));
+    }
+    let run_href = |run: &str| Some(format!("report.html?run={}", report::url_encode(run)));
+    PageAnswer::Html(report::render_history(&HistoryPage {
+        user_id,
+        records,
+        now,
+        salience,
+        focus,
+        run_href: &run_href,
+        limit: report::history::SECTION_LIMIT,
+    }))
 }
 
 async fn consolidate(

@@ -2489,14 +2489,17 @@ fn twins_with_a_detail_each_merge_into_a_text_that_keeps_both_and_undo_restores_
     // The report page says the kept text was rewritten, and shows it as it was.
     let memories = store.memories("u").unwrap();
     let links = store.links("u").unwrap();
-    let html = engram::report::render_html(&engram::report::ReportPage {
+    let html = engram::report::render_run(&engram::report::RunPage {
         user_id: "u",
-        memories: &memories,
-        links: &links,
-        run: Some(&output.report),
-        focus: None,
-        now: DAY,
-        salience: &engram::salience::SalienceParams::default(),
+        run: &output.report,
+        current: engram::report::current::Current {
+            memories: &memories,
+            links: &links,
+            focus: None,
+            now: DAY,
+            salience: &engram::salience::SalienceParams::default(),
+        },
+        history_href: None,
     });
     assert!(
         html.contains("class=\"fused\"")

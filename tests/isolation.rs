@@ -240,6 +240,7 @@ fn users_with_the_same_ids_and_texts_never_meet() {
             report_wait: std::time::Duration::ZERO,
             max_id_bytes: 256,
             token: None,
+            salience: Default::default(),
         },
         runtime.handle(),
     )

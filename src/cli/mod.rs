@@ -90,7 +90,7 @@ pub enum Command {
         #[arg(long)]
         output: Option<String>,
     },
-    /// Render a user's memories and a run (the latest, or --run) as one
+    /// Render a user's whole history (or one run, with --run) as a
     /// self-contained HTML page.
     Report(ReportArgs),
     /// Create or upgrade the ScyllaDB keyspace and tables (idempotent; run
@@ -134,13 +134,14 @@ pub struct ReportArgs {
     /// The user (default with --run: the run's user).
     #[arg(long, required_unless_present = "run")]
     user: Option<String>,
-    /// The run to show (default: the user's latest).
+    /// One run's page instead of the user's history.
     #[arg(long)]
     run: Option<String>,
     /// The memory at the centre of the link graph (default: the most linked).
     #[arg(long)]
     memory: Option<String>,
-    /// Where to write the page.
+    /// Where to write the page. A history page's most recent runs get pages
+    /// of their own in a folder beside it (`NAME-runs/`), which it links to.
     #[arg(long)]
     html: PathBuf,
 }

@@ -1,0 +1,725 @@
+//! A user's whole story, from the store: what a person must review first
+//! (open contradictions), what engram did over time (supersessions, merges,
+//! patterns, archived memories, each with its date), every run on a
+//! timeline, salience month by month, and the memories as they stand.
+//!
+//! Every list shows the most recent entries up to a limit and says how many
+//! there are, so the page of a user with 100,000 memories stays a few
+//! hundred kilobytes.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+
+use serde::Deserialize;
+
+use super::chart::{self, MonthBar, RunMark};
+use super::current::{Current, graph_section, kinds_section, salience_section};
+use super::{UserRecords, close_page, day, escape, open_page, reason_html};
+use crate::detect::patterns::PATTERN_CATEGORY;
+use crate::event::{RunCounts, Timestamp, TriggerReason};
+use crate::model::{Link, LinkType, Memory, MemoryStatus, Millis};
+use crate::salience::SalienceParams;
+
+/// Most recent entries a section lists by default.
+pub const SECTION_LIMIT: usize = 100;
+/// Most recent runs the timeline table lists (the chart marks more).
+pub const TIMELINE_ROWS: usize = 20;
+/// Most recent runs the timeline chart marks.
+const TIMELINE_MARKS: usize = 2_000;
+/// Episodes listed under one pattern.
+const PATTERN_MEMBERS_SHOWN: usize = 20;
+
+/// What the history page shows.
+pub struct HistoryPage<'a> {
+    pub user_id: &'a str,
+    pub records: &'a UserRecords,
+    /// "Now" for the salience of the memories as they stand.
+    pub now: Millis,
+    pub salience: &'a SalienceParams,
+    /// The memory at the centre of the link graph (default: the most linked).
+    pub focus: Option<&'a str>,
+    /// Where a run's page is, relative to this one; `None`: no page.
+    pub run_href: &'a dyn Fn(&str) -> Option<String>,
+    /// Most recent entries each section lists.
+    pub limit: usize,
+}
+
+/// The part of a stored run report the history needs. Reading only this
+/// keeps a user with thousands of runs cheap: their changes and actions
+/// are skipped, not built.
+#[derive(Deserialize)]
+struct RunSummary {
+    run_id: String,
+    trigger: TriggerReason,
+    started_at: Timestamp,
+    counts: RunCounts,
+    salience_histogram: [u64; 10],
+    executed: bool,
+    #[serde(default)]
+    undone_at: Option<Millis>,
+}
+
+impl RunSummary {
+    fn at(&self) -> Millis {
+        self.started_at.timestamp_millis()
+    }
+
+    fn decisions(&self) -> i64 {
+        let c = &self.counts;
+        c.duplicates_merged
+            + c.contradictions_found
+            + c.patterns_extracted
+            + c.archived
+            + c.split
+            + c.promoted
+    }
+
+    /// What it did, in words.
+    fn summary(&self) -> String {
+        let c = &self.counts;
+        let parts: Vec<String> = [
+            (c.duplicates_merged, "merged"),
+            (c.contradictions_found - c.superseded, "flagged"),
+            (c.superseded, "superseded"),
+            (c.patterns_extracted, "patterns"),
+            (c.archived, "archived"),
+            (c.split, "split"),
+            (c.promoted, "promoted"),
+        ]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!("{n} {what}"))
+        .collect();
+        if parts.is_empty() {
+            format!("{} active, nothing to do", c.memories_processed)
+        } else {
+            format!("{} active: {}", c.memories_processed, parts.join(", "))
+        }
+    }
+}
+
+/// Renders the history page.
+pub fn render_history(page: &HistoryPage<'_>) -> String {
+    let records = page.records;
+    let by_id: HashMap<&str, &Memory> = records
+        .memories
+        .iter()
+        .map(|m| (m.id.as_str(), m))
+        .collect();
+    let mut unreadable = 0;
+    let runs: Vec<RunSummary> = records
+        .runs
+        .iter()
+        .filter_map(|r| {
+            let summary = RunSummary::deserialize(&r.report).ok();
+            unreadable += usize::from(summary.is_none());
+            summary
+        })
+        .collect();
+    let run_at: HashMap<&str, Millis> = runs.iter().map(|r| (r.run_id.as_str(), r.at())).collect();
+    let open = open_contradictions(&records.links, &by_id);
+    let superseded = links_of(&records.links, LinkType::Supersedes, &by_id);
+    let merges = merges(&records.links, &by_id);
+    let patterns = patterns(&records.memories, &records.links, &by_id);
+    let archived = archived(&records.memories, &run_at);
+
+    let mut html = String::new();
+    open_page(&mut html, &format!("engram · {} · history", page.user_id));
+    header(&mut html, page, &runs);
+    html.push_str("<main>");
+    html.push_str("<section id=\"overview\"><h2>At a glance</h2><div class=\"counts\">");
+    for (label, value) in [
+        ("open contradictions", open.len()),
+        ("supersessions", superseded.len()),
+        ("merges", merges.len()),
+        ("patterns", patterns.len()),
+        ("archived", archived.len()),
+        ("runs", runs.len()),
+    ] {
+        let _ = write!(html, "<div class=\"count\"><b>{value}</b>{label}</div>");
+    }
+    html.push_str("</div></section>");
+    open_section(&mut html, page.run_href, page.limit, &open, &by_id);
+    supersessions_section(&mut html, page.run_href, page.limit, &superseded, &by_id);
+    merges_section(&mut html, page.run_href, page.limit, &merges);
+    patterns_section(&mut html, page.limit, &patterns);
+    archived_section(&mut html, page.limit, &archived);
+    timeline_section(&mut html, page, &runs, unreadable);
+    salience_history_section(&mut html, &runs);
+    let current = Current {
+        memories: &records.memories,
+        links: &records.links,
+        focus: page.focus,
+        now: page.now,
+        salience: page.salience,
+    };
+    salience_section(&mut html, &current);
+    kinds_section(&mut html, &records.memories);
+    graph_section(&mut html, &current, &by_id);
+    close_page(&mut html);
+    html
+}
+
+fn header(html: &mut String, page: &HistoryPage<'_>, runs: &[RunSummary]) {
+    let memories = &page.records.memories;
+    let count = |status: MemoryStatus| memories.iter().filter(|m| m.status == status).count();
+    let _ = write!(
+        html,
+        "<header><h1>Memory of {}</h1><p>{} memories ({} active, {} superseded, {} archived) · {} links",
+        escape(page.user_id),
+        memories.len(),
+        count(MemoryStatus::Active),
+        count(MemoryStatus::Superseded),
+        count(MemoryStatus::Archived),
+        page.records.links.len()
+    );
+    match (runs.first(), runs.last()) {
+        (Some(first), Some(last)) => {
+            let _ = write!(
+                html,
+                " · {} runs from {} to {}",
+                runs.len(),
+                day(first.at()),
+                day(last.at())
+            );
+        }
+        _ => html.push_str(" · no consolidation run yet"),
+    }
+    html.push_str("</p></header>");
+}
+
+/// Opens a section and says how much of it the page shows.
+fn section_start(html: &mut String, id: &str, title: &str, total: usize, limit: usize) {
+    let class = if id == "open-contradictions" && total > 0 {
+        " class=\"review\""
+    } else {
+        ""
+    };
+    let _ = write!(html, "<section id=\"{id}\"{class}><h2>{title} ({total})</h2>");
+    if total > limit {
+        let _ = write!(
+            html,
+            "<p class=\"more\">Showing the {limit} most recent of {total}.</p>"
+        );
+    }
+}
+
+/// A memory's text; the sections only list links whose ends are stored.
+fn text_of<'a>(by_id: &HashMap<&str, &'a Memory>, id: &'a str) -> &'a str {
+    by_id.get(id).map_or(id, |m| m.content.as_str())
+}
+
+/// The run that made a change, linked to its page when it has one.
+fn run_note(run_href: &dyn Fn(&str) -> Option<String>, run_id: Option<&str>) -> String {
+    let Some(run) = run_id else {
+        return String::new();
+    };
+    let code = format!("<code>{}</code>", escape(run));
+    match run_href(run) {
+        Some(href) => format!(
+            "<div class=\"meta\">run <a href=\"{}\">{code}</a></div>",
+            escape(&href)
+        ),
+        None => format!("<div class=\"meta\">run {code}</div>"),
+    }
+}
+
+/// " · run ID" inline, linked when the run has a page.
+fn run_inline(run_href: &dyn Fn(&str) -> Option<String>, run_id: Option<&str>) -> String {
+    match run_id.map(|run| (run, run_href(run))) {
+        Some((run, Some(href))) => format!(" · run <a href=\"{}\">{}</a>", escape(&href), escape(run)),
+        Some((run, None)) => format!(" · run {}", escape(run)),
+        None => String::new(),
+    }
+}
+
+/// Links of one type between two stored memories, newest first.
+fn links_of<'a>(
+    links: &'a [Link],
+    link_type: LinkType,
+    by_id: &HashMap<&str, &Memory>,
+) -> Vec<&'a Link> {
+    let mut found: Vec<&Link> = links
+        .iter()
+        .filter(|l| {
+            l.link_type == link_type
+                && by_id.contains_key(l.from_id.as_str())
+                && by_id.contains_key(l.to_id.as_str())
+        })
+        .collect();
+    found.sort_by(|a, b| (b.created_at, &b.from_id).cmp(&(a.created_at, &a.from_id)));
+    found
+}
+
+/// Contradictions flagged between two memories that are both still active
+/// (a supersession or merge since settled the others), once per pair.
+fn open_contradictions<'a>(
+    links: &'a [Link],
+    by_id: &HashMap<&str, &Memory>,
+) -> Vec<&'a Link> {
+    let mut seen = std::collections::HashSet::new();
+    links_of(links, LinkType::Contradicts, by_id)
+        .into_iter()
+        .rev()
+        .filter(|l| {
+            [&l.from_id, &l.to_id]
+                .iter()
+                .all(|id| by_id[id.as_str()].status == MemoryStatus::Active)
+        })
+        .filter(|l| {
+            let pair = if l.from_id < l.to_id {
+                (&l.from_id, &l.to_id)
+            } else {
+                (&l.to_id, &l.from_id)
+            };
+            seen.insert(pair)
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect()
+}
+
+fn open_section(
+    html: &mut String,
+    run_href: &dyn Fn(&str) -> Option<String>,
+    limit: usize,
+    open: &[&Link],
+    by_id: &HashMap<&str, &Memory>,
+) {
+    section_start(
+        html,
+        "open-contradictions",
+        "Open contradictions: review these first",
+        open.len(),
+        limit,
+    );
+    if open.is_empty() {
+        html.push_str("<p class=\"empty\">None open: every contradiction found so far was settled.</p></section>");
+        return;
+    }
+    html.push_str(
+        "<p class=\"meta\">Both memories are active and say different things; engram flagged the pair and changed neither.</p>\
+         <table><tr><th>one memory says</th><th>another says</th><th>what conflicts</th><th>since</th></tr>",
+    );
+    for link in open.iter().take(limit) {
+        let _ = write!(
+            html,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}{}</td></tr>",
+            escape(text_of(by_id, &link.from_id)),
+            escape(text_of(by_id, &link.to_id)),
+            reason_html(&link.reason),
+            day(link.created_at),
+            run_note(run_href, link.run_id.as_deref())
+        );
+    }
+    html.push_str("</table></section>");
+}
+
+fn supersessions_section(
+    html: &mut String,
+    run_href: &dyn Fn(&str) -> Option<String>,
+    limit: usize,
+    superseded: &[&Link],
+    by_id: &HashMap<&str, &Memory>,
+) {
+    section_start(
+        html,
+        "supersessions",
+        "Supersessions: newer facts that replaced older ones",
+        superseded.len(),
+        limit,
+    );
+    if superseded.is_empty() {
+        html.push_str("<p class=\"empty\">No fact has been replaced by a newer one.</p></section>");
+        return;
+    }
+    html.push_str(
+        "<table><tr><th>old</th><th>new</th><th>took over on</th><th>why</th></tr>",
+    );
+    for link in superseded.iter().take(limit) {
+        // A supersession links the newer memory to the older one.
+        let _ = write!(
+            html,
+            "<tr><td class=\"old\">{}</td><td>{}</td><td>{}{}</td><td>{}</td></tr>",
+            escape(text_of(by_id, &link.to_id)),
+            escape(text_of(by_id, &link.from_id)),
+            day(link.created_at),
+            run_note(run_href, link.run_id.as_deref()),
+            reason_html(&link.reason)
+        );
+    }
+    html.push_str("</table></section>");
+}
+
+/// A merge: the kept memory and the ones folded into it.
+struct Merge<'a> {
+    kept: &'a Memory,
+    replaced: Vec<&'a Memory>,
+    at: Millis,
+    run_id: Option<&'a str>,
+}
+
+fn merges<'a>(links: &'a [Link], by_id: &HashMap<&str, &'a Memory>) -> Vec<Merge<'a>> {
+    let mut by_kept: BTreeMap<&str, Merge<'a>> = BTreeMap::new();
+    for link in links_of(links, LinkType::Consolidates, by_id).into_iter().rev() {
+        let (Some(kept), Some(member)) = (
+            by_id.get(link.from_id.as_str()),
+            by_id.get(link.to_id.as_str()),
+        ) else {
+            continue;
+        };
+        let merge = by_kept.entry(kept.id.as_str()).or_insert_with(|| Merge {
+            kept,
+            replaced: Vec::new(),
+            at: link.created_at,
+            run_id: link.run_id.as_deref(),
+        });
+        merge.replaced.push(member);
+        if link.created_at >= merge.at {
+            merge.at = link.created_at;
+            merge.run_id = link.run_id.as_deref();
+        }
+    }
+    let mut merges: Vec<Merge<'a>> = by_kept.into_values().collect();
+    merges.sort_by(|a, b| (b.at, &b.kept.id).cmp(&(a.at, &a.kept.id)));
+    merges
+}
+
+fn merges_section(
+    html: &mut String,
+    run_href: &dyn Fn(&str) -> Option<String>,
+    limit: usize,
+    merges: &[Merge<'_>],
+) {
+    section_start(
+        html,
+        "merges",
+        "Merges: restatements kept once",
+        merges.len(),
+        limit,
+    );
+    if merges.is_empty() {
+        html.push_str("<p class=\"empty\">No duplicates merged yet.</p></section>");
+        return;
+    }
+    for merge in merges.iter().take(limit) {
+        let _ = write!(
+            html,
+            "<div class=\"meta\">{} · {} replaced{}</div><div class=\"cluster\">\
+             <div class=\"card canonical\"><div class=\"meta\">kept{}</div>{}</div>",
+            day(merge.at),
+            merge.replaced.len(),
+            run_inline(run_href, merge.run_id),
+            if merge.kept.status == MemoryStatus::Active {
+                String::new()
+            } else {
+                format!(" · now {}", merge.kept.status.as_str())
+            },
+            escape(&merge.kept.content)
+        );
+        for member in &merge.replaced {
+            let _ = write!(
+                html,
+                "<div class=\"card\"><div class=\"meta\">replaced</div>{}</div>",
+                escape(&member.content)
+            );
+        }
+        html.push_str("</div>");
+    }
+    html.push_str("</section>");
+}
+
+/// A pattern and the episodes it generalises.
+struct Pattern<'a> {
+    memory: &'a Memory,
+    members: Vec<&'a Memory>,
+}
+
+fn patterns<'a>(
+    memories: &'a [Memory],
+    links: &[Link],
+    by_id: &HashMap<&str, &'a Memory>,
+) -> Vec<Pattern<'a>> {
+    let mut members: HashMap<&str, Vec<&'a Memory>> = HashMap::new();
+    for link in links.iter().filter(|l| l.link_type == LinkType::InstanceOf) {
+        if let Some(member) = by_id.get(link.from_id.as_str()) {
+            members.entry(link.to_id.as_str()).or_default().push(member);
+        }
+    }
+    let mut patterns: Vec<Pattern<'a>> = memories
+        .iter()
+        .filter(|m| m.category.as_deref() == Some(PATTERN_CATEGORY))
+        .map(|memory| {
+            let mut members = members.remove(memory.id.as_str()).unwrap_or_default();
+            members.sort_by(|a, b| (a.created_at(), &a.id).cmp(&(b.created_at(), &b.id)));
+            Pattern { memory, members }
+        })
+        .collect();
+    patterns.sort_by(|a, b| {
+        (b.memory.created_at(), &b.memory.id).cmp(&(a.memory.created_at(), &a.memory.id))
+    });
+    patterns
+}
+
+fn patterns_section(html: &mut String, limit: usize, patterns: &[Pattern<'_>]) {
+    section_start(
+        html,
+        "patterns",
+        "Patterns: recurring episodes turned into one memory",
+        patterns.len(),
+        limit,
+    );
+    if patterns.is_empty() {
+        html.push_str("<p class=\"empty\">No recurring episodes found yet.</p></section>");
+        return;
+    }
+    html.push_str(
+        "<table><tr><th>pattern</th><th>episodes</th><th>first</th><th>last</th><th>found</th></tr>",
+    );
+    for pattern in patterns.iter().take(limit) {
+        let (first, last) = match (pattern.members.first(), pattern.members.last()) {
+            (Some(first), Some(last)) => (day(first.created_at()), day(last.created_at())),
+            _ => (String::new(), String::new()),
+        };
+        let _ = write!(
+            html,
+            "<tr><td>{}<details><summary class=\"meta\">its episodes</summary><ul>",
+            escape(&pattern.memory.content)
+        );
+        for member in pattern.members.iter().take(PATTERN_MEMBERS_SHOWN) {
+            let _ = write!(
+                html,
+                "<li>{} <span class=\"meta\">{} · {}</span></li>",
+                escape(&member.content),
+                day(member.created_at()),
+                member.status.as_str()
+            );
+        }
+        if pattern.members.len() > PATTERN_MEMBERS_SHOWN {
+            let _ = write!(
+                html,
+                "<li class=\"meta\">and {} more</li>",
+                pattern.members.len() - PATTERN_MEMBERS_SHOWN
+            );
+        }
+        let _ = write!(
+            html,
+            "</ul></details></td><td>{}</td><td>{first}</td><td>{last}</td><td>{}</td></tr>",
+            pattern.members.len(),
+            day(pattern.memory.created_at())
+        );
+    }
+    html.push_str("</table></section>");
+}
+
+/// Archived memories with the run that archived them and its time.
+fn archived<'a>(
+    memories: &'a [Memory],
+    run_at: &HashMap<&str, Millis>,
+) -> Vec<(&'a Memory, Option<Millis>)> {
+    let mut archived: Vec<(&Memory, Option<Millis>)> = memories
+        .iter()
+        .filter(|m| m.status == MemoryStatus::Archived)
+        .map(|m| {
+            let at = m.last_run_id.as_deref().and_then(|r| run_at.get(r).copied());
+            (m, at)
+        })
+        .collect();
+    archived.sort_by(|a, b| (b.1, &b.0.id).cmp(&(a.1, &a.0.id)));
+    archived
+}
+
+fn archived_section(html: &mut String, limit: usize, archived: &[(&Memory, Option<Millis>)]) {
+    section_start(
+        html,
+        "archived",
+        "Archived: faded memories that something else still carries",
+        archived.len(),
+        limit,
+    );
+    if archived.is_empty() {
+        html.push_str("<p class=\"empty\">Nothing archived yet.</p></section>");
+        return;
+    }
+    html.push_str(
+        "<p class=\"meta\">An archived memory is kept, not deleted. To bring one back, undo the run that \
+         archived it: <code>engram undo RUN_ID</code> restores everything that run changed (later runs \
+         that built on it are undone first).</p>\
+         <table><tr><th>memory</th><th>archived on</th><th>to bring it back</th></tr>",
+    );
+    for (memory, at) in archived.iter().take(limit) {
+        let restore = memory
+            .last_run_id
+            .as_deref()
+            .map(|run| format!("<code>engram undo {}</code>", escape(run)))
+            .unwrap_or_default();
+        let _ = write!(
+            html,
+            "<tr><td>{}</td><td>{}</td><td>{restore}</td></tr>",
+            escape(&memory.content),
+            at.map(day).unwrap_or_default()
+        );
+    }
+    html.push_str("</table></section>");
+}
+
+fn timeline_section(
+    html: &mut String,
+    page: &HistoryPage<'_>,
+    runs: &[RunSummary],
+    unreadable: usize,
+) {
+    let _ = write!(
+        html,
+        "<section id=\"timeline\"><h2>Runs ({})</h2>",
+        runs.len()
+    );
+    if unreadable > 0 {
+        let _ = write!(
+            html,
+            "<p class=\"more\">{unreadable} stored run reports could not be read and are left out.</p>"
+        );
+    }
+    if runs.is_empty() {
+        html.push_str("<p class=\"empty\">No consolidation run yet.</p></section>");
+        return;
+    }
+    let marked = &runs[runs.len().saturating_sub(TIMELINE_MARKS)..];
+    if marked.len() < runs.len() {
+        let _ = write!(
+            html,
+            "<p class=\"more\">The chart marks the {} most recent runs.</p>",
+            marked.len()
+        );
+    }
+    let marks: Vec<RunMark> = marked
+        .iter()
+        .map(|run| RunMark {
+            run_id: run.run_id.clone(),
+            at: run.at(),
+            trigger: run.trigger,
+            executed: run.executed,
+            undone: run.undone_at.is_some(),
+            summary: run.summary(),
+            decisions: run.decisions(),
+            href: (page.run_href)(&run.run_id),
+        })
+        .collect();
+    html.push_str(
+        "<p class=\"meta\">One mark per run, by what triggered it: filled when executed, a ring for a \
+         dry run, grey once undone, larger for more decisions. A mark links to its run's page.</p>",
+    );
+    chart::timeline(html, &marks);
+    let rows = TIMELINE_ROWS.min(page.limit.max(1));
+    let _ = write!(
+        html,
+        "<table><tr><th>run</th><th>when</th><th>trigger</th><th>mode</th><th>what it did</th></tr>"
+    );
+    for run in runs.iter().rev().take(rows) {
+        let name = match (page.run_href)(&run.run_id) {
+            Some(href) => format!(
+                "<a href=\"{}\"><code>{}</code></a>",
+                escape(&href),
+                escape(&run.run_id)
+            ),
+            None => format!("<code>{}</code>", escape(&run.run_id)),
+        };
+        let _ = write!(
+            html,
+            "<tr><td>{name}</td><td>{}</td><td>{}</td><td>{}{}</td><td>{}</td></tr>",
+            run.started_at.format("%Y-%m-%d %H:%M"),
+            chart::trigger_name(run.trigger),
+            if run.executed { "executed" } else { "dry run" },
+            if run.undone_at.is_some() { ", undone" } else { "" },
+            escape(&run.summary())
+        );
+    }
+    html.push_str("</table>");
+    if runs.len() > rows {
+        let _ = write!(
+            html,
+            "<p class=\"more\">The table lists the {rows} most recent of {} runs.</p>",
+            runs.len()
+        );
+    }
+    html.push_str("</section>");
+}
+
+/// Months from the first run's to the last run's, each with the salience
+/// histogram its last run took of the active memories.
+fn salience_history_section(html: &mut String, runs: &[RunSummary]) {
+    html.push_str(
+        "<section id=\"salience-history\"><h2>Active memories and their salience, month by month</h2>",
+    );
+    let (Some(first), Some(last)) = (runs.first(), runs.last()) else {
+        html.push_str("<p class=\"empty\">No consolidation run yet.</p></section>");
+        return;
+    };
+    let mut last_of_month: BTreeMap<(i32, u32), [u64; 10]> = BTreeMap::new();
+    for run in runs {
+        use chrono::Datelike as _;
+        let at = run.started_at;
+        last_of_month.insert((at.year(), at.month()), run.salience_histogram);
+    }
+    let mut months = Vec::new();
+    let (mut year, mut month) = {
+        use chrono::Datelike as _;
+        (first.started_at.year(), first.started_at.month())
+    };
+    let end = {
+        use chrono::Datelike as _;
+        (last.started_at.year(), last.started_at.month())
+    };
+    while (year, month) <= end {
+        let bands = last_of_month.get(&(year, month)).map(|deciles| {
+            let mut bands = [0u64; 5];
+            for (decile, count) in deciles.iter().enumerate() {
+                bands[decile / 2] += count;
+            }
+            bands
+        });
+        months.push(MonthBar {
+            month: format!("{year}-{month:02}"),
+            bands,
+        });
+        (year, month) = if month == 12 {
+            (year + 1, 1)
+        } else {
+            (year, month + 1)
+        };
+    }
+    // Years of monthly runs would not fit across; the most recent do.
+    const MONTHS_SHOWN: usize = 24;
+    let shown = &months[months.len().saturating_sub(MONTHS_SHOWN)..];
+    html.push_str(
+        "<p class=\"meta\">Each bar is the active set as the month's last run saw it, split by salience \
+         (reads, their recency, and importance).</p>",
+    );
+    chart::salience_by_month(html, shown);
+    html.push_str("<table><tr><th>month</th><th>active</th>");
+    for (label, _) in chart::BANDS {
+        let _ = write!(html, "<th>salience {label}</th>");
+    }
+    html.push_str("</tr>");
+    for month in shown {
+        let _ = write!(html, "<tr><td>{}</td>", escape(&month.month));
+        match month.bands {
+            Some(bands) => {
+                let _ = write!(html, "<td>{}</td>", bands.iter().sum::<u64>());
+                for count in bands {
+                    let _ = write!(html, "<td>{count}</td>");
+                }
+            }
+            None => {
+                let _ = write!(
+                    html,
+                    "<td colspan=\"{}\" class=\"empty\">no run this month</td>",
+                    chart::BANDS.len() + 1
+                );
+            }
+        }
+        html.push_str("</tr>");
+    }
+    html.push_str("</table></section>");
+}
