@@ -306,7 +306,7 @@ async fn report_page(
         return error(StatusCode::BAD_REQUEST, message);
     }
     let store = Arc::clone(&state.store);
-    let salience = state.salience.clone();
+    let salience = state.salience;
     let now = chrono::Utc::now().timestamp_millis();
     // Drawing a big user's page is work too: off the async threads.
     let answer = blocking(move || {

@@ -179,7 +179,7 @@ pub fn serve_http(
         report_wait,
         max_id_bytes: config.limits.max_id_bytes,
         token: config.http.required_token(),
-        salience: config.salience.clone(),
+        salience: config.salience,
     };
     http::spawn(bind, state, runtime)?;
     Ok(())

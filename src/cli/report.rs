@@ -32,7 +32,11 @@ pub fn run(config: &Config, args: &ReportArgs) -> Result<()> {
         let records = report::read_user(store.as_ref(), &stored.user_id)?;
         let html = report::run_page_html(&records, &stored, &config.salience, focus, None)?;
         write_page(&args.html, &html)?;
-        writeln!(out, "report of run {run_id} written to {}", args.html.display())?;
+        writeln!(
+            out,
+            "report of run {run_id} written to {}",
+            args.html.display()
+        )?;
         return Ok(());
     }
     let user_id = args.user.clone().unwrap_or_default();

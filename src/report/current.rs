@@ -139,7 +139,11 @@ pub(super) fn graph_section(html: &mut String, page: &Current<'_>, by_id: &HashM
         .into_iter()
         .take(MAX_NEIGHBOURS)
         .collect();
-    let label = |id: &str| by_id.get(id).map_or_else(|| shorten(id, 36), |m| node_label(m));
+    let label = |id: &str| {
+        by_id
+            .get(id)
+            .map_or_else(|| shorten(id, 36), |m| node_label(m))
+    };
     let full = |id: &str| escape(by_id.get(id).map_or(id, |m| m.content.as_str()));
     let (width, height) = (1000.0_f64, 560.0_f64);
     let (cx, cy, radius) = (width / 2.0, height / 2.0, 210.0);
@@ -226,7 +230,6 @@ pub(super) fn graph_section(html: &mut String, page: &Current<'_>, by_id: &HashM
     }
     html.push_str("</svg></section>");
 }
-
 
 /// A node's label: the start of its text at a word boundary. A pattern's
 /// text lists shared words with ellipses and ends with its count and dates;

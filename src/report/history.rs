@@ -195,7 +195,10 @@ fn section_start(html: &mut String, id: &str, title: &str, total: usize, limit: 
     } else {
         ""
     };
-    let _ = write!(html, "<section id=\"{id}\"{class}><h2>{title} ({total})</h2>");
+    let _ = write!(
+        html,
+        "<section id=\"{id}\"{class}><h2>{title} ({total})</h2>"
+    );
     if total > limit {
         let _ = write!(
             html,
@@ -227,7 +230,9 @@ fn run_note(run_href: &dyn Fn(&str) -> Option<String>, run_id: Option<&str>) -> 
 /// " · run ID" inline, linked when the run has a page.
 fn run_inline(run_href: &dyn Fn(&str) -> Option<String>, run_id: Option<&str>) -> String {
     match run_id.map(|run| (run, run_href(run))) {
-        Some((run, Some(href))) => format!(" · run <a href=\"{}\">{}</a>", escape(&href), escape(run)),
+        Some((run, Some(href))) => {
+            format!(" · run <a href=\"{}\">{}</a>", escape(&href), escape(run))
+        }
         Some((run, None)) => format!(" · run {}", escape(run)),
         None => String::new(),
     }
@@ -253,10 +258,7 @@ fn links_of<'a>(
 
 /// Contradictions flagged between two memories that are both still active
 /// (a supersession or merge since settled the others), once per pair.
-fn open_contradictions<'a>(
-    links: &'a [Link],
-    by_id: &HashMap<&str, &Memory>,
-) -> Vec<&'a Link> {
+fn open_contradictions<'a>(links: &'a [Link], by_id: &HashMap<&str, &Memory>) -> Vec<&'a Link> {
     let mut seen = std::collections::HashSet::new();
     links_of(links, LinkType::Contradicts, by_id)
         .into_iter()
@@ -334,9 +336,7 @@ fn supersessions_section(
         html.push_str("<p class=\"empty\">No fact has been replaced by a newer one.</p></section>");
         return;
     }
-    html.push_str(
-        "<table><tr><th>old</th><th>new</th><th>took over on</th><th>why</th></tr>",
-    );
+    html.push_str("<table><tr><th>old</th><th>new</th><th>took over on</th><th>why</th></tr>");
     for link in superseded.iter().take(limit) {
         // A supersession links the newer memory to the older one.
         let _ = write!(
@@ -362,7 +362,10 @@ struct Merge<'a> {
 
 fn merges<'a>(links: &'a [Link], by_id: &HashMap<&str, &'a Memory>) -> Vec<Merge<'a>> {
     let mut by_kept: BTreeMap<&str, Merge<'a>> = BTreeMap::new();
-    for link in links_of(links, LinkType::Consolidates, by_id).into_iter().rev() {
+    for link in links_of(links, LinkType::Consolidates, by_id)
+        .into_iter()
+        .rev()
+    {
         let (Some(kept), Some(member)) = (
             by_id.get(link.from_id.as_str()),
             by_id.get(link.to_id.as_str()),
@@ -522,7 +525,10 @@ fn archived<'a>(
         .iter()
         .filter(|m| m.status == MemoryStatus::Archived)
         .map(|m| {
-            let at = m.last_run_id.as_deref().and_then(|r| run_at.get(r).copied());
+            let at = m
+                .last_run_id
+                .as_deref()
+                .and_then(|r| run_at.get(r).copied());
             (m, at)
         })
         .collect();
@@ -631,7 +637,11 @@ fn timeline_section(
             run.started_at.format("%Y-%m-%d %H:%M"),
             chart::trigger_name(run.trigger),
             if run.executed { "executed" } else { "dry run" },
-            if run.undone_at.is_some() { ", undone" } else { "" },
+            if run.undone_at.is_some() {
+                ", undone"
+            } else {
+                ""
+            },
             escape(&run.summary())
         );
     }
@@ -722,4 +732,363 @@ fn salience_history_section(html: &mut String, runs: &[RunSummary]) {
         html.push_str("</tr>");
     }
     html.push_str("</table></section>");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{MemoryKind, RunReport};
+    use crate::salience::SalienceState;
+
+    const DAY: Millis = 86_400_000;
+    /// 2026-09-01T00:00:00Z.
+    const SEPT: Millis = 1_788_220_800_000;
+
+    fn memory(id: &str, content: &str, status: MemoryStatus, created_at: Millis) -> Memory {
+        Memory {
+            user_id: "u".into(),
+            id: id.into(),
+            kind: MemoryKind::Semantic,
+            category: None,
+            tags: vec![],
+            content: content.into(),
+            importance: 0.5,
+            source: None,
+            content_hash: id.into(),
+            embedding: None,
+            status,
+            salience: SalienceState::new(created_at),
+            merged_from: vec![],
+            derived_from: vec![],
+            last_run_id: None,
+        }
+    }
+
+    fn link(from: &str, to: &str, link_type: LinkType, at: Millis, run: &str) -> Link {
+        Link {
+            user_id: "u".into(),
+            from_id: from.into(),
+            to_id: to.into(),
+            link_type,
+            confidence: 0.9,
+            reason: format!("`{from}` ↔ `{to}`"),
+            created_at: at,
+            run_id: Some(run.into()),
+        }
+    }
+
+    fn run(run_id: &str, at: Millis, active: u64) -> RunReport {
+        let started = chrono::DateTime::from_timestamp_millis(at).unwrap();
+        let mut histogram = [0u64; 10];
+        histogram[3] = active;
+        RunReport {
+            user_id: "u".into(),
+            run_id: run_id.into(),
+            started_at: at,
+            report: serde_json::json!({
+                "run_id": run_id,
+                "trigger": "schedule",
+                "started_at": started,
+                "counts": RunCounts { memories_processed: active as i64, ..RunCounts::default() },
+                "salience_histogram": histogram,
+                "executed": true,
+            }),
+        }
+    }
+
+    fn render(records: &UserRecords, limit: usize) -> String {
+        let run_href = |run: &str| Some(format!("runs/{run}.html"));
+        render_history(&HistoryPage {
+            user_id: "u",
+            records,
+            now: SEPT + 90 * DAY,
+            salience: &SalienceParams::default(),
+            focus: None,
+            run_href: &run_href,
+            limit,
+        })
+    }
+
+    /// The section with this id, up to the next one.
+    fn section<'h>(html: &'h str, id: &str) -> &'h str {
+        let start = html
+            .find(&format!("<section id=\"{id}\""))
+            .unwrap_or_else(|| panic!("no section {id}"));
+        let rest = &html[start..];
+        &rest[..rest.find("</section>").unwrap()]
+    }
+
+    #[test]
+    fn a_user_without_runs_gets_a_page_with_their_text_escaped() {
+        let mut target = memory("other", "plain", MemoryStatus::Active, SEPT);
+        target.id = "other".into();
+        let records = UserRecords {
+            memories: vec![
+                memory(
+                    "m<1>",
+                    "<script>alert('x')</script> & \"quotes\"",
+                    MemoryStatus::Active,
+                    SEPT,
+                ),
+                target,
+            ],
+            links: vec![link("m<1>", "other", LinkType::Related, SEPT, "r")],
+            runs: vec![],
+        };
+        let html = render(&records, 10);
+        assert!(!html.contains("<script"), "{html}");
+        assert!(html.contains("&lt;script&gt;"));
+        assert!(html.contains("Memory of u"));
+        assert!(section(&html, "timeline").contains("No consolidation run yet"));
+        assert!(section(&html, "salience-history").contains("No consolidation run yet"));
+        assert!(html.contains("Centre: m&lt;1&gt; (1 links)"));
+    }
+
+    #[test]
+    fn each_section_tells_its_part_of_the_story() {
+        let active = MemoryStatus::Active;
+        let mut faded = memory("faded", "Rotated the keys.", MemoryStatus::Archived, SEPT);
+        faded.last_run_id = Some("r3".into());
+        let mut pattern = memory("p", "Rotated keys … (2 times)", active, SEPT + 9 * DAY);
+        pattern.category = Some(PATTERN_CATEGORY.into());
+        let records = UserRecords {
+            memories: vec![
+                memory("a", "Uses MySQL.", active, SEPT),
+                memory("b", "Uses PostgreSQL.", active, SEPT + DAY),
+                memory("c", "Likes tea.", MemoryStatus::Superseded, SEPT),
+                memory("d", "Likes coffee.", active, SEPT + DAY),
+                memory("old", "Lives in Lisbon.", MemoryStatus::Superseded, SEPT),
+                memory("new", "Moved to Porto.", active, SEPT + 20 * DAY),
+                memory("kept", "Prefers Rust.", active, SEPT),
+                memory(
+                    "twin",
+                    "Would rather use Rust.",
+                    MemoryStatus::Superseded,
+                    SEPT,
+                ),
+                memory("e1", "Rotated the keys on Monday.", active, SEPT + DAY),
+                memory("e2", "Rotated the keys again.", active, SEPT + 8 * DAY),
+                pattern,
+                faded,
+            ],
+            links: vec![
+                // A flagged pair is stored both ways and listed once.
+                link("a", "b", LinkType::Contradicts, SEPT + 2 * DAY, "r1"),
+                link("b", "a", LinkType::Contradicts, SEPT + 2 * DAY, "r1"),
+                // Settled since: one side was superseded.
+                link("c", "d", LinkType::Contradicts, SEPT + 2 * DAY, "r1"),
+                link("new", "old", LinkType::Supersedes, SEPT + 21 * DAY, "r2"),
+                link("kept", "twin", LinkType::Consolidates, SEPT + 3 * DAY, "r1"),
+                link("e1", "p", LinkType::InstanceOf, SEPT + 9 * DAY, "r2"),
+                link("e2", "p", LinkType::InstanceOf, SEPT + 9 * DAY, "r2"),
+            ],
+            runs: vec![
+                run("r1", SEPT + 3 * DAY, 8),
+                run("r2", SEPT + 21 * DAY, 9),
+                run("r3", SEPT + 40 * DAY, 7),
+            ],
+        };
+        let html = render(&records, 10);
+
+        let open = section(&html, "open-contradictions");
+        assert!(
+            open.contains("class=\"review\""),
+            "open ones are marked for review"
+        );
+        assert!(
+            open.contains("(1)")
+                && open.contains("Uses MySQL.")
+                && open.contains("Uses PostgreSQL.")
+        );
+        assert_eq!(
+            open.matches("<tr>").count(),
+            2,
+            "a header and one pair: {open}"
+        );
+        assert!(!open.contains("Likes tea."), "a settled pair is not open");
+        assert!(
+            open.contains("<code>a</code> ↔ <code>b</code>"),
+            "the words that conflict"
+        );
+        assert!(open.contains("2026-09-03"), "since when");
+        assert!(
+            open.contains("href=\"runs/r1.html\""),
+            "the run that flagged it"
+        );
+
+        let superseded = section(&html, "supersessions");
+        let (old, new) = (
+            superseded.find("Lives in Lisbon.").unwrap(),
+            superseded.find("Moved to Porto.").unwrap(),
+        );
+        assert!(old < new, "the old text, then the new one");
+        assert!(
+            superseded.contains("2026-09-22"),
+            "the day the new one took over"
+        );
+
+        let merges = section(&html, "merges");
+        assert!(merges.contains("card canonical") && merges.contains("Prefers Rust."));
+        assert!(
+            merges.contains("Would rather use Rust."),
+            "the text it replaced"
+        );
+
+        let patterns = section(&html, "patterns");
+        assert!(patterns.contains("Rotated keys … (2 times)"));
+        assert!(
+            patterns.contains("Rotated the keys on Monday.")
+                && patterns.contains("Rotated the keys again.")
+        );
+        assert!(
+            patterns.contains("<td>2</td><td>2026-09-02</td><td>2026-09-09</td>"),
+            "{patterns}"
+        );
+
+        let archived = section(&html, "archived");
+        assert!(archived.contains("Rotated the keys."));
+        assert!(archived.contains("2026-10-11"), "archived on the run's day");
+        assert!(
+            archived.contains("<code>engram undo r3</code>"),
+            "how to bring it back"
+        );
+
+        let timeline = section(&html, "timeline");
+        assert_eq!(timeline.matches("<circle").count(), 3, "one mark per run");
+        for run in ["r1", "r2", "r3"] {
+            assert!(timeline.contains(&format!("href=\"runs/{run}.html\"")));
+        }
+        let months = section(&html, "salience-history");
+        assert!(
+            months.contains("<td>2026-09</td><td>9</td>"),
+            "September's last run saw 9: {months}"
+        );
+        assert!(months.contains("<td>2026-10</td><td>7</td>"));
+    }
+
+    #[test]
+    fn a_month_without_a_run_says_so() {
+        let records = UserRecords {
+            memories: vec![memory("a", "A fact.", MemoryStatus::Active, SEPT)],
+            links: vec![],
+            runs: vec![run("r1", SEPT + DAY, 1), run("r2", SEPT + 70 * DAY, 1)],
+        };
+        let months = render(&records, 10);
+        let months = section(&months, "salience-history");
+        assert!(
+            months.contains(
+                "<td>2026-10</td><td colspan=\"6\" class=\"empty\">no run this month</td>"
+            )
+        );
+        assert!(months.contains("<td>2026-11</td><td>1</td>"));
+    }
+
+    /// Issue 81's bound: a big user's page lists the most recent entries of
+    /// each section, says how many there are, and stays small.
+    #[test]
+    fn a_user_with_100k_memories_gets_a_page_of_a_few_hundred_kilobytes() {
+        let sentence =
+            "The user mentioned a detail about project work on this day, at some length.";
+        let mut memories = Vec::new();
+        let mut links = Vec::new();
+        for i in 0..100_000_i64 {
+            let status = match i % 10 {
+                0 | 1 => MemoryStatus::Superseded,
+                2 => MemoryStatus::Archived,
+                _ => MemoryStatus::Active,
+            };
+            let mut m = memory(
+                &format!("m{i}"),
+                &format!("{sentence} #{i}"),
+                status,
+                SEPT + i * 60_000,
+            );
+            if status == MemoryStatus::Archived {
+                m.last_run_id = Some(format!("r{}", i % 3_000));
+            }
+            // A pattern every thousand memories, over the 30 before it.
+            if i % 1_000 == 999 {
+                m.category = Some(PATTERN_CATEGORY.into());
+                for k in i - 30..i {
+                    links.push(link(
+                        &format!("m{k}"),
+                        &format!("m{i}"),
+                        LinkType::InstanceOf,
+                        0,
+                        "r1",
+                    ));
+                }
+            }
+            memories.push(m);
+            let at = SEPT + i * 60_000 + DAY;
+            match i % 10 {
+                0 => links.push(link(
+                    &format!("m{}", i + 3),
+                    &format!("m{i}"),
+                    LinkType::Consolidates,
+                    at,
+                    "r1",
+                )),
+                1 => links.push(link(
+                    &format!("m{}", i + 3),
+                    &format!("m{i}"),
+                    LinkType::Supersedes,
+                    at,
+                    "r1",
+                )),
+                4 => {
+                    links.push(link(
+                        &format!("m{i}"),
+                        &format!("m{}", i + 1),
+                        LinkType::Contradicts,
+                        at,
+                        "r1",
+                    ));
+                    links.push(link(
+                        &format!("m{}", i + 1),
+                        &format!("m{i}"),
+                        LinkType::Contradicts,
+                        at,
+                        "r1",
+                    ));
+                }
+                _ => {}
+            }
+        }
+        let runs = (0..3_000)
+            .map(|k| run(&format!("r{k}"), SEPT + k * 3_600_000, 80_000))
+            .collect();
+        let records = UserRecords {
+            memories,
+            links,
+            runs,
+        };
+        let html = render(&records, SECTION_LIMIT);
+        for (id, total) in [
+            ("open-contradictions", 10_000),
+            ("supersessions", 10_000),
+            ("merges", 10_000),
+            ("archived", 10_000),
+        ] {
+            let part = section(&html, id);
+            assert!(
+                part.contains(&format!(
+                    "Showing the {SECTION_LIMIT} most recent of {total}."
+                )),
+                "{id}"
+            );
+        }
+        assert!(
+            section(&html, "patterns").contains("and 10 more"),
+            "30 episodes, 20 listed"
+        );
+        assert!(
+            section(&html, "timeline").contains("The table lists the 20 most recent of 3000 runs.")
+        );
+        println!(
+            "history page of a 100,000-memory user: {} bytes",
+            html.len()
+        );
+        assert!(html.len() < 3 << 20, "{} bytes", html.len());
+    }
 }

@@ -110,7 +110,10 @@ pub fn run_page_name(run_id: &str) -> String {
         safe
     } else {
         // Two ids that differ only in replaced characters stay apart.
-        format!("{safe}-{}", &crate::text::content_hash(run_id)[..12])
+        format!(
+            "{safe}-{}",
+            &crate::ids::derived_id(&["run page", run_id])[..8]
+        )
     }
 }
 
