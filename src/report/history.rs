@@ -10,6 +10,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
+use chrono::Datelike as _;
 use serde::Deserialize;
 
 use super::chart::{self, MonthBar, RunMark};
@@ -668,19 +669,12 @@ fn salience_history_section(html: &mut String, runs: &[RunSummary]) {
     };
     let mut last_of_month: BTreeMap<(i32, u32), [u64; 10]> = BTreeMap::new();
     for run in runs {
-        use chrono::Datelike as _;
         let at = run.started_at;
         last_of_month.insert((at.year(), at.month()), run.salience_histogram);
     }
     let mut months = Vec::new();
-    let (mut year, mut month) = {
-        use chrono::Datelike as _;
-        (first.started_at.year(), first.started_at.month())
-    };
-    let end = {
-        use chrono::Datelike as _;
-        (last.started_at.year(), last.started_at.month())
-    };
+    let (mut year, mut month) = (first.started_at.year(), first.started_at.month());
+    let end = (last.started_at.year(), last.started_at.month());
     while (year, month) <= end {
         let bands = last_of_month.get(&(year, month)).map(|deciles| {
             let mut bands = [0u64; 5];
