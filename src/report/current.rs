@@ -251,3 +251,34 @@ fn node_label(memory: &Memory) -> String {
     };
     shorten(&format!("{head}: {}", words.join(" ")), 44)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::salience::SalienceState;
+
+    #[test]
+    fn a_pattern_node_says_what_it_is_and_how_often() {
+        let mut memory = Memory {
+            user_id: "u".into(),
+            id: "p".into(),
+            kind: MemoryKind::Semantic,
+            category: Some(PATTERN_CATEGORY.into()),
+            tags: vec![],
+            content: "… committing … the test … (5 times, 7 October 2026 – 12 October 2026)".into(),
+            importance: 0.5,
+            source: None,
+            content_hash: "p".into(),
+            embedding: None,
+            status: MemoryStatus::Active,
+            salience: SalienceState::new(0),
+            merged_from: vec![],
+            derived_from: vec![],
+            last_run_id: None,
+        };
+        assert_eq!(node_label(&memory), "pattern, 5 times: committing the test");
+        memory.category = None;
+        memory.content = "The user prefers dark mode in every tool they use daily.".into();
+        assert_eq!(node_label(&memory), "The user prefers dark mode in…");
+    }
+}
