@@ -9,6 +9,7 @@
 
 use super::Lexicon;
 use super::align::{self, Role, Token};
+use super::words::WordClass;
 
 /// What the canonical's text carries of the others: a word is carried when
 /// the text has the same word or a word of the same lemma, or, for a
@@ -86,7 +87,7 @@ pub fn additions(base: &[Token], other_text: &str, lexicon: &Lexicon) -> Vec<Str
             first > 0 && !other[first - 1].is_content() && text.joined(first - 1, first);
         let mut titled = false;
         while text.is_name(last + 1) && text.joined(last, last + 1) {
-            if align::listed(TITLES, &other[last].word) {
+            if align::listed(&TITLES, &other[last].word) {
                 titled = true;
             } else if other[last].role != Role::Name || (after_function_word && !titled) {
                 break;
@@ -117,7 +118,7 @@ pub fn additions(base: &[Token], other_text: &str, lexicon: &Lexicon) -> Vec<Str
             first -= 1;
         }
         let noun_phrase =
-            !other[first].is_content() && align::listed(DETERMINERS, &other[first].word);
+            !other[first].is_content() && align::listed(&DETERMINERS, &other[first].word);
         if noun_phrase
             && other.get(last + 1).is_some_and(Token::is_content)
             && text.joined(last, last + 1)
@@ -313,10 +314,10 @@ pub fn fuse<'a>(
 }
 
 /// Titles written before a name.
-const TITLES: &str = "mr mrs ms dr prof sir dame sen rep gov gen col capt lt sgt rev";
+static TITLES: WordClass = WordClass::new("titles");
 
 /// Words that open a noun phrase.
-const DETERMINERS: &str = "a an the this that these those his her its their my our your";
+static DETERMINERS: WordClass = WordClass::new("fuse_determiners");
 
 /// Punctuation that ends a phrase: a clause boundary, a quotation, a
 /// parenthesis or bracket, or a dash (also spelled "--" or " - "). A full
@@ -421,14 +422,14 @@ pub fn same_order(a: &[Token], b: &[Token]) -> bool {
 
 /// Besides the prepositions, words that give the phrases on either side
 /// of them their roles ("the mother `of` the bride", "taller `than`").
-const ROLE_WORDS: &str = "of than as";
+static ROLE_WORDS: WordClass = WordClass::new("role_words");
 
 /// Whether the words between two blocks that traded places hold the same
 /// preposition in both texts: the blocks swapped the roles it gives them
 /// ("from Paris `to` Berlin" / "from Berlin `to` Paris"), where a clause
 /// moved past a comma or a conjunction keeps them ("A man `and` a dog").
 fn traded_around(gap_a: &[Token], gap_b: &[Token]) -> bool {
-    let relating = |word: &str| align::is_preposition(word) || align::listed(ROLE_WORDS, word);
+    let relating = |word: &str| align::is_preposition(word) || align::listed(&ROLE_WORDS, word);
     gap_a
         .iter()
         .any(|x| relating(&x.word) && gap_b.iter().any(|y| y.word == x.word))

@@ -19,6 +19,7 @@ pub mod stale;
 pub mod supersession;
 pub mod verbose;
 pub mod wordnet;
+mod words;
 
 use std::collections::HashMap;
 

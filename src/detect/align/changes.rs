@@ -11,11 +11,11 @@ use super::*;
 pub(super) fn became(tokens: &[Token]) -> Option<usize> {
     (1..tokens.len().saturating_sub(1)).find(|&k| {
         let state = &tokens[k + 1];
-        listed(CHANGE_COPULAS, &tokens[k].word)
+        listed(&CHANGE_COPULAS, &tokens[k].word)
             && state.role == Role::Content
             && (!plain_noun(state) || state.info.modifies())
             // "got up", "grew up": a verb with its particle.
-            && !listed(PARTICLES, &state.word)
+            && !listed(&PARTICLES, &state.word)
             && !is_preposition(&state.word)
             && !governed(tokens, k)
     })
@@ -81,12 +81,12 @@ pub(super) fn without_change_source<'t>(
         let clause = &text[at + 2..];
         let to = clause
             .iter()
-            .take_while(|t| !listed(CLAUSE_BREAKS, &t.word))
+            .take_while(|t| !listed(&CLAUSE_BREAKS, &t.word))
             .position(|t| t.word == "to")?;
         let (from, to_new) = (&clause[..to], &clause[to + 1..]);
         let new_value = to_new
             .iter()
-            .take_while(|t| !listed(CLAUSE_BREAKS, &t.word) && !is_preposition(&t.word));
+            .take_while(|t| !listed(&CLAUSE_BREAKS, &t.word) && !is_preposition(&t.word));
         let source_words = || from.iter().filter(|t| t.is_content());
         let left = source_words().next().is_some() && source_words().all(stated_by_other);
         let new = new_value
@@ -114,7 +114,7 @@ pub(super) fn without_change_date<'t>(
     lexicon: &Lexicon,
 ) -> (Cow<'t, [Token]>, usize) {
     let unchanged = (Cow::Borrowed(text), 0);
-    let dating = |t: &Token| word_of_date(t, lexicon) || listed(ARTICLES, &t.word);
+    let dating = |t: &Token| word_of_date(t, lexicon) || listed(&ARTICLES, &t.word);
     let start = text.len() - text.iter().rev().take_while(|t| dating(t)).count();
     let date = &text[start..];
     if !date.iter().any(|t| names_time(t, lexicon)) || other.iter().any(|t| names_time(t, lexicon))
@@ -130,7 +130,7 @@ pub(super) fn without_change_date<'t>(
     // "last month", "two weeks ago", "yesterday"; not "turned 5".
     let opened = |k: usize| {
         let first = &text[k];
-        listed(TIME_DEICTICS, &first.word)
+        listed(&TIME_DEICTICS, &first.word)
             || (names_time(first, lexicon) && first.role != Role::Number)
             || date.last().is_some_and(|t| t.word == "ago")
     };
@@ -143,7 +143,7 @@ pub(super) fn without_change_date<'t>(
             .any(|t| t.is_content() && !names_time(t, lexicon))
     };
     let start = match start.checked_sub(1) {
-        Some(k) if listed(DATE_PREPOSITIONS, &text[k].word) => {
+        Some(k) if listed(&DATE_PREPOSITIONS, &text[k].word) => {
             Some(k).filter(|&k| keeps_a_value(k))
         }
         _ => (start..text.len()).find(|&k| opened(k) && keeps_a_value(k)),
@@ -183,7 +183,7 @@ pub(super) fn ending(text: &[Token], other: &[Token], lexicon: &Lexicon) -> Opti
             && other.iter().enumerate().any(|(k, o)| {
                 let progressive = o.word == gerund.word
                     && k.checked_sub(1)
-                        .is_some_and(|p| listed(COPULAS, &other[p].word));
+                        .is_some_and(|p| listed(&COPULAS, &other[p].word));
                 o.is_content()
                     && o.shares_lemma(gerund)
                     && (progressive || (o.word != gerund.word && !o.word.ends_with("ing")))
@@ -250,7 +250,7 @@ impl Ending {
 
 /// Prepositions that place a presence: "works `at` Stripe", "lives `in`
 /// Berlin", "works `for` Acme".
-pub(super) const PRESENCE_PREPOSITIONS: &str = "at in for";
+pub(super) static PRESENCE_PREPOSITIONS: WordClass = WordClass::new("presence_prepositions");
 
 /// Where `text` ends a presence `other` states now ([`presences`]), read
 /// as a denial that restates the other's verb (and preposition), so it
@@ -321,7 +321,7 @@ fn stated_past(text: &[Token], at: usize) -> bool {
     let subject = &text[at - 1];
     let past = (verb.info.inflected_verb && past_form(verb))
         || (!verb.info.inflected_verb && takes_third_person_s(subject));
-    verb.role == Role::Content && past && !listed(COPULAS, &subject.word) && !governed(text, at)
+    verb.role == Role::Content && past && !listed(&COPULAS, &subject.word) && !governed(text, at)
 }
 
 /// The particle right after the verb at `at` with which one of the verb's
@@ -333,7 +333,7 @@ fn particle_meaning<'t>(
     means: &dyn Fn(&str) -> bool,
 ) -> Option<&'t Token> {
     text.get(at + 1).filter(|t| {
-        listed(PARTICLES, &t.word)
+        listed(&PARTICLES, &t.word)
             && text[at]
                 .info
                 .lemmas
@@ -400,13 +400,13 @@ impl Presence {
         let own = || {
             placed.first().is_some_and(|t| t.role == Role::Name)
                 || object.checked_sub(1).is_some_and(|d| {
-                    listed(DETERMINERS, &text[d].word)
-                        && !listed(INDEFINITE_ARTICLES, &text[d].word)
+                    listed(&DETERMINERS, &text[d].word)
+                        && !listed(&INDEFINITE_ARTICLES, &text[d].word)
                 })
         };
         let for_good = || {
             (self.preposition.is_none() && own())
-                || listed(COPULAS, &verb.word)
+                || listed(&COPULAS, &verb.word)
                 || ((quits || placed.first().is_some_and(|t| t.role == Role::Name))
                     && only_dated(&rest[placed.len()..], lexicon))
         };
@@ -420,7 +420,7 @@ impl Presence {
 fn word_of_date(t: &Token, lexicon: &Lexicon) -> bool {
     names_time(t, lexicon)
         || t.role == Role::Number
-        || listed(TIME_DEICTICS, &t.word)
+        || listed(&TIME_DEICTICS, &t.word)
         || t.word == "ago"
 }
 
@@ -431,14 +431,14 @@ fn word_of_date(t: &Token, lexicon: &Lexicon) -> bool {
 pub(super) fn only_dated(rest: &[Token], lexicon: &Lexicon) -> bool {
     let clause = rest
         .iter()
-        .take_while(|t| !listed(CLAUSE_BREAKS, &t.word) && t.word != "then");
+        .take_while(|t| !listed(&CLAUSE_BREAKS, &t.word) && t.word != "then");
     let mut after_for = false;
     for t in clause {
-        if listed(PERMANENCE, &t.word) && (after_for || t.word != "good") {
+        if listed(&PERMANENCE, &t.word) && (after_for || t.word != "good") {
             after_for = false;
             continue;
         }
-        if after_for && !listed(DETERMINERS, &t.word) {
+        if after_for && !listed(&DETERMINERS, &t.word) {
             // "for" a named place is where it went; for anything else, a
             // while or a purpose ("for a week", "for lunch").
             if t.role != Role::Name {
@@ -466,7 +466,7 @@ pub(super) fn past_determiners(tokens: &[Token], from: usize) -> usize {
         .get(from..)
         .unwrap_or_default()
         .iter()
-        .take_while(|t| t.word != "s" && t.word != "no" && listed(DETERMINERS, &t.word))
+        .take_while(|t| t.word != "s" && t.word != "no" && listed(&DETERMINERS, &t.word))
         .count()
 }
 
@@ -481,11 +481,11 @@ pub(super) fn presences(other: &[Token]) -> Vec<Presence> {
             let verb = &other[v];
             let present = stated_now(other, v);
             let has = verb.word == "has"
-                || (verb.word == "have" && listed(PLAIN_VERB_SUBJECTS, &other[v - 1].word))
+                || (verb.word == "have" && listed(&PLAIN_VERB_SUBJECTS, &other[v - 1].word))
                 || (present && verb.info.lemmas.iter().any(|l| l == "own"));
             let preposition = if has {
                 None
-            } else if present && listed(PRESENCE_PREPOSITIONS, &other[v + 1].word) {
+            } else if present && listed(&PRESENCE_PREPOSITIONS, &other[v + 1].word) {
                 Some(v + 1)
             } else {
                 return None;
@@ -511,7 +511,7 @@ fn stated_now(other: &[Token], v: usize) -> bool {
             && !past_form(verb)
             && ((verb.info.inflected_verb && verb.word.ends_with('s'))
                 || (verb.word.ends_with("ing") && listed("is are am", &other[v - 1].word))
-                || listed(PLAIN_VERB_SUBJECTS, &other[v - 1].word)))
+                || listed(&PLAIN_VERB_SUBJECTS, &other[v - 1].word)))
 }
 
 /// How many words from `start` name a thing: a name, or a noun with the
@@ -601,7 +601,7 @@ fn giving_up(text: &[Token], other: &[Token], lexicon: &Lexicon) -> Option<Endin
             let determiners = &text[at + denial..object];
             !determiners
                 .iter()
-                .any(|t| listed(INDEFINITE_ARTICLES, &t.word))
+                .any(|t| listed(&INDEFINITE_ARTICLES, &t.word))
                 && (!determiners.is_empty()
                     || text.get(object).is_some_and(|t| t.role == Role::Name))
         };
@@ -651,8 +651,7 @@ pub(super) fn governed(text: &[Token], at: usize) -> bool {
 
 /// Words before "used to" that make it being accustomed ("is used to
 /// it", "got used to waking") or a passive ("was used to cut").
-pub(super) const USED_AS_ADJECTIVE_AFTER: &str =
-    "get gets got gotten getting become becomes became becoming";
+pub(super) static USED_AS_ADJECTIVE_AFTER: WordClass = WordClass::new("used_as_adjective_after");
 
 /// Where `text` says that what `other` states now is over, and in how
 /// many words: "used to" right before the bare verb of a present one in
@@ -668,7 +667,9 @@ pub(super) fn used_to(text: &[Token], other: &[Token]) -> Option<(usize, usize)>
             && written_together(&text[k + 1], &text[k + 2])
     })?;
     let before = &text[at - 1].word;
-    if listed(AUXILIARIES, before) || listed(USED_AS_ADJECTIVE_AFTER, before) || governed(text, at)
+    if listed(&AUXILIARIES, before)
+        || listed(&USED_AS_ADJECTIVE_AFTER, before)
+        || governed(text, at)
     {
         return None;
     }
@@ -676,7 +677,7 @@ pub(super) fn used_to(text: &[Token], other: &[Token]) -> Option<(usize, usize)>
     let bare = !verb.info.inflected_verb && (listed("be have", &verb.word) || verb.info.is_verb());
     let after_plain_subject = |k: usize| {
         k.checked_sub(1)
-            .is_some_and(|p| listed(PLAIN_VERB_SUBJECTS, &other[p].word))
+            .is_some_and(|p| listed(&PLAIN_VERB_SUBJECTS, &other[p].word))
     };
     let stated_now = |(k, o): (usize, &Token)| match verb.word.as_str() {
         "be" => listed("is are am", &o.word),

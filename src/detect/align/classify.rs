@@ -79,10 +79,10 @@ pub(super) fn modifies_an_added_noun(
         plain_noun(t)
             && t.role == Role::Content
             && !names_time(t, lexicon)
-            && !listed(PLAIN_VERB_SUBJECTS, &t.word)
+            && !listed(&PLAIN_VERB_SUBJECTS, &t.word)
             && written_together(shared, t)
             && !is_preposition(&t.word)
-            && !listed(PARTICLES, &t.word)
+            && !listed(&PARTICLES, &t.word)
             && ordinal_rank(&t.word).is_none()
             && hunk.get(1).is_none_or(|next| next.word != "of")
     }) else {
@@ -102,7 +102,7 @@ pub(super) fn modifies_an_added_noun(
     // After a determiner, two nouns are one phrase ("a teacher
     // assistant", though "assistant" is an adjective too); after a verb
     // the second may be an adverb ("plays tennis `well`").
-    let head_of_phrase = if listed(DETERMINERS, opener.word.as_str()) {
+    let head_of_phrase = if listed(&DETERMINERS, opener.word.as_str()) {
         !head.word.ends_with("ly")
     } else {
         opener.is_content() && opener.info.inflected_verb && noun(head)
@@ -126,20 +126,20 @@ pub(super) fn modifies_an_added_noun(
 
 /// Words that make the adjective after them a comparison ("`more`
 /// strict", "`as` hot as").
-pub(super) const DEGREE_WORDS: &str = "more most less least as";
+pub(super) static DEGREE_WORDS: WordClass = WordClass::new("degree_words");
 
 /// Whether the word at `k` compares: a comparative or superlative, or
 /// after a degree word ("stricter" and "more strict" both compare).
 pub(super) fn compares(text: &[Token], k: usize) -> bool {
     text[k].is_graded()
         || k.checked_sub(1)
-            .is_some_and(|p| listed(DEGREE_WORDS, text[p].word.as_str()))
+            .is_some_and(|p| listed(&DEGREE_WORDS, text[p].word.as_str()))
 }
 
 /// Prepositions that attach a phrase to the noun before them ("the
 /// popcorn `at` the movie"); not "of", whose phrase is often what the
 /// noun measures ("a bowl `of` cereal" is cereal).
-pub(super) const ATTACHING_PREPOSITIONS: &str = "at in on from for with by about during";
+pub(super) static ATTACHING_PREPOSITIONS: WordClass = WordClass::new("attaching_prepositions");
 
 /// Whether `hunk`, words of `text` only it has, ending before `end`, is an
 /// object it adds between a verb and the shared noun, which is then only
@@ -150,11 +150,11 @@ pub(super) fn attaches_to_added_object(hunk: &[&Token], text: &[Token], end: usi
     let verb = text[..start]
         .iter()
         .rev()
-        .find(|t| !listed(ARTICLES, t.word.as_str()));
+        .find(|t| !listed(&ARTICLES, t.word.as_str()));
     let noun_at = hunk.iter().position(|t| plain_noun(t));
     let preposition_at = hunk
         .iter()
-        .rposition(|t| listed(ATTACHING_PREPOSITIONS, t.word.as_str()));
+        .rposition(|t| listed(&ATTACHING_PREPOSITIONS, t.word.as_str()));
     let (Some(noun_at), Some(preposition_at)) = (noun_at, preposition_at) else {
         return false;
     };
@@ -162,7 +162,7 @@ pub(super) fn attaches_to_added_object(hunk: &[&Token], text: &[Token], end: usi
         && noun_at < preposition_at
         && hunk[preposition_at + 1..]
             .iter()
-            .all(|t| listed(DETERMINERS, t.word.as_str()))
+            .all(|t| listed(&DETERMINERS, t.word.as_str()))
         && text.get(end).is_some_and(plain_noun)
 }
 
@@ -258,7 +258,7 @@ pub(super) fn possessed(
                     // Before an adjective "'s" is "is" ("Sam's happy" /
                     // "Sam is sad"), so the owned word must be a noun.
                     && moved[other].first().is_none_or(|t| {
-                        owned.info.is_noun() && !listed(AUXILIARIES, t.word.as_str())
+                        owned.info.is_noun() && !listed(&AUXILIARIES, t.word.as_str())
                     }) =>
             {
                 // The noun phrase, up to a verb of its own ("Sam's
@@ -430,7 +430,7 @@ pub(super) struct Place<'t> {
 }
 
 /// Prepositions of where one goes: "travels `to` Chicago".
-pub(super) const DESTINATIONS: &str = "to into toward towards";
+pub(super) static DESTINATIONS: WordClass = WordClass::new("destinations");
 
 /// Whether what starts at `start` in `tokens` is where a verb of going in
 /// the simple present takes its destination ("travels to | Chicago", "we
@@ -440,12 +440,12 @@ pub(super) const DESTINATIONS: &str = "to into toward towards";
 /// occurrences, see [`Comparison::contradicts`]).
 pub(super) fn habitual_destination(tokens: &[Token], start: usize, lexicon: &Lexicon) -> bool {
     let mut k = start;
-    if k > 0 && listed(ARTICLES, &tokens[k - 1].word) {
+    if k > 0 && listed(&ARTICLES, &tokens[k - 1].word) {
         k -= 1;
     }
     let Some(verb_at) = k
         .checked_sub(2)
-        .filter(|&v| listed(DESTINATIONS, &tokens[v + 1].word))
+        .filter(|&v| listed(&DESTINATIONS, &tokens[v + 1].word))
     else {
         return false;
     };
@@ -455,8 +455,8 @@ pub(super) fn habitual_destination(tokens: &[Token], start: usize, lexicon: &Lex
     // after a subject that takes it ("I fly"); never after an auxiliary
     // ("will fly", "does not fly").
     let simple_present = ((verb.info.inflected_verb && verb.word.ends_with('s'))
-        || (verb.info.is_verb() && before.is_some_and(|t| listed(PLAIN_VERB_SUBJECTS, &t.word))))
-        && before.is_none_or(|t| !listed(AUXILIARIES, &t.word) && !negated_auxiliary(t));
+        || (verb.info.is_verb() && before.is_some_and(|t| listed(&PLAIN_VERB_SUBJECTS, &t.word))))
+        && before.is_none_or(|t| !listed(&AUXILIARIES, &t.word) && !negated_auxiliary(t));
     verb.is_content()
         && simple_present
         && lexicon.means_motion(&verb.info)
@@ -464,7 +464,7 @@ pub(super) fn habitual_destination(tokens: &[Token], start: usize, lexicon: &Lex
 }
 
 /// Words that open a relative clause: "a sister `who` lives in Ohio".
-pub(super) const RELATIVE_PRONOUNS: &str = "who that which";
+pub(super) static RELATIVE_PRONOUNS: WordClass = WordClass::new("relative_pronouns");
 
 /// Whether the value right after `aligned[..value_at]` qualifies a referent
 /// an indefinite article brings in: "has `a` meeting at | 3pm", "is
@@ -480,7 +480,8 @@ pub(super) fn of_an_indefinite(aligned: &[&Token], value_at: usize, lexicon: &Le
     // words and article ("on May | 3", "with the | …").
     let preposition = |end: usize| {
         let mut k = end;
-        while k > 0 && (aligned[k - 1].role == Role::Name || listed(ARTICLES, &aligned[k - 1].word))
+        while k > 0
+            && (aligned[k - 1].role == Role::Name || listed(&ARTICLES, &aligned[k - 1].word))
         {
             k -= 1;
         }
@@ -488,7 +489,7 @@ pub(super) fn of_an_indefinite(aligned: &[&Token], value_at: usize, lexicon: &Le
             .filter(|&p| is_preposition(&aligned[p].word))
     };
     let content = |at: usize| aligned[at].role == Role::Content;
-    let indefinite = |at: usize| listed(INDEFINITE_ARTICLES, &aligned[at].word);
+    let indefinite = |at: usize| listed(&INDEFINITE_ARTICLES, &aligned[at].word);
     // The indefinite article of the referent a phrase opening at `k`
     // qualifies: its noun right before, with at most one word before that
     // ("a dentist appointment"; after the article even "meeting" is a
@@ -497,7 +498,7 @@ pub(super) fn of_an_indefinite(aligned: &[&Token], value_at: usize, lexicon: &Le
         if k >= 2
             && aligned[k - 1].is_content()
             && aligned[k - 1].info.is_verb()
-            && listed(RELATIVE_PRONOUNS, &aligned[k - 2].word)
+            && listed(&RELATIVE_PRONOUNS, &aligned[k - 2].word)
         {
             k -= 2;
         }
@@ -541,12 +542,12 @@ pub(super) fn adds_a_value(text: &[Token]) -> bool {
 }
 
 /// Prepositions of being in or going to a place, or coming from it.
-pub(super) const LOCATIVES: &str = "in at to into inside within from";
+pub(super) static LOCATIVES: WordClass = WordClass::new("locatives");
 
 /// Prepositions that bring in a party: a companion, an agent, a
 /// beneficiary, an opponent or a topic ("with", "by", "for", "against",
 /// "about").
-pub(super) const PARTY_PREPOSITIONS: &str = "with by for against about";
+pub(super) static PARTY_PREPOSITIONS: WordClass = WordClass::new("party_prepositions");
 
 /// The opposed words of a hunk, if any: the rule file's antonyms, on the
 /// words or their lemmas, or WordNet's, also of a hyphenated word whose
@@ -643,9 +644,9 @@ pub(super) fn classify<'t>(
     let deictic = |side: &[&Token]| {
         !side.is_empty()
             && side.iter().all(|t| {
-                listed(TIME_DEICTICS, t.word.as_str()) || listed(ARTICLES, t.word.as_str())
+                listed(&TIME_DEICTICS, t.word.as_str()) || listed(&ARTICLES, t.word.as_str())
             })
-            && side.iter().any(|t| listed(TIME_DEICTICS, t.word.as_str()))
+            && side.iter().any(|t| listed(&TIME_DEICTICS, t.word.as_str()))
     };
     if place.before_time && deictic(x) && deictic(y) && words_of(x) != words_of(y) {
         comparison.extra[0] += cx.len();
@@ -800,14 +801,14 @@ pub(super) fn classify<'t>(
         // `to` Japan") denies a verb of being or going there ("attended",
         // "visited"), not another relation to the place ("organised the
         // meeting", "loves Japan").
-        let presence = negating.iter().any(|t| listed(COPULAS, &t.word))
+        let presence = negating.iter().any(|t| listed(&COPULAS, &t.word))
             && negating.iter().any(|t| is_preposition(&t.word))
             && !other.iter().any(|t| is_preposition(&t.word));
         // A place within the denied one is in it, where both sides speak of
         // being there ("has never been to `Japan`" / "visited `Tokyo`";
         // not "loves Tokyo").
         let there = place.locative
-            || (negating.iter().any(|t| listed(LOCATIVES, &t.word))
+            || (negating.iter().any(|t| listed(&LOCATIVES, &t.word))
                 && other_content.iter().any(|o| verb_of_presence(o, lexicon)));
         let names = |t: &Token, o: &Token| {
             lexicon.synonyms(t.pair(), o.pair())
@@ -823,8 +824,9 @@ pub(super) fn classify<'t>(
         // `fruit` except bananas" denies the bananas the other text has.
         let excepted_from = |t: &Token| {
             negation == "except"
-                && next
-                    .is_some_and(|n| listed(QUANTIFIERS, &t.word) || lexicon.is_a(&n.info, &t.info))
+                && next.is_some_and(|n| {
+                    listed(&QUANTIFIERS, &t.word) || lexicon.is_a(&n.info, &t.info)
+                })
         };
         let own_content = negating_content
             .iter()
@@ -834,7 +836,7 @@ pub(super) fn classify<'t>(
                 !names_other && !says_has && !excepted_from(t)
             })
             .count();
-        let pronoun = listed(NEGATIVE_PRONOUNS, negation);
+        let pronoun = listed(&NEGATIVE_PRONOUNS, negation);
         // The negation must bear on aligned words: a negated clause of its
         // own ("when there are no tournaments") is a detail, not a denial.
         // Inside the subject only a leading determiner denies ("`No` dog is
@@ -861,7 +863,7 @@ pub(super) fn classify<'t>(
             .count();
         if denies && own_content == 0 && !other_predicate && (!pronoun || other_content.len() <= 2)
         {
-            let quantifier = other.iter().find(|t| listed(QUANTIFIERS, t.word.as_str()));
+            let quantifier = other.iter().find(|t| listed(&QUANTIFIERS, t.word.as_str()));
             // What is denied: the word the negation stands before in the
             // hunk ("is not `cutting`" / "is slicing", "does not `have`"),
             // or the aligned word after the hunk.
@@ -871,8 +873,8 @@ pub(super) fn classify<'t>(
                 .map_or(&[][..], |k| &negating[k + 1..]);
             let shown = scope
                 .iter()
-                .find(|t| !listed(ARTICLES, &t.word))
-                .filter(|t| t.is_content() || listed(POSSESSIVE_VERBS, &t.word))
+                .find(|t| !listed(&ARTICLES, &t.word))
+                .filter(|t| t.is_content() || listed(&POSSESSIVE_VERBS, &t.word))
                 .or_else(|| {
                     scope
                         .iter()
@@ -954,7 +956,7 @@ pub(super) fn classify<'t>(
         {
             let has = [x, y][having]
                 .iter()
-                .find(|t| listed(POSSESSIVE_VERBS, &t.word))
+                .find(|t| listed(&POSSESSIVE_VERBS, &t.word))
                 .map_or(HAVE, |t| t.word.as_str());
             comparison.substitutions.push(if having == 0 {
                 (has.to_owned(), verb.word.clone())
@@ -1211,7 +1213,7 @@ pub(super) fn without_closing_date<'c, 't>(
         .iter()
         .position(|t| std::ptr::eq(*t, content[start]))
         .and_then(|k| k.checked_sub(1))
-        .is_some_and(|k| listed(DATE_PREPOSITIONS, &hunk[k].word));
+        .is_some_and(|k| listed(&DATE_PREPOSITIONS, &hunk[k].word));
     if opened_by_preposition {
         &content[..start]
     } else {
@@ -1328,7 +1330,7 @@ pub(super) fn other_relations(x: &[&Token], y: &[&Token]) -> Option<(String, Str
             .collect()
     }
     let same =
-        |p: &str, q: &str| p == q || ONE_RELATION.iter().any(|r| listed(r, p) && listed(r, q));
+        |p: &str, q: &str| p == q || ONE_RELATION.iter().any(|r| listed(*r, p) && listed(*r, q));
     let (px, py) = (relations(x), relations(y));
     if px.is_empty() || py.is_empty() || px.iter().any(|p| py.iter().any(|q| same(p, q))) {
         return None;
@@ -1345,18 +1347,18 @@ pub(super) fn other_relations(x: &[&Token], y: &[&Token]) -> Option<(String, Str
 }
 
 /// Forms of "have" that state a possession when no participle follows.
-pub(super) const POSSESSIVE_VERBS: &str = "has have had";
+pub(super) static POSSESSIVE_VERBS: WordClass = WordClass::new("possessive_verbs");
 
 /// Adverbs that may stand between an auxiliary and its participle ("has
 /// `already` won"), besides those in "-ly" and negations.
-pub(super) const MID_ADVERBS: &str = "already just also still ever yet since even only";
+pub(super) static MID_ADVERBS: WordClass = WordClass::new("mid_adverbs");
 
 /// Whether `hunk`, a run of `sentence`'s tokens, has a form of "have"
 /// as its verb: past any adverb, followed by neither a participle, "been"
 /// nor "to" ("`has` a bike", not "`has` recently sold").
 pub(super) fn has_as_verb(hunk: &[&Token], sentence: &[Token]) -> bool {
     hunk.iter().any(|t| {
-        listed(POSSESSIVE_VERBS, &t.word)
+        listed(&POSSESSIVE_VERBS, &t.word)
             && sentence
                 .iter()
                 .position(|s| std::ptr::eq(s, *t))
@@ -1364,7 +1366,7 @@ pub(super) fn has_as_verb(hunk: &[&Token], sentence: &[Token]) -> bool {
                     sentence[k + 1..].iter().find(|n| {
                         n.role != Role::Negation
                             && !n.word.ends_with("ly")
-                            && !listed(MID_ADVERBS, &n.word)
+                            && !listed(&MID_ADVERBS, &n.word)
                     })
                 })
                 .is_none_or(|n| !n.info.inflected_verb && !listed("been to", &n.word))
@@ -1383,7 +1385,7 @@ pub(super) fn has_as_its_verb(sentence: &[Token]) -> bool {
 pub(super) fn only_verb_is_have(sentence: &[Token]) -> bool {
     has_as_its_verb(sentence)
         && sentence.iter().enumerate().all(|(k, t)| {
-            listed(POSSESSIVE_VERBS, &t.word)
+            listed(&POSSESSIVE_VERBS, &t.word)
                 || !t.is_content()
                 || !t.info.is_verb()
                 || after_determiner(sentence, k)
@@ -1392,7 +1394,7 @@ pub(super) fn only_verb_is_have(sentence: &[Token]) -> bool {
 
 /// Whether a side has a form of "have" of its own.
 pub(super) fn possessive(side: &[&Token]) -> bool {
-    side.iter().any(|t| listed(POSSESSIVE_VERBS, &t.word))
+    side.iter().any(|t| listed(&POSSESSIVE_VERBS, &t.word))
 }
 
 /// A verb form of going or being somewhere ("`visited` Tokyo", "`lives`
@@ -1428,7 +1430,7 @@ pub(super) fn predicate_adjective<'t>(hunk: &[&'t Token]) -> Option<&'t Token> {
     hunk.windows(2)
         .find(|pair| {
             let word = pair[1];
-            listed(COPULAS, &pair[0].word)
+            listed(&COPULAS, &pair[0].word)
                 && word.is_content()
                 && !word.info.is_noun()
                 && word.info.modifies()

@@ -18,7 +18,7 @@ pub fn denial(text: &str, lexicon: &Lexicon) -> Denial {
                 && words[at - 2] == "there"
                 && listed("is are was were", &words[at - 1])
                 && negation == "no";
-            Some(if listed(NEGATIVE_PRONOUNS, &negation) {
+            Some(if listed(&NEGATIVE_PRONOUNS, &negation) {
                 Denial::Pronoun
             } else if of_existence {
                 Denial::Existence
@@ -120,7 +120,7 @@ pub fn clauses(tokens: &[Token]) -> Vec<Cow<'_, [Token]>> {
     // "Oscar loves cycling".
     let mut shared: Option<Vec<Token>> = None;
     for k in 0..tokens.len() {
-        if k <= start || !listed(CONJUNCTIONS, tokens[k].word.as_str()) {
+        if k <= start || !listed(&CONJUNCTIONS, tokens[k].word.as_str()) {
             continue;
         }
         // A short subject of its own, then a finite auxiliary: "and `the
@@ -130,14 +130,14 @@ pub fn clauses(tokens: &[Token]) -> Vec<Cow<'_, [Token]>> {
             .enumerate()
             .skip(k + 2)
             .take(4)
-            .take_while(|(_, t)| !listed(CONJUNCTIONS, t.word.as_str()))
+            .take_while(|(_, t)| !listed(&CONJUNCTIONS, t.word.as_str()))
             .any(|(_, t)| finite(t));
         // And a predicate before it, in the same clause: not "a big brown
         // `and` white dog is …", nor "said that he `and` his film are …".
         let before = &tokens[start..k];
         let own_start = before
             .iter()
-            .rposition(|t| listed(CLAUSE_BREAKS, t.word.as_str()))
+            .rposition(|t| listed(&CLAUSE_BREAKS, t.word.as_str()))
             .map_or(0, |p| p + 1);
         // A name is no predicate, however WordNet may read it: "Computer
         // `Associates`, EMC and Veritas are …" is one subject.
@@ -175,25 +175,25 @@ pub fn clauses(tokens: &[Token]) -> Vec<Cow<'_, [Token]>> {
             + 1
             + tokens[k + 1..]
                 .iter()
-                .take_while(|t| listed(CONJUNCT_ADVERBS, t.word.as_str()))
+                .take_while(|t| listed(&CONJUNCT_ADVERBS, t.word.as_str()))
                 .count();
         let Some(first) = tokens.get(opening) else {
             continue;
         };
         let conjunct_content = tokens[k + 1..]
             .iter()
-            .take_while(|t| !listed(CONJUNCTIONS, t.word.as_str()))
+            .take_while(|t| !listed(&CONJUNCTIONS, t.word.as_str()))
             .filter(|t| t.is_content())
             .count();
         let tense_end = (predicate_at..k)
             .find(|&p| {
-                !written_as(FINITE_AUXILIARIES, &tokens[p])
-                    && !listed(COPULAS, tokens[p].word.as_str())
+                !written_as(&FINITE_AUXILIARIES, &tokens[p])
+                    && !listed(&COPULAS, tokens[p].word.as_str())
             })
             .unwrap_or(k);
         let copular = tokens[predicate_at..tense_end]
             .iter()
-            .any(|t| listed(COPULAS, t.word.as_str()));
+            .any(|t| listed(&COPULAS, t.word.as_str()));
         let own_tense = finite(first);
         // A negation before it may scope over both predicates ("There is
         // no man standing … and holding poles" denies the pair, not each).
@@ -292,14 +292,14 @@ pub fn statement(text: &str, lexicon: &Lexicon) -> Vec<Token> {
 pub(super) fn active_order(tokens: &[Token]) -> Option<Vec<usize>> {
     let by = tokens.iter().position(|t| t.word == "by")?;
     let auxiliary = |t: &Token| {
-        listed(COPULAS, t.word.as_str())
-            || written_as(FINITE_AUXILIARIES, t)
+        listed(&COPULAS, t.word.as_str())
+            || written_as(&FINITE_AUXILIARIES, t)
             || (t.role == Role::Negation && t.word == "not")
             || negated_auxiliary(t)
     };
     // A form of "be", negated or not: "has peeled" is active.
     let be = |t: &Token| {
-        listed(COPULAS, t.word.as_str())
+        listed(&COPULAS, t.word.as_str())
             || t.word == "not"
             || (negated_auxiliary(t)
                 && ["is", "are", "was", "were"]
@@ -328,7 +328,7 @@ pub(super) fn active_order(tokens: &[Token]) -> Option<Vec<usize>> {
     // "without being stopped" is a phrase inside another clause.
     if !tokens[first_auxiliary..participle]
         .iter()
-        .any(|t| written_as(FINITE_AUXILIARIES, t) || negated_auxiliary(t))
+        .any(|t| written_as(&FINITE_AUXILIARIES, t) || negated_auxiliary(t))
     {
         return None;
     }
@@ -337,12 +337,12 @@ pub(super) fn active_order(tokens: &[Token]) -> Option<Vec<usize>> {
     let clause_start = tokens[..first_auxiliary]
         .iter()
         .rposition(|t| {
-            listed(CLAUSE_BREAKS, t.word.as_str())
+            listed(&CLAUSE_BREAKS, t.word.as_str())
                 || (t.info.inflected_verb && !t.word.ends_with('s') && !t.word.ends_with("ing"))
         })
         .map_or(0, |k| k + 1);
     let agent_end = (by + 1..tokens.len())
-        .find(|&k| listed(CLAUSE_BREAKS, tokens[k].word.as_str()))
+        .find(|&k| listed(&CLAUSE_BREAKS, tokens[k].word.as_str()))
         .unwrap_or(tokens.len());
     if clause_start == first_auxiliary || agent_end == by + 1 {
         return None;

@@ -224,7 +224,7 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
     // both sides have one, a hunk before it on both names another
     // referent, not another value.
     let first_auxiliary = |tokens: &[Token]| {
-        let auxiliary = |t: &Token| written_as(AUXILIARIES, t);
+        let auxiliary = |t: &Token| written_as(&AUXILIARIES, t);
         tokens.iter().enumerate().position(|(k, t)| {
             auxiliary(t)
                 || negated_auxiliary(t)
@@ -239,7 +239,7 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
             && verb.info.inflected_verb
             && !verb.word.ends_with("ing")
             && k.checked_sub(1)
-                .is_some_and(|p| listed(COPULAS, aligned_words[p].word.as_str()))
+                .is_some_and(|p| listed(&COPULAS, aligned_words[p].word.as_str()))
     };
     // A verb with its ending, or bare after a subject that takes the bare
     // form ("I `speak` Spanish", "we `work` as nurses") or after a modal
@@ -250,7 +250,7 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
             || (verb.info.is_verb()
                 && k.checked_sub(1).is_some_and(|s| {
                     let before = aligned_words[s].word.as_str();
-                    listed(PLAIN_VERB_SUBJECTS, before) || listed(BARE_VERB_AUXILIARIES, before)
+                    listed(&PLAIN_VERB_SUBJECTS, before) || listed(&BARE_VERB_AUXILIARIES, before)
                 }))
     };
     let additive = adds_a_value(a) || adds_a_value(b);
@@ -286,7 +286,7 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
         // nurse", "works as `a` nurse").
         let governor = aligned_words[..value_at]
             .iter()
-            .rposition(|t| !listed(ARTICLES, t.word.as_str()));
+            .rposition(|t| !listed(&ARTICLES, t.word.as_str()));
         let (hunk_x, hunk_y) = (x.as_slice(), y.as_slice());
         let object_verb = value_at
             .checked_sub(1)
@@ -300,8 +300,8 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
         let place = Place {
             subject: (0..2).all(|side| subject_ends[side].is_some_and(|f| end[side] <= f)),
             after_copula: {
-                let copula_at = |k: usize| listed(COPULAS, aligned_words[k].word.as_str());
-                let article_at = |k: usize| listed(ARTICLES, aligned_words[k].word.as_str());
+                let copula_at = |k: usize| listed(&COPULAS, aligned_words[k].word.as_str());
+                let article_at = |k: usize| listed(&ARTICLES, aligned_words[k].word.as_str());
                 value_at.checked_sub(1).is_some_and(|k| {
                     copula_at(k)
                         || ((before_noun || before_name)
@@ -311,7 +311,7 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
             },
             before_noun,
             predicate_noun: governor
-                .is_some_and(|k| listed(COPULAS, aligned_words[k].word.as_str()) || passive(k)),
+                .is_some_and(|k| listed(&COPULAS, aligned_words[k].word.as_str()) || passive(k)),
             // Held at one time on both sides: "worked at Google" and
             // "works at Microsoft" are a career, not a clash. The tense is
             // the relation's and its auxiliaries' ("`has been` married to").
@@ -324,7 +324,7 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                     .single_valued_ending(last_first)
                     .is_some_and(|length| {
                         let mut start = k + 1 - length;
-                        while start > 0 && listed(AUXILIARIES, &aligned_words[start - 1].word) {
+                        while start > 0 && listed(&AUXILIARIES, &aligned_words[start - 1].word) {
                             start -= 1;
                         }
                         (start..=k)
@@ -332,16 +332,16 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                     })
             }),
             kind_assigned: governor
-                .filter(|&k| listed(COPULAS, &aligned_words[k].word))
+                .filter(|&k| listed(&COPULAS, &aligned_words[k].word))
                 .and_then(|k| k.checked_sub(1))
                 .map(|k| aligned_words[k])
                 .filter(|t| t.role == Role::Content && t.info.is_noun()),
             one_favorite: governor
-                .filter(|&k| listed(SINGULAR_COPULAS, &aligned_words[k].word))
+                .filter(|&k| listed(&SINGULAR_COPULAS, &aligned_words[k].word))
                 .and_then(|k| k.checked_sub(2))
                 .is_some_and(|k| {
                     let kind: &Token = aligned_words[k + 1];
-                    listed(FAVORITES, &aligned_words[k].word)
+                    listed(&FAVORITES, &aligned_words[k].word)
                         && kind.info.lemmas.contains(&kind.word)
                 }),
             role: governor.is_some_and(|k| {
@@ -350,7 +350,11 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
             object: object_verb.is_some(),
             object_of_feeling: object_verb.is_some_and(|verb| {
                 lexicon.feels(&verb.info)
-                    && !verb.info.lemmas.iter().any(|l| listed(PREFERENCE_VERBS, l))
+                    && !verb
+                        .info
+                        .lemmas
+                        .iter()
+                        .any(|l| listed(&PREFERENCE_VERBS, l))
             }),
             additive,
             at_start,
@@ -363,7 +367,7 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
             // ("comes from", "moved to").
             party: governor.is_some_and(|k| {
                 let word = aligned_words[k].word.as_str();
-                listed(PARTY_PREPOSITIONS, word)
+                listed(&PARTY_PREPOSITIONS, word)
                     || (listed("from to", word)
                         && k.checked_sub(1).is_some_and(|n| {
                             let thing: &Token = aligned_words[n];
@@ -371,7 +375,7 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                             // after a determiner or a preposition it is.
                             let after_determiner = n.checked_sub(1).is_some_and(|d| {
                                 let word = aligned_words[d].word.as_str();
-                                listed(DETERMINERS, word) || is_preposition(word) || word == "of"
+                                listed(&DETERMINERS, word) || is_preposition(word) || word == "of"
                             });
                             thing.role == Role::Content
                                 && thing.info.is_noun()
@@ -379,13 +383,13 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                         }))
             }),
             among_possessions: value_at.checked_sub(1).is_some_and(|k| {
-                listed(POSSESSIVES, &aligned_words[k].word)
+                listed(&POSSESSIVES, &aligned_words[k].word)
                     && k.checked_sub(1)
-                        .is_none_or(|c| !listed(COPULAS, &aligned_words[c].word))
+                        .is_none_or(|c| !listed(&COPULAS, &aligned_words[c].word))
             }),
             after_every: value_at
                 .checked_sub(1)
-                .is_some_and(|k| listed(RECURRING, &aligned_words[k].word)),
+                .is_some_and(|k| listed(&RECURRING, &aligned_words[k].word)),
             after_bound: {
                 let back = |n: usize| {
                     value_at
@@ -405,7 +409,7 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
             has_anywhere: [a, b].map(has_as_its_verb),
             locative: governor.is_some_and(|k| {
                 let word: &Token = aligned_words[k];
-                listed(LOCATIVES, &word.word) || verb_of_presence(word, lexicon)
+                listed(&LOCATIVES, &word.word) || verb_of_presence(word, lexicon)
             }),
             of_an_indefinite: of_an_indefinite(&aligned_words, value_at, lexicon),
             wished: (0..value_at)
@@ -414,7 +418,11 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                 .is_some_and(|k| {
                     let verb: &Token = aligned_words[k];
                     lexicon.feels(&verb.info)
-                        && !verb.info.lemmas.iter().any(|l| listed(PREFERENCE_VERBS, l))
+                        && !verb
+                            .info
+                            .lemmas
+                            .iter()
+                            .any(|l| listed(&PREFERENCE_VERBS, l))
                         && aligned_words.get(k + 1).is_some_and(|t| t.word == "to")
                 }),
             habitual_destination: (0..2).any(|side| {
@@ -505,7 +513,7 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
             // 2019`", "`two weeks ago`"; so does where a leaving went
             // ("left Berlin `for Paris`"), or that it went for good.
             let words = content(hunk);
-            let went = |t: &&Token| t.role == Role::Name || listed(PERMANENCE, &t.word);
+            let went = |t: &&Token| t.role == Role::Name || listed(&PERMANENCE, &t.word);
             if ends[side].as_ref().is_some_and(|end| {
                 words.len() <= 3
                     && (words.iter().any(|t| names_time(t, lexicon))
@@ -606,19 +614,19 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
 }
 
 /// Third-person pronouns by gender.
-const MASCULINE: &str = "he him his himself";
-const FEMININE: &str = "she her hers herself";
+static MASCULINE: WordClass = WordClass::new("masculine");
+static FEMININE: WordClass = WordClass::new("feminine");
 
 /// The pronouns when hunk `x` has one of one gender only and `y` one of the
 /// other only. Person may shift between direct and reported speech ("`we`
 /// will" / "`they` would"), gender does not.
 fn other_gender(x: &[&Token], y: &[&Token]) -> Option<(String, String)> {
-    let first = |hunk: &[&Token], gender: &str| {
+    let first = |hunk: &[&Token], gender: &WordClass| {
         hunk.iter()
             .find(|t| listed(gender, &t.word))
             .map(|t| t.word.clone())
     };
-    let pairs = [(MASCULINE, FEMININE), (FEMININE, MASCULINE)];
+    let pairs = [(&MASCULINE, &FEMININE), (&FEMININE, &MASCULINE)];
     pairs.into_iter().find_map(|(one, other)| {
         let mine = first(x, one).filter(|_| first(x, other).is_none())?;
         let theirs = first(y, other).filter(|_| first(y, one).is_none())?;
@@ -681,7 +689,7 @@ const REFERENTS: [(&str, &str); 7] = [
 
 /// Adverbs that may stand between a subject and its verb besides
 /// auxiliaries ("she `also` invited").
-const SUBJECT_ADVERBS: &str = "also just";
+static SUBJECT_ADVERBS: WordClass = WordClass::new("subject_adverbs");
 
 /// The referent of the subject pronoun of the word at `at`: the pronoun
 /// right before it, past auxiliaries and modals ("she `has` invited",
@@ -693,7 +701,7 @@ fn subject_referent(text: &[Token], at: usize) -> Option<usize> {
         if let Some(referent) = REFERENTS.iter().position(|(subject, _)| *subject == word) {
             return Some(referent);
         }
-        if !listed(AUXILIARIES, word) && !listed(SUBJECT_ADVERBS, word) {
+        if !listed(&AUXILIARIES, word) && !listed(&SUBJECT_ADVERBS, word) {
             return None;
         }
         k = k.checked_sub(1)?;
@@ -751,7 +759,7 @@ pub(super) fn without_rejected_alternative<'t>(
     text: &'t [Token],
     other: &[Token],
 ) -> Cow<'t, [Token]> {
-    let prefers = |t: &Token| t.info.lemmas.iter().any(|l| listed(PREFERENCE_VERBS, l));
+    let prefers = |t: &Token| t.info.lemmas.iter().any(|l| listed(&PREFERENCE_VERBS, l));
     let Some(verb) = text.iter().position(prefers) else {
         return Cow::Borrowed(text);
     };
@@ -761,7 +769,7 @@ pub(super) fn without_rejected_alternative<'t>(
     let stated_by_other = |t: &Token| states(other, t);
     let clause = text[verb + 1..]
         .iter()
-        .take_while(|t| !listed(CLAUSE_BREAKS, &t.word))
+        .take_while(|t| !listed(&CLAUSE_BREAKS, &t.word))
         .count();
     let clause = &text[verb + 1..verb + 1 + clause];
     // After an infinitive ("prefers to travel to Japan") "to" is where,
@@ -813,8 +821,8 @@ pub(super) fn without_rejected_alternative<'t>(
 /// dogs" / "likes dogs but not cats").
 pub(super) fn traded_comparison(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Option<Conflict> {
     const LONGEST: usize = 40;
-    const PIVOTS: &str = "than over to rather instead of";
-    let prefers_at_all = |t: &Token| t.info.lemmas.iter().any(|l| listed(PREFERENCE_VERBS, l));
+    static PIVOTS: WordClass = WordClass::new("pivots");
+    let prefers_at_all = |t: &Token| t.info.lemmas.iter().any(|l| listed(&PREFERENCE_VERBS, l));
     // The cheap bound first: no "than", and no preference with a pivot,
     // leaves nothing to trade (most pairs, so nothing is copied for them).
     let denials = |side: &[Token]| side.iter().filter(|t| t.role == Role::Negation).count();
@@ -823,8 +831,8 @@ pub(super) fn traded_comparison(a: &[Token], b: &[Token], lexicon: &Lexicon) -> 
     let compared = denied_a == 0
         && denied_b == 0
         && (a.iter().any(|t| t.word == "than")
-            || (a.iter().any(prefers_at_all) && a.iter().any(|t| listed(PIVOTS, &t.word)))
-            || a.iter().any(|t| listed(ONE_WAY_PLACES, &t.word)));
+            || (a.iter().any(prefers_at_all) && a.iter().any(|t| listed(&PIVOTS, &t.word)))
+            || a.iter().any(|t| listed(&ONE_WAY_PLACES, &t.word)));
     let contrasted = denied_a == 1 && denied_b == 1;
     if a.len() > LONGEST || !(compared || contrasted) {
         return None;
@@ -843,7 +851,7 @@ pub(super) fn traded_comparison(a: &[Token], b: &[Token], lexicon: &Lexicon) -> 
     let same = |x: &Token, y: &Token| {
         x.word == y.word
             || x.shares_lemma(y)
-            || (listed(DETERMINERS, &x.word) && listed(DETERMINERS, &y.word))
+            || (listed(&DETERMINERS, &x.word) && listed(&DETERMINERS, &y.word))
     };
     let same_run = |x: &[&Token], y: &[&Token]| x.iter().zip(y).all(|(p, q)| same(p, q));
     let prefix = (0..n).take_while(|&k| same(a[k], b[k])).count();
@@ -873,7 +881,7 @@ pub(super) fn traded_comparison(a: &[Token], b: &[Token], lexicon: &Lexicon) -> 
             }
             let place = one_way_place(middle, lexicon);
             let compares = middle.iter().any(|t| t.word == "than")
-                || (prefers && middle.iter().all(|t| listed(PIVOTS, &t.word)))
+                || (prefers && middle.iter().all(|t| listed(&PIVOTS, &t.word)))
                 || place.is_some();
             if (contrast || compares)
                 && first.iter().any(|t| t.is_content())
@@ -915,8 +923,7 @@ pub(super) fn contrasts(middle: &[&Token]) -> bool {
 /// Prepositions of a place relation that holds one way at a time: of two
 /// things, only one is behind, under or on the other. "in front of" and
 /// "on top of" end with the same relation in two more words.
-pub(super) const ONE_WAY_PLACES: &str =
-    "behind under underneath beneath below above atop on onto inside front top";
+pub(super) static ONE_WAY_PLACES: WordClass = WordClass::new("one_way_places");
 
 /// The place relation that `middle`, the words between two traded
 /// phrases, ends in, if it holds one way ([`ONE_WAY_PLACES`]) after
@@ -926,12 +933,12 @@ pub(super) const ONE_WAY_PLACES: &str =
 pub(super) fn one_way_place(middle: &[&Token], lexicon: &Lexicon) -> Option<String> {
     let end = middle
         .iter()
-        .rposition(|t| !listed(DETERMINERS, &t.word))
+        .rposition(|t| !listed(&DETERMINERS, &t.word))
         .map_or(0, |k| k + 1);
     let words: Vec<&str> = middle[..end].iter().map(|t| t.word.as_str()).collect();
     let relation_len = match words.as_slice() {
         [.., "in", "front", "of"] | [.., "on", "top", "of"] => 3,
-        [.., last] if listed(ONE_WAY_PLACES, last) && !listed("front top", last) => 1,
+        [.., last] if listed(&ONE_WAY_PLACES, last) && !listed("front top", last) => 1,
         _ => return None,
     };
     let (before, relation) = middle[..end].split_at(end - relation_len);
@@ -984,7 +991,7 @@ pub(super) fn denied_runs(tokens: &[Token]) -> Vec<Vec<&str>> {
         .map(|(k, negation)| {
             let after = &tokens[k + 1..];
             let inverted = listed("nor neither", &negation.word)
-                && after.first().is_some_and(|t| listed(AUXILIARIES, &t.word));
+                && after.first().is_some_and(|t| listed(&AUXILIARIES, &t.word));
             let from = after
                 .iter()
                 .skip(1)

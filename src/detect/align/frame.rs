@@ -24,7 +24,7 @@ pub(super) fn frame(tokens: &[Token]) -> Option<Frame> {
         let auxiliary = if negated_auxiliary(t) {
             Some(negated_base(t))
         } else {
-            written_as(FINITE_AUXILIARIES, t).then_some(t.word.as_str())
+            written_as(&FINITE_AUXILIARIES, t).then_some(t.word.as_str())
         };
         if let Some(auxiliary) = auxiliary {
             // A present perfect spans the past up to now: "has never been
@@ -59,7 +59,8 @@ pub(super) fn frame(tokens: &[Token]) -> Option<Frame> {
                         .filter(|&v| {
                             let verb = &tokens[v];
                             (verb.info.inflected_verb && verb.word.ends_with("ing"))
-                                || (listed(BARE_VERB_AUXILIARIES, auxiliary) && verb.info.is_verb())
+                                || (listed(&BARE_VERB_AUXILIARIES, auxiliary)
+                                    && verb.info.is_verb())
                         })
                         .unwrap_or(k),
                 ),
@@ -94,11 +95,11 @@ pub(super) fn frame(tokens: &[Token]) -> Option<Frame> {
 
 /// Modal auxiliaries: what they govern is possible, wanted or owed, not
 /// stated.
-pub(super) const MODALS: &str = "might may could would must should ought";
+pub(super) static MODALS: WordClass = WordClass::new("modals");
 
 /// A modal, or an auxiliary of the future or of ability ("will", "can").
 pub(super) fn modal_or_future(word: &str) -> bool {
-    listed(MODALS, word) || listed("will can shall", word)
+    listed(&MODALS, word) || listed("will can shall", word)
 }
 
 /// Whether words of `text` that `other` lacks change what the shared words
@@ -125,7 +126,7 @@ pub(super) fn reframes(text: &[Token], other: &[Token], lexicon: &Lexicon) -> bo
         // possibility is not a plan ("may move" / "will move").
         let only_possible = listed("might may", &t.word) && !other_possible;
         let modal = t.role != Role::Name
-            && ((listed(MODALS, t.word.as_str()) && !other_modal) || only_possible);
+            && ((listed(&MODALS, t.word.as_str()) && !other_modal) || only_possible);
         // A gerund the other text has as a finite verb ("stopped `eating`"
         // / "`eats`"), not the same word ("wore `matching` outfits").
         let gerund_of_other = |n: &Token| {
@@ -143,7 +144,7 @@ pub(super) fn reframes(text: &[Token], other: &[Token], lexicon: &Lexicon) -> bo
         // Past an object pronoun: "told `him` to stop".
         let (next, after) = match next {
             Some(n)
-                if listed(OBJECT_PRONOUNS, &n.word) && after.is_some_and(|a| a.word == "to") =>
+                if listed(&OBJECT_PRONOUNS, &n.word) && after.is_some_and(|a| a.word == "to") =>
             {
                 (after, text.get(k + 3))
             }

@@ -26,6 +26,7 @@
 
 use super::Lexicon;
 use super::wordnet::Word;
+use super::words::{WordClass, Words};
 use std::borrow::Cow;
 
 mod changes;
@@ -42,45 +43,37 @@ pub use self::clauses::{Denial, clause_conflict, clauses, denial, may_conflict, 
 pub use self::compare::{compare, join_compounds};
 pub use self::tokens::tokens;
 
-/// Whether `word` is in `list` (words separated by spaces, `_` inside a
-/// phrase).
-pub(super) fn listed(list: &str, word: &str) -> bool {
-    list.split_whitespace()
-        .any(|entry| entry == word || (entry.contains('_') && entry.replace('_', " ") == word))
+/// Whether `word` is in `list`: a [`WordClass`] of `en.toml`, or a few
+/// words written inline (separated by spaces, `_` inside a phrase).
+pub(super) fn listed<L: Words + ?Sized>(list: &L, word: &str) -> bool {
+    list.has(word)
 }
 
 /// Function words: they carry no fact of their own, so a hunk of only
 /// these is not a difference.
-const FUNCTION_WORDS: &str = "a an the this that these those there here it its is are was were be been being am do \
-     does did doing has have had having will should can \
-     of to in on at by for with from as into onto and or but if then than so \
-     which who whom whose what he she they them his her hers their theirs we us our you \
-     your i me my him himself herself themselves itself one s some any just also too very \
-     while about each";
+static FUNCTION_WORDS: WordClass = WordClass::new("function_words");
 
 /// Auxiliaries and copulas: the first one ends the subject.
-const AUXILIARIES: &str = "is are was were am be been has have had do does did will would can could should may \
-     might must shall";
+static AUXILIARIES: WordClass = WordClass::new("auxiliaries");
 
 /// Auxiliaries and copulas that carry tense: a clause of its own has one.
-const FINITE_AUXILIARIES: &str = "is are was were am has have had do does did will would can could should \
-     may might must shall";
+static FINITE_AUXILIARIES: WordClass = WordClass::new("finite_auxiliaries");
 
 /// The verb of possession.
 const HAVE: &str = "have";
-const COPULAS: &str = "is are was were am be been being";
+static COPULAS: WordClass = WordClass::new("copulas");
 
-const ARTICLES: &str = "a an the";
+static ARTICLES: WordClass = WordClass::new("articles");
 
 /// Possessive determiners, and the possessive "s" ("Sam`'s`").
-const POSSESSIVES: &str = "my your his her its our their s";
+static POSSESSIVES: WordClass = WordClass::new("possessives");
 
 /// Whether the token is an auxiliary, a copula or a conjunction: a word
 /// that joins a phrase to the sentence rather than opening it.
 pub fn joins(t: &Token) -> bool {
-    listed(AUXILIARIES, &t.word)
-        || listed(COPULAS, &t.word)
-        || listed(CONJUNCTIONS, &t.word)
+    listed(&AUXILIARIES, &t.word)
+        || listed(&COPULAS, &t.word)
+        || listed(&CONJUNCTIONS, &t.word)
         || t.word == "or"
 }
 
@@ -109,22 +102,22 @@ fn negated_base(t: &Token) -> &str {
 
 /// An auxiliary or copula that carries tense, negated or not.
 fn finite(t: &Token) -> bool {
-    written_as(FINITE_AUXILIARIES, t) || negated_auxiliary(t)
+    written_as(&FINITE_AUXILIARIES, t) || negated_auxiliary(t)
 }
 
 /// Whether `t` is one of the auxiliaries `list` spells, as a function
 /// word: a capitalised word inside a sentence is a name, not a modal ("met
 /// Nate in `May`", "Nate and `May` are friends").
-fn written_as(list: &str, t: &Token) -> bool {
+fn written_as<L: Words + ?Sized>(list: &L, t: &Token) -> bool {
     t.role != Role::Name && listed(list, &t.word)
 }
 
 /// Words that place a time relative to now ("`last` year", "`this`
 /// week", "`next` Monday").
-const TIME_DEICTICS: &str = "this last next past previous coming following";
+static TIME_DEICTICS: WordClass = WordClass::new("time_deictics");
 
 /// Prepositions that open a date closing a text ("moved `in` May").
-const DATE_PREPOSITIONS: &str = "in on during";
+static DATE_PREPOSITIONS: WordClass = WordClass::new("date_prepositions");
 
 /// Whether `text` has a content word of `word`'s lemma: says it too.
 fn states(text: &[Token], word: &Token) -> bool {
@@ -166,10 +159,10 @@ fn past_spelling(word: &str, info: &Word) -> bool {
 
 /// Words that make a departure one for good: "left Berlin `for good`",
 /// "… `forever`", "… `permanently`" ("good" only after "for").
-const PERMANENCE: &str = "good forever permanently";
+static PERMANENCE: WordClass = WordClass::new("permanence");
 
 /// Words before a time that make it recur ("`every` Monday").
-const RECURRING: &str = "every each";
+static RECURRING: WordClass = WordClass::new("recurring");
 
 /// A time that recurs, one of a habit's several occasions: written in the
 /// plural ("on `Tuesdays`", "in the `evenings`") or after an aligned
@@ -187,25 +180,24 @@ fn recurs(time: &Token, after_every: bool, lexicon: &Lexicon) -> bool {
 
 /// Verbs that rank one thing over another ("prefers tea `over` coffee"),
 /// as lemmas.
-const PREFERENCE_VERBS: &str = "prefer favor favour choose";
+static PREFERENCE_VERBS: WordClass = WordClass::new("preference_verbs");
 
 /// Subject pronouns whose present-tense verb is its bare form.
-const PLAIN_VERB_SUBJECTS: &str = "i we you they";
+static PLAIN_VERB_SUBJECTS: WordClass = WordClass::new("plain_verb_subjects");
 
 /// Auxiliaries followed by a verb's bare form ("will `visit`", "does
 /// `speak`").
-const BARE_VERB_AUXILIARIES: &str = "do does did will would can could shall should may might must";
+static BARE_VERB_AUXILIARIES: WordClass = WordClass::new("bare_verb_auxiliaries");
 
 /// Pronouns as the object of a verb ("told `him` to stop").
-const OBJECT_PRONOUNS: &str = "me you him her it us them";
+static OBJECT_PRONOUNS: WordClass = WordClass::new("object_pronouns");
 
 /// Negations that also stand for the argument they deny ("Nobody is
 /// swimming" / "A man is swimming").
-const NEGATIVE_PRONOUNS: &str = "nobody nothing none no_one noone";
+static NEGATIVE_PRONOUNS: WordClass = WordClass::new("negative_pronouns");
 
 /// Quantifiers that flip against a negative determiner.
-const QUANTIFIERS: &str = "all every each some many most several always everyone everybody everything someone \
-     somebody something";
+static QUANTIFIERS: WordClass = WordClass::new("quantifiers");
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
@@ -309,12 +301,12 @@ pub fn predicate_at(tokens: &[Token], k: usize) -> bool {
         return true;
     }
     let before = tokens[..k].last();
-    let governed = before.is_some_and(|p| p.word == "to" || listed(AUXILIARIES, &p.word));
+    let governed = before.is_some_and(|p| p.word == "to" || listed(&AUXILIARIES, &p.word));
     let assigned = tokens[..k]
         .iter()
         .rev()
-        .find(|p| !listed(ARTICLES, &p.word))
-        .is_some_and(|p| listed(COPULAS, &p.word));
+        .find(|p| !listed(&ARTICLES, &p.word))
+        .is_some_and(|p| listed(&COPULAS, &p.word));
     (governed && t.info.is_verb()) || assigned
 }
 
@@ -325,7 +317,7 @@ pub fn predicate_at(tokens: &[Token], k: usize) -> bool {
 pub fn predicate_opposites(words: &[String], lexicon: &Lexicon) -> Vec<(String, String)> {
     let mut pairs: Vec<(String, String)> = words
         .windows(2)
-        .filter(|pair| listed(COPULAS, &pair[0]) || listed(CHANGE_COPULAS, &pair[0]))
+        .filter(|pair| listed(&COPULAS, &pair[0]) || listed(&CHANGE_COPULAS, &pair[0]))
         .flat_map(|pair| lexicon.opposed_pairs(&pair[1]))
         .collect();
     pairs.sort();
@@ -444,28 +436,25 @@ pub struct Comparison {
 /// Prepositions that relate a verb or noun to what follows: place,
 /// direction, time, company, purpose, opposition. Not "of", "as", "than"
 /// or "like", which build a phrase rather than relate one.
-const PREPOSITIONS: &str = "about above across after against along among around at before \
-     behind below beneath beside between beyond by during for from in inside into near off on \
-     onto outside over past since through to toward towards under underneath until upon with \
-     within without";
+static PREPOSITIONS: WordClass = WordClass::new("prepositions");
 
 /// Whether `word` is one of the [`PREPOSITIONS`].
 pub(super) fn is_preposition(word: &str) -> bool {
-    listed(PREPOSITIONS, word)
+    listed(&PREPOSITIONS, word)
 }
 
 /// Words that make what they modify one's single choice ("favorite food").
-const FAVORITES: &str = "favorite favourite";
+static FAVORITES: WordClass = WordClass::new("favorites");
 
 /// Copulas of one subject, that assign one value ("is", not "are").
-const SINGULAR_COPULAS: &str = "is was";
+static SINGULAR_COPULAS: WordClass = WordClass::new("singular_copulas");
 
 /// Conjunctions that may join two clauses.
-const CONJUNCTIONS: &str = "and but while whereas";
+static CONJUNCTIONS: WordClass = WordClass::new("conjunctions");
 
 /// Adverbs that may stand between a conjunction and the verb of its
 /// conjunct: "left Google and `now` works at Meta".
-const CONJUNCT_ADVERBS: &str = "now then later since also still";
+static CONJUNCT_ADVERBS: WordClass = WordClass::new("conjunct_adverbs");
 
 /// Whether `t` names a time: a noun of times ("year", "March") or a year
 /// ("2019").
@@ -478,7 +467,7 @@ fn names_time(t: &Token, lexicon: &Lexicon) -> bool {
 
 /// Copulas of becoming, in the past: what they assign holds from then on
 /// ("got married", "became ill").
-const CHANGE_COPULAS: &str = "became got grew";
+static CHANGE_COPULAS: WordClass = WordClass::new("change_copulas");
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Tense {
@@ -535,11 +524,11 @@ fn plain_noun(t: &Token) -> bool {
 }
 
 /// Adverbial particles that are nouns too ("down", "back").
-const PARTICLES: &str = "up down out away back";
+static PARTICLES: WordClass = WordClass::new("particles");
 
 /// Articles that bring in one of possibly many: "`a` trip", "`some`
 /// friends".
-const INDEFINITE_ARTICLES: &str = "a an another some";
+static INDEFINITE_ARTICLES: WordClass = WordClass::new("indefinite_articles");
 
 /// Whether `before` ends with a currency sign: the number after it is an
 /// amount of money.
@@ -549,14 +538,13 @@ fn after_currency_sign(before: &str) -> bool {
 
 /// Words before a noun: a verb form right after one is a noun ("the
 /// `kids`", "Tom's `cats`").
-const DETERMINERS: &str =
-    "a an the this that these those his her their my our your its some any each every no s";
+static DETERMINERS: WordClass = WordClass::new("determiners");
 
 /// Whether token `k` of `tokens` follows a determiner: a noun, not a verb.
 fn after_determiner(tokens: &[Token], k: usize) -> bool {
     k.checked_sub(1)
-        .is_some_and(|p| listed(DETERMINERS, &tokens[p].word))
+        .is_some_and(|p| listed(&DETERMINERS, &tokens[p].word))
 }
 
 /// Words that end a clause: a passive's agent does not run past them.
-const CLAUSE_BREAKS: &str = "and or but while which who that whose where when because";
+static CLAUSE_BREAKS: WordClass = WordClass::new("clause_breaks");

@@ -3,9 +3,7 @@
 
 use super::*;
 
-pub(super) const NUMBER_WORDS: &str = "zero one two three four five six seven eight nine ten eleven twelve thirteen \
-     fourteen fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty \
-     seventy eighty ninety hundred thousand million billion dozen once twice thrice";
+pub(super) static NUMBER_WORDS: WordClass = WordClass::new("number_words");
 
 /// The value a cardinal number word spells, so that "eight" and "8" are
 /// one value; multipliers ("million") stay words, as they do after digits.
@@ -377,8 +375,7 @@ pub(super) fn same_time(a: &str, b: &str) -> bool {
 /// SI and customary measures and data sizes. Not the multipliers ("$1.4bn"
 /// is "$1.4 billion", "11M" may be millions or metres) nor single letters
 /// that also name other things ("5G", "4K").
-pub(super) const JOINED_UNITS: &str = "km cm mm mi ft yd kg mg lb lbs oz kb mb gb tb hz khz mhz ghz mph \
-     kph kmh ml hr hrs min mins s sec secs ms kw kwh mw mah";
+pub(super) static JOINED_UNITS: WordClass = WordClass::new("joined_units");
 
 /// Where the unit starts in a number written into its unit ("5km",
 /// "1.5kg"), if `word` is one: digits, with a decimal point or thousands
@@ -388,7 +385,7 @@ pub(super) fn joined_unit(word: &str) -> Option<usize> {
     let number = &word[..at];
     let starts_and_ends_with_digit = number.starts_with(|c: char| c.is_ascii_digit())
         && number.ends_with(|c: char| c.is_ascii_digit());
-    (starts_and_ends_with_digit && listed(JOINED_UNITS, &word[at..].to_lowercase())).then_some(at)
+    (starts_and_ends_with_digit && listed(&JOINED_UNITS, &word[at..].to_lowercase())).then_some(at)
 }
 
 pub(super) fn lowercase(words: &[&str]) -> Vec<String> {
@@ -426,7 +423,7 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
     // negation away from the argument it denies.
     let existential = words.len() > 2
         && words[0] == "there"
-        && listed(COPULAS, words[1].as_str())
+        && listed(&COPULAS, words[1].as_str())
         && lexicon.negation_at(&words[1..]).is_none();
     let mut at = if existential { 2 } else { 0 };
     while at < words.len() {
@@ -581,11 +578,11 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
         // A sentence or a quotation capitalises its first word whatever it
         // is: "said, "The …"" opens on the article, not on a name.
         let role = if word.chars().all(|c| c.is_ascii_digit())
-            || listed(NUMBER_WORDS, word.as_str())
+            || listed(&NUMBER_WORDS, word.as_str())
             || ordinal_rank(word).is_some()
         {
             Role::Number
-        } else if listed(FUNCTION_WORDS, word.as_str())
+        } else if listed(&FUNCTION_WORDS, word.as_str())
             && (!capitalised || at == 0 || opens_sentence(&text[..spans[at].0]))
             // "she/her" names pronouns: two values a merge must keep.
             && !slashed(text, &spans, at)
@@ -688,7 +685,7 @@ pub(super) fn hyphenated_compound(
     (at + 2..=joined).rev().find_map(|end| {
         if !words[at + 1..end]
             .iter()
-            .any(|w| listed(FUNCTION_WORDS, w.as_str()))
+            .any(|w| listed(&FUNCTION_WORDS, w.as_str()))
         {
             return None;
         }
@@ -713,7 +710,7 @@ pub(super) fn exception_as_restriction(mut tokens: Vec<Token>, lexicon: &Lexicon
             .then(|| {
                 tokens[..k]
                     .iter()
-                    .rposition(|t| t.role == Role::Negation || listed(CLAUSE_BREAKS, &t.word))
+                    .rposition(|t| t.role == Role::Negation || listed(&CLAUSE_BREAKS, &t.word))
             })
             .flatten()
             .filter(|&j| tokens[j].role == Role::Negation && tokens[j].word != "except");
