@@ -17,7 +17,14 @@ static CLASSES: LazyLock<HashMap<String, String>> =
 /// A named class of words; membership is one hash lookup.
 pub(crate) struct WordClass {
     name: &'static str,
-    words: OnceLock<HashSet<String>>,
+    words: OnceLock<Members>,
+}
+
+/// A class as loaded: every entry as written and with spaces for `_`, and
+/// the entries in file order, phrases spelt with spaces.
+struct Members {
+    set: HashSet<String>,
+    phrases: Vec<String>,
 }
 
 impl WordClass {
@@ -31,14 +38,28 @@ impl WordClass {
     /// Whether `word` is in the class; a phrase written with `_` in the
     /// file matches with spaces too.
     pub(crate) fn contains(&self, word: &str) -> bool {
-        self.words
-            .get_or_init(|| {
-                let text = CLASSES.get(self.name).map_or("", String::as_str);
-                text.split_whitespace()
+        self.members().set.contains(word)
+    }
+
+    /// The entries, phrases spelt with spaces ("out of").
+    pub(crate) fn phrases(&self) -> impl Iterator<Item = &str> {
+        self.members().phrases.iter().map(String::as_str)
+    }
+
+    fn members(&self) -> &Members {
+        self.words.get_or_init(|| {
+            let text = CLASSES.get(self.name).map_or("", String::as_str);
+            Members {
+                set: text
+                    .split_whitespace()
                     .flat_map(|entry| [entry.to_owned(), entry.replace('_', " ")])
-                    .collect()
-            })
-            .contains(word)
+                    .collect(),
+                phrases: text
+                    .split_whitespace()
+                    .map(|entry| entry.replace('_', " "))
+                    .collect(),
+            }
+        })
     }
 }
 

@@ -577,6 +577,7 @@ pub(super) fn antonym_in(
                     .map(|q| (p.word.clone(), q.word.clone()))
             })
         })
+        .or_else(|| opposite_relation(x, y))
         .or_else(|| {
             x.iter().find_map(|p| {
                 y.iter()
@@ -600,6 +601,53 @@ pub(super) fn antonym_in(
                 .wordnet_antonyms(&lexicon.word(&wp), &lexicon.word(&wq))
                 .then_some((wp, wq))
         })
+}
+
+/// Relations of place and motion by their two poles (`en.toml`): being in,
+/// on, at or going to a thing, and being out of, off, away from or coming
+/// from it.
+static OPPOSITE_RELATIONS: [(&WordClass, &WordClass); 4] = [
+    (&CONTAINMENT, &CONTAINMENT_REVERSED),
+    (&SUPPORT, &SUPPORT_REVERSED),
+    (&PRESENCE, &PRESENCE_REVERSED),
+    (&GOAL, &GOAL_REVERSED),
+];
+pub(super) static CONTAINMENT: WordClass = WordClass::new("containment");
+pub(super) static CONTAINMENT_REVERSED: WordClass = WordClass::new("containment_reversed");
+pub(super) static SUPPORT: WordClass = WordClass::new("support");
+pub(super) static SUPPORT_REVERSED: WordClass = WordClass::new("support_reversed");
+pub(super) static PRESENCE: WordClass = WordClass::new("presence");
+pub(super) static PRESENCE_REVERSED: WordClass = WordClass::new("presence_reversed");
+pub(super) static GOAL: WordClass = WordClass::new("goal");
+pub(super) static GOAL_REVERSED: WordClass = WordClass::new("goal_reversed");
+
+/// One relation at its two poles across the hunks: a word of one pole on
+/// one side, of the other on the other, and neither on both ("The cat is
+/// `in` the box" / "… `out of` the box", "is `at` home" / "is `away from`
+/// home"). Whatever else the texts share, the one says the opposite of the
+/// other, so a text that holds every word of the other does not hold its
+/// fact.
+pub(super) fn opposite_relation(x: &[&Token], y: &[&Token]) -> Option<(String, String)> {
+    let (wx, wy) = (format!(" {} ", words_of(x)), format!(" {} ", words_of(y)));
+    let find = |text: &str, pole: &WordClass| {
+        pole.phrases()
+            .filter(|p| text.contains(&format!(" {p} ")))
+            .max_by_key(|p| p.len())
+            .map(str::to_owned)
+    };
+    OPPOSITE_RELATIONS.iter().find_map(|&(toward, away)| {
+        for (first, second) in [(toward, away), (away, toward)] {
+            if let (Some(p), Some(q), None, None) = (
+                find(&wx, first),
+                find(&wy, second),
+                find(&wx, second),
+                find(&wy, first),
+            ) {
+                return Some((p, q));
+            }
+        }
+        None
+    })
 }
 
 /// Whether `prefixed` is `word` with "non" before it ("nonsmoker" /

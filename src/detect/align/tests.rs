@@ -639,3 +639,40 @@ fn a_date_set_aside_from_a_change_is_still_its_sides_detail() {
     );
     assert!(!found.conflicts.is_empty());
 }
+
+/// Runs a file of `first<TAB>second<TAB>verdict` cases (`cases/*.tsv`)
+/// through the alignment; every case that fails is named.
+fn run_cases(file: &str, cases: &str) {
+    let mut failures = Vec::new();
+    for (line, case) in cases.lines().enumerate() {
+        if case.trim().is_empty() || case.starts_with('#') {
+            continue;
+        }
+        let [first, second, expected] = case.split('\t').collect::<Vec<_>>()[..] else {
+            panic!("{file}:{}: not first<TAB>second<TAB>verdict", line + 1);
+        };
+        let found = comparison(first, second);
+        let verdict = if found.contradicts() {
+            "conflict"
+        } else if found.covers(0) || found.covers(1) {
+            "covers"
+        } else {
+            "apart"
+        };
+        if verdict != expected {
+            failures.push(format!(
+                "{file}:{}: {first} / {second}: {verdict}, not {expected}",
+                line + 1
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn opposite_relations_are_conflicts_whatever_else_the_texts_share() {
+    run_cases(
+        "opposite_relations.tsv",
+        include_str!("cases/opposite_relations.tsv"),
+    );
+}
