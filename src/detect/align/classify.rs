@@ -603,6 +603,9 @@ pub(super) fn antonym_in(
         })
 }
 
+/// Quantifiers over every member of a set ("every", "all", "each").
+pub(super) static UNIVERSAL_QUANTIFIERS: WordClass = WordClass::new("universal_quantifiers");
+
 /// Relations of place and motion by their two poles (`en.toml`): being in,
 /// on, at or going to a thing, and being out of, off, away from or coming
 /// from it.
@@ -626,8 +629,15 @@ pub(super) static GOAL_REVERSED: WordClass = WordClass::new("goal_reversed");
 /// `in` the box" / "… `out of` the box", "is `at` home" / "is `away from`
 /// home"). Whatever else the texts share, the one says the opposite of the
 /// other, so a text that holds every word of the other does not hold its
-/// fact.
+/// fact. The hunks must be the relation words alone, so both bear on the
+/// shared words after them: "walking `in a yard`" / "walking `outside`"
+/// places one walk twice.
 pub(super) fn opposite_relation(x: &[&Token], y: &[&Token]) -> Option<(String, String)> {
+    let only = |side: &[&Token], phrase: &str| {
+        content(side)
+            .iter()
+            .all(|t| phrase.split(' ').any(|w| w == t.word))
+    };
     let (wx, wy) = (format!(" {} ", words_of(x)), format!(" {} ", words_of(y)));
     let find = |text: &str, pole: &WordClass| {
         pole.phrases()
@@ -642,7 +652,9 @@ pub(super) fn opposite_relation(x: &[&Token], y: &[&Token]) -> Option<(String, S
                 find(&wy, second),
                 find(&wx, second),
                 find(&wy, first),
-            ) {
+            ) && only(x, &p)
+                && only(y, &q)
+            {
                 return Some((p, q));
             }
         }
@@ -714,6 +726,15 @@ pub(super) fn classify<'t>(
         && (spelled(&cx) || spelled(&cy))
         && number_values(&cx) == number_values(&cy)
     {
+        comparison.synonymous += 1;
+        return;
+    }
+    // Words of one closed class that mean the same say one fact in other
+    // words: "on `every` flight" / "on `all` flights".
+    let universal = |side: &[&Token]| {
+        !side.is_empty() && side.iter().all(|t| listed(&UNIVERSAL_QUANTIFIERS, &t.word))
+    };
+    if universal(x) && universal(y) {
         comparison.synonymous += 1;
         return;
     }

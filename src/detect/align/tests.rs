@@ -676,3 +676,11 @@ fn opposite_relations_are_conflicts_whatever_else_the_texts_share() {
         include_str!("cases/opposite_relations.tsv"),
     );
 }
+
+#[test]
+fn closed_class_words_of_one_meaning_are_one_fact() {
+    run_cases(
+        "closed_class_synonyms.tsv",
+        include_str!("cases/closed_class_synonyms.tsv"),
+    );
+}
