@@ -213,30 +213,20 @@ fn text_of<'a>(by_id: &HashMap<&str, &'a Memory>, id: &'a str) -> &'a str {
     by_id.get(id).map_or(id, |m| m.content.as_str())
 }
 
-/// The run that made a change, linked to its page when it has one.
-fn run_note(run_href: &dyn Fn(&str) -> Option<String>, run_id: Option<&str>) -> String {
-    let Some(run) = run_id else {
-        return String::new();
-    };
+/// A run's id, linked to its page when it has one.
+fn run_link(run_href: &dyn Fn(&str) -> Option<String>, run: &str) -> String {
     let code = format!("<code>{}</code>", escape(run));
     match run_href(run) {
-        Some(href) => format!(
-            "<div class=\"meta\">run <a href=\"{}\">{code}</a></div>",
-            escape(&href)
-        ),
-        None => format!("<div class=\"meta\">run {code}</div>"),
+        Some(href) => format!("<a href=\"{}\">{code}</a>", escape(&href)),
+        None => code,
     }
 }
 
-/// " · run ID" inline, linked when the run has a page.
-fn run_inline(run_href: &dyn Fn(&str) -> Option<String>, run_id: Option<&str>) -> String {
-    match run_id.map(|run| (run, run_href(run))) {
-        Some((run, Some(href))) => {
-            format!(" · run <a href=\"{}\">{}</a>", escape(&href), escape(run))
-        }
-        Some((run, None)) => format!(" · run {}", escape(run)),
-        None => String::new(),
-    }
+/// The run that made a change, on a line of its own.
+fn run_note(run_href: &dyn Fn(&str) -> Option<String>, run_id: Option<&str>) -> String {
+    run_id.map_or_else(String::new, |run| {
+        format!("<div class=\"meta\">run {}</div>", run_link(run_href, run))
+    })
 }
 
 /// Links of one type between two stored memories, newest first.
@@ -260,27 +250,24 @@ fn links_of<'a>(
 /// Contradictions flagged between two memories that are both still active
 /// (a supersession or merge since settled the others), once per pair.
 fn open_contradictions<'a>(links: &'a [Link], by_id: &HashMap<&str, &Memory>) -> Vec<&'a Link> {
+    // A pair is stored both ways; the older link says since when.
+    let mut oldest_first = links_of(links, LinkType::Contradicts, by_id);
+    oldest_first.reverse();
     let mut seen = std::collections::HashSet::new();
-    links_of(links, LinkType::Contradicts, by_id)
+    let mut open: Vec<&Link> = oldest_first
         .into_iter()
-        .rev()
         .filter(|l| {
             [&l.from_id, &l.to_id]
                 .iter()
                 .all(|id| by_id[id.as_str()].status == MemoryStatus::Active)
         })
         .filter(|l| {
-            let pair = if l.from_id < l.to_id {
-                (&l.from_id, &l.to_id)
-            } else {
-                (&l.to_id, &l.from_id)
-            };
-            seen.insert(pair)
+            let (a, b) = (&l.from_id, &l.to_id);
+            seen.insert(if a < b { (a, b) } else { (b, a) })
         })
-        .collect::<Vec<_>>()
-        .into_iter()
-        .rev()
-        .collect()
+        .collect();
+    open.reverse();
+    open
 }
 
 fn open_section(
@@ -414,7 +401,10 @@ fn merges_section(
              <div class=\"card canonical\"><div class=\"meta\">kept{}</div>{}</div>",
             day(merge.at),
             merge.replaced.len(),
-            run_inline(run_href, merge.run_id),
+            merge
+                .run_id
+                .map(|run| format!(" · run {}", run_link(run_href, run)))
+                .unwrap_or_default(),
             if merge.kept.status == MemoryStatus::Active {
                 String::new()
             } else {
