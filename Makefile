@@ -45,6 +45,9 @@ run: build models
 	@cmp -s $(OUT)/state-first.json $(OUT)/state-second.json \
 		&& echo "replay: state identical ($$(wc -c < $(OUT)/state-first.json) bytes of dump)" \
 		|| (echo "replay: STATE CHANGED"; exit 1)
+	@echo
+	@$(ENGRAM) report --user alice --html $(OUT)/alice.html --state $(OUT)/state
+	@echo "open it in a browser: what engram did to alice's memory, and what is still open"
 
 ## Formatting, lints, the dependency policy and the whole test suite.
 test: fmt lint deny unit
