@@ -177,7 +177,7 @@ pub struct ConsolidationConfig {
     pub pronoun_denial_min_similarity: f64,
     pub change_min_similarity: f64,
     /// Cosine every pair of a pattern's episodes reaches (complete linkage;
-    /// measured with `make eval`, ARCHITECTURE.md).
+    /// measured with `make eval`, docs/measurements.md).
     pub pattern_similarity: f64,
     /// Least episodes, on at least as many distinct days, for a pattern.
     pub pattern_min_size: usize,
