@@ -606,14 +606,14 @@ pub(super) fn antonym_in(
 /// Quantifiers over every member of a set ("every", "all", "each").
 pub(super) static UNIVERSAL_QUANTIFIERS: WordClass = WordClass::new("universal_quantifiers");
 
-/// Relations of place and motion by their two poles (`en.toml`): being in,
-/// on, at or going to a thing, and being out of, off, away from or coming
-/// from it.
-static OPPOSITE_RELATIONS: [(&WordClass, &WordClass); 4] = [
+/// Relations of place by their two poles (`en.toml`): being in, on or at
+/// a thing, and being out of, off or away from it. A state holds one way at
+/// a time; a journey's "to" and "from" do not exclude each other ("flew to
+/// Paris" / "flew from Paris" are two flights), and stay another relation.
+static OPPOSITE_RELATIONS: [(&WordClass, &WordClass); 3] = [
     (&CONTAINMENT, &CONTAINMENT_REVERSED),
     (&SUPPORT, &SUPPORT_REVERSED),
     (&PRESENCE, &PRESENCE_REVERSED),
-    (&GOAL, &GOAL_REVERSED),
 ];
 pub(super) static CONTAINMENT: WordClass = WordClass::new("containment");
 pub(super) static CONTAINMENT_REVERSED: WordClass = WordClass::new("containment_reversed");
@@ -621,8 +621,6 @@ pub(super) static SUPPORT: WordClass = WordClass::new("support");
 pub(super) static SUPPORT_REVERSED: WordClass = WordClass::new("support_reversed");
 pub(super) static PRESENCE: WordClass = WordClass::new("presence");
 pub(super) static PRESENCE_REVERSED: WordClass = WordClass::new("presence_reversed");
-pub(super) static GOAL: WordClass = WordClass::new("goal");
-pub(super) static GOAL_REVERSED: WordClass = WordClass::new("goal_reversed");
 
 /// One relation at its two poles across the hunks: a word of one pole on
 /// one side, of the other on the other, and neither on both ("The cat is
