@@ -15,9 +15,7 @@ use engram::cycle::CycleSettings;
 use engram::embed::EMBEDDING_DIM;
 use engram::emit::JsonLinesSink;
 use engram::event::*;
-use engram::http::{self, Health, HttpState};
 use engram::index::UserIndexes;
-use engram::metrics::Metrics;
 use engram::model::MemoryKind;
 use engram::pipeline::Pipeline;
 use engram::source::LineSource;
@@ -230,21 +228,7 @@ fn users_with_the_same_ids_and_texts_never_meet() {
     // The HTTP API answers for the user in the path and no other.
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let store: Arc<dyn Store> = Arc::new(store);
-    let address = http::spawn(
-        "127.0.0.1:0",
-        HttpState {
-            metrics: Arc::new(Metrics::new().unwrap()),
-            health: Arc::new(Health::embedded()),
-            store,
-            requests: None,
-            report_wait: std::time::Duration::ZERO,
-            max_id_bytes: 256,
-            token: None,
-            salience: Default::default(),
-        },
-        runtime.handle(),
-    )
-    .unwrap();
+    let address = serve_embedded(store, &runtime);
     let agent = http();
     for (k, user) in USERS.iter().enumerate() {
         let url = format!("http://{address}/users/{}/report/latest", encode(user));

@@ -11,8 +11,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::Arc;
 
-use engram::http::{self, Health, HttpState};
-use engram::metrics::Metrics;
 use engram::store::{EmbeddedStore, Store};
 
 fn engram(args: &[&str]) -> Output {
@@ -302,21 +300,7 @@ fn the_http_endpoint_serves_the_history_and_run_pages() {
     let state = sample_state(dir.path());
     let store: Arc<dyn Store> = Arc::new(EmbeddedStore::open(Path::new(&state)).unwrap());
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let address = http::spawn(
-        "127.0.0.1:0",
-        HttpState {
-            metrics: Arc::new(Metrics::new().unwrap()),
-            health: Arc::new(Health::embedded()),
-            store,
-            requests: None,
-            report_wait: std::time::Duration::ZERO,
-            max_id_bytes: 256,
-            token: None,
-            salience: Default::default(),
-        },
-        runtime.handle(),
-    )
-    .unwrap();
+    let address = common::serve_embedded(store, &runtime);
     let agent = common::http();
     let get = |path: &str| {
         let mut response = agent

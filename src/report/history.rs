@@ -189,8 +189,16 @@ fn header(html: &mut String, page: &HistoryPage<'_>, runs: &[RunSummary]) {
     html.push_str("</p></header>");
 }
 
-/// Opens a section and says how much of it the page shows.
-fn section_start(html: &mut String, id: &str, title: &str, total: usize, limit: usize) {
+/// Opens a section and says how much of it the page shows; with nothing to
+/// show, says `empty` and closes it, and answers false.
+fn section_start(
+    html: &mut String,
+    id: &str,
+    title: &str,
+    total: usize,
+    limit: usize,
+    empty: &str,
+) -> bool {
     let class = if id == "open-contradictions" && total > 0 {
         " class=\"review\""
     } else {
@@ -200,12 +208,17 @@ fn section_start(html: &mut String, id: &str, title: &str, total: usize, limit: 
         html,
         "<section id=\"{id}\"{class}><h2>{title} ({total})</h2>"
     );
+    if total == 0 {
+        let _ = write!(html, "<p class=\"empty\">{empty}</p></section>");
+        return false;
+    }
     if total > limit {
         let _ = write!(
             html,
             "<p class=\"more\">Showing the {limit} most recent of {total}.</p>"
         );
     }
+    true
 }
 
 /// A memory's text; the sections only list links whose ends are stored.
@@ -277,15 +290,14 @@ fn open_section(
     open: &[&Link],
     by_id: &HashMap<&str, &Memory>,
 ) {
-    section_start(
+    if !section_start(
         html,
         "open-contradictions",
         "Open contradictions: review these first",
         open.len(),
         limit,
-    );
-    if open.is_empty() {
-        html.push_str("<p class=\"empty\">None open: every contradiction found so far was settled.</p></section>");
+        "None open: every contradiction found so far was settled.",
+    ) {
         return;
     }
     html.push_str(
@@ -313,15 +325,14 @@ fn supersessions_section(
     superseded: &[&Link],
     by_id: &HashMap<&str, &Memory>,
 ) {
-    section_start(
+    if !section_start(
         html,
         "supersessions",
         "Supersessions: newer facts that replaced older ones",
         superseded.len(),
         limit,
-    );
-    if superseded.is_empty() {
-        html.push_str("<p class=\"empty\">No fact has been replaced by a newer one.</p></section>");
+        "No fact has been replaced by a newer one.",
+    ) {
         return;
     }
     html.push_str("<table><tr><th>old</th><th>new</th><th>took over on</th><th>why</th></tr>");
@@ -383,15 +394,14 @@ fn merges_section(
     limit: usize,
     merges: &[Merge<'_>],
 ) {
-    section_start(
+    if !section_start(
         html,
         "merges",
         "Merges: restatements kept once",
         merges.len(),
         limit,
-    );
-    if merges.is_empty() {
-        html.push_str("<p class=\"empty\">No duplicates merged yet.</p></section>");
+        "No duplicates merged yet.",
+    ) {
         return;
     }
     for merge in merges.iter().take(limit) {
@@ -457,15 +467,14 @@ fn patterns<'a>(
 }
 
 fn patterns_section(html: &mut String, limit: usize, patterns: &[Pattern<'_>]) {
-    section_start(
+    if !section_start(
         html,
         "patterns",
         "Patterns: recurring episodes turned into one memory",
         patterns.len(),
         limit,
-    );
-    if patterns.is_empty() {
-        html.push_str("<p class=\"empty\">No recurring episodes found yet.</p></section>");
+        "No recurring episodes found yet.",
+    ) {
         return;
     }
     html.push_str(
@@ -528,15 +537,14 @@ fn archived<'a>(
 }
 
 fn archived_section(html: &mut String, limit: usize, archived: &[(&Memory, Option<Millis>)]) {
-    section_start(
+    if !section_start(
         html,
         "archived",
         "Archived: faded memories that something else still carries",
         archived.len(),
         limit,
-    );
-    if archived.is_empty() {
-        html.push_str("<p class=\"empty\">Nothing archived yet.</p></section>");
+        "Nothing archived yet.",
+    ) {
         return;
     }
     html.push_str(

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use super::current::{Current, graph_section, kinds_section, salience_section};
-use super::{close_page, escape, open_page};
+use super::{close_page, day, escape, open_page};
 use crate::cycle::CycleReport;
 use crate::model::{Memory, MemoryStatus, Millis};
 use crate::plan::ActionType;
@@ -197,11 +197,7 @@ fn patterns_section(html: &mut String, run: &CycleReport) {
             "<table><tr><th>pattern</th><th>occurrences</th><th>new in this run</th>\
              <th>first</th><th>last</th></tr>",
         );
-        let day = |at: Option<Millis>| {
-            at.and_then(chrono::DateTime::from_timestamp_millis)
-                .map(|t| t.format("%Y-%m-%d").to_string())
-                .unwrap_or_default()
-        };
+        let day = |at: Option<Millis>| at.map(day).unwrap_or_default();
         for pattern in &run.patterns {
             let _ = write!(
                 html,

@@ -11,7 +11,7 @@ use chrono::{DateTime, TimeZone, Utc};
 use engram::embed::{EmbeddingConfig, LocalEmbedder};
 use engram::event::*;
 use engram::model::MemoryKind;
-use engram::store::EmbeddedStore;
+use engram::store::{EmbeddedStore, Store};
 
 pub fn at(seconds: i64) -> DateTime<Utc> {
     Utc.timestamp_opt(1_788_000_000 + seconds, 0).unwrap()
@@ -289,4 +289,28 @@ pub fn free_port_here() -> u16 {
         .and_then(|listener| listener.local_addr())
         .map(|address| address.port())
         .unwrap()
+}
+
+/// Serves the HTTP API of an embedded-mode instance over `store` on a free
+/// loopback port (no stream, no token) until `runtime` stops.
+pub fn serve_embedded(
+    store: Arc<dyn Store>,
+    runtime: &tokio::runtime::Runtime,
+) -> std::net::SocketAddr {
+    use engram::http::{self, Health, HttpState};
+    http::spawn(
+        "127.0.0.1:0",
+        HttpState {
+            metrics: Arc::new(engram::metrics::Metrics::new().unwrap()),
+            health: Arc::new(Health::embedded()),
+            store,
+            requests: None,
+            report_wait: std::time::Duration::ZERO,
+            max_id_bytes: 256,
+            token: None,
+            salience: Default::default(),
+        },
+        runtime.handle(),
+    )
+    .unwrap()
 }
