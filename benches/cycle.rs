@@ -274,6 +274,7 @@ fn memories(n: usize) -> Vec<Memory> {
             merged_from: Vec::new(),
             derived_from: Vec::new(),
             last_run_id: None,
+            updated_at: None,
         });
     }
     out.sort_by(|a, b| (a.created_at(), &a.id).cmp(&(b.created_at(), &b.id)));

@@ -307,6 +307,11 @@ pub struct KafkaConfig {
     pub topic_memory_created: String,
     pub topic_memory_accessed: String,
     pub topic_consolidation_requested: String,
+    /// Platform edits, deletions and erasures: keyed by `user_id` and
+    /// co-partitioned with the others like every input.
+    pub topic_memory_updated: String,
+    pub topic_memory_deleted: String,
+    pub topic_user_erased: String,
     /// Output topics.
     pub topic_consolidation_triggered: String,
     pub topic_pattern_extracted: String,
@@ -314,6 +319,10 @@ pub struct KafkaConfig {
     pub topic_consolidation_completed: String,
     /// Written by `engram undo`, not by the service.
     pub topic_consolidation_undone: String,
+    /// What engram rewrote after a deletion or edit (the deletion's
+    /// confirmation), and the confirmation of a user's erasure.
+    pub topic_memory_revised: String,
+    pub topic_user_erasure_completed: String,
     pub topic_dlq: String,
     /// `auto` (Avro single-object encoding when a message starts with its
     /// marker, JSON otherwise), `json` or `avro`.
@@ -382,11 +391,16 @@ impl Default for KafkaConfig {
             topic_memory_created: "memory.created".to_owned(),
             topic_memory_accessed: "memory.accessed".to_owned(),
             topic_consolidation_requested: "consolidation.requested".to_owned(),
+            topic_memory_updated: "memory.updated".to_owned(),
+            topic_memory_deleted: "memory.deleted".to_owned(),
+            topic_user_erased: "user.erased".to_owned(),
             topic_consolidation_triggered: "consolidation.triggered".to_owned(),
             topic_pattern_extracted: "pattern.extracted".to_owned(),
             topic_contradiction_detected: "contradiction.detected".to_owned(),
             topic_consolidation_completed: "consolidation.completed".to_owned(),
             topic_consolidation_undone: "consolidation.undone".to_owned(),
+            topic_memory_revised: "memory.revised".to_owned(),
+            topic_user_erasure_completed: "user.erasure.completed".to_owned(),
             topic_dlq: "engram.dlq".to_owned(),
             input_format: InputFormat::Auto,
             output_format: WireFormat::Avro,

@@ -434,6 +434,10 @@ impl Store for MeteredStore {
     fn run_reports(&self, user_id: &str) -> Result<Vec<RunReport>, StoreError> {
         self.inner.run_reports(user_id)
     }
+
+    fn erased_at(&self, user_id: &str) -> Result<Option<i64>, StoreError> {
+        self.inner.erased_at(user_id)
+    }
 }
 
 #[cfg(test)]

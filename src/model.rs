@@ -91,6 +91,10 @@ pub struct Memory {
     pub derived_from: Vec<String>,
     /// The consolidation run that last changed this memory.
     pub last_run_id: Option<String>,
+    /// Event time of the platform's last `memory.updated` applied to it:
+    /// an older update arriving later is skipped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updated_at: Option<Millis>,
 }
 
 impl Memory {

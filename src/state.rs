@@ -563,6 +563,7 @@ impl<'a> StateBatch<'a> {
                     merged_from: Vec::new(),
                     derived_from: Vec::new(),
                     last_run_id: None,
+                    updated_at: None,
                 };
                 let memory = self.memories.entry(key.clone()).or_insert(memory);
                 self.known_users.insert(event.user_id.clone());

@@ -43,6 +43,7 @@ fn memory(id: usize, status: MemoryStatus) -> Memory {
         merged_from: vec![],
         derived_from: vec![],
         last_run_id: None,
+        updated_at: None,
     }
 }
 

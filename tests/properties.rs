@@ -150,6 +150,7 @@ fn memory(index: usize, spec: &Spec) -> Memory {
         merged_from: vec![],
         derived_from: vec![],
         last_run_id: None,
+        updated_at: None,
     }
 }
 

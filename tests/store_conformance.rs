@@ -79,6 +79,7 @@ fn memory(user: &str, id: &str, created_at: Millis) -> Memory {
         merged_from: vec!["x".into()],
         derived_from: vec![],
         last_run_id: Some("run".into()),
+        updated_at: None,
     }
 }
 

@@ -152,6 +152,7 @@ fn cycle_decision(
             merged_from: Vec::new(),
             derived_from: Vec::new(),
             last_run_id: None,
+            updated_at: None,
         });
     let snapshot = Snapshot {
         user_id: user.to_owned(),

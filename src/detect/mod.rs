@@ -413,6 +413,7 @@ pub(crate) mod testing {
             merged_from: Vec::new(),
             derived_from: Vec::new(),
             last_run_id: None,
+            updated_at: None,
         }
     }
 

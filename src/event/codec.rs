@@ -93,6 +93,9 @@ impl Limits {
             Event::MemoryCreated(_) => "created_at",
             Event::MemoryAccessed(_) => "accessed_at",
             Event::ConsolidationRequested(_) => "requested_at",
+            Event::MemoryUpdated(_) => "updated_at",
+            Event::MemoryDeleted(_) => "deleted_at",
+            Event::UserErased(_) => "erased_at",
             _ => "time",
         };
         Err(DecodeError::FutureTimestamp {
@@ -345,6 +348,15 @@ impl EventCodec {
             EventType::ConsolidationRequested => {
                 Event::ConsolidationRequested(serde_json::from_value(json).map_err(undecodable)?)
             }
+            EventType::MemoryUpdated => {
+                Event::MemoryUpdated(serde_json::from_value(json).map_err(undecodable)?)
+            }
+            EventType::MemoryDeleted => {
+                Event::MemoryDeleted(serde_json::from_value(json).map_err(undecodable)?)
+            }
+            EventType::UserErased => {
+                Event::UserErased(serde_json::from_value(json).map_err(undecodable)?)
+            }
             _ => {
                 if let Some(object) = json.as_object_mut() {
                     object.insert(
@@ -367,41 +379,52 @@ impl EventCodec {
                 check_id("event_id", &e.event_id, limits)?;
                 check_id("user_id", &e.user_id, limits)?;
                 check_id("memory_id", &e.memory_id, limits)?;
-                if e.content.trim().is_empty() {
-                    return Err(DecodeError::EmptyField("content".to_owned()));
-                }
-                if e.content.len() > limits.max_content_bytes {
-                    return Err(DecodeError::ContentTooLarge {
-                        size: e.content.len(),
-                        limit: limits.max_content_bytes,
-                    });
-                }
-                if let Some(importance) = e.importance
-                    && !(0.0..=1.0).contains(&importance)
-                {
-                    return Err(DecodeError::ImportanceOutOfRange(importance));
-                }
-                if let Some(tags) = &e.tags
-                    && tags.len() > limits.max_tags
-                {
+                check_memory_fields(
+                    Some(&e.content),
+                    e.importance,
+                    e.tags.as_deref(),
+                    e.embedding.as_deref(),
+                    limits,
+                )?;
+                e.created_at = e.created_at.trunc_subsecs(3);
+            }
+            Event::MemoryUpdated(e) => {
+                check_id("event_id", &e.event_id, limits)?;
+                check_id("user_id", &e.user_id, limits)?;
+                check_id("memory_id", &e.memory_id, limits)?;
+                if !e.changes_something() {
                     return Err(DecodeError::InvalidValue {
-                        field: "tags".to_owned(),
-                        reason: format!(
-                            "{} tags exceed the limit of {}",
-                            tags.len(),
-                            limits.max_tags
-                        ),
+                        field: "content".to_owned(),
+                        reason: "an update needs at least one of content, importance, kind, \
+                                 category, tags"
+                            .to_owned(),
                     });
                 }
-                if let Some(embedding) = &e.embedding
-                    && embedding.iter().any(|x| !x.is_finite())
-                {
+                check_memory_fields(
+                    e.content.as_deref(),
+                    e.importance,
+                    e.tags.as_deref(),
+                    e.embedding.as_deref(),
+                    limits,
+                )?;
+                if e.embedding.is_some() && e.content.is_none() {
                     return Err(DecodeError::InvalidValue {
                         field: "embedding".to_owned(),
-                        reason: "contains a non-finite number".to_owned(),
+                        reason: "an embedding comes only with the content it is of".to_owned(),
                     });
                 }
-                e.created_at = e.created_at.trunc_subsecs(3);
+                e.updated_at = e.updated_at.trunc_subsecs(3);
+            }
+            Event::MemoryDeleted(e) => {
+                check_id("event_id", &e.event_id, limits)?;
+                check_id("user_id", &e.user_id, limits)?;
+                check_id("memory_id", &e.memory_id, limits)?;
+                e.deleted_at = e.deleted_at.trunc_subsecs(3);
+            }
+            Event::UserErased(e) => {
+                check_id("event_id", &e.event_id, limits)?;
+                check_id("user_id", &e.user_id, limits)?;
+                e.erased_at = e.erased_at.trunc_subsecs(3);
             }
             Event::MemoryAccessed(e) => {
                 check_id("event_id", &e.event_id, limits)?;
@@ -418,6 +441,49 @@ impl EventCodec {
         }
         Ok(event)
     }
+}
+
+/// The fields a creation or an update may carry, where present.
+fn check_memory_fields(
+    content: Option<&str>,
+    importance: Option<f64>,
+    tags: Option<&[String]>,
+    embedding: Option<&[f32]>,
+    limits: &Limits,
+) -> Result<(), DecodeError> {
+    if let Some(content) = content {
+        if content.trim().is_empty() {
+            return Err(DecodeError::EmptyField("content".to_owned()));
+        }
+        if content.len() > limits.max_content_bytes {
+            return Err(DecodeError::ContentTooLarge {
+                size: content.len(),
+                limit: limits.max_content_bytes,
+            });
+        }
+    }
+    if let Some(importance) = importance
+        && !(0.0..=1.0).contains(&importance)
+    {
+        return Err(DecodeError::ImportanceOutOfRange(importance));
+    }
+    if let Some(tags) = tags
+        && tags.len() > limits.max_tags
+    {
+        return Err(DecodeError::InvalidValue {
+            field: "tags".to_owned(),
+            reason: format!("{} tags exceed the limit of {}", tags.len(), limits.max_tags),
+        });
+    }
+    if let Some(embedding) = embedding
+        && embedding.iter().any(|x| !x.is_finite())
+    {
+        return Err(DecodeError::InvalidValue {
+            field: "embedding".to_owned(),
+            reason: "contains a non-finite number".to_owned(),
+        });
+    }
+    Ok(())
 }
 
 /// Identifiers must be non-empty, bounded and free of control characters:

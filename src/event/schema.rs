@@ -21,6 +21,9 @@ fn schema_text(event: EventType) -> &'static str {
     match event {
         EventType::MemoryCreated => include_str!("../../schemas/memory.created.avsc"),
         EventType::MemoryAccessed => include_str!("../../schemas/memory.accessed.avsc"),
+        EventType::MemoryUpdated => include_str!("../../schemas/memory.updated.avsc"),
+        EventType::MemoryDeleted => include_str!("../../schemas/memory.deleted.avsc"),
+        EventType::UserErased => include_str!("../../schemas/user.erased.avsc"),
         EventType::ConsolidationRequested => {
             include_str!("../../schemas/consolidation.requested.avsc")
         }
@@ -35,6 +38,10 @@ fn schema_text(event: EventType) -> &'static str {
             include_str!("../../schemas/consolidation.completed.avsc")
         }
         EventType::ConsolidationUndone => include_str!("../../schemas/consolidation.undone.avsc"),
+        EventType::MemoryRevised => include_str!("../../schemas/memory.revised.avsc"),
+        EventType::UserErasureCompleted => {
+            include_str!("../../schemas/user.erasure.completed.avsc")
+        }
         EventType::DeadLetter => include_str!("../../schemas/engram.dlq.avsc"),
     }
 }

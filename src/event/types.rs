@@ -14,25 +14,35 @@ pub type Timestamp = DateTime<Utc>;
 pub enum EventType {
     MemoryCreated,
     MemoryAccessed,
+    MemoryUpdated,
+    MemoryDeleted,
+    UserErased,
     ConsolidationRequested,
     ConsolidationTriggered,
     PatternExtracted,
     ContradictionDetected,
     ConsolidationCompleted,
     ConsolidationUndone,
+    MemoryRevised,
+    UserErasureCompleted,
     DeadLetter,
 }
 
 impl EventType {
-    pub const ALL: [EventType; 9] = [
+    pub const ALL: [EventType; 14] = [
         EventType::MemoryCreated,
         EventType::MemoryAccessed,
+        EventType::MemoryUpdated,
+        EventType::MemoryDeleted,
+        EventType::UserErased,
         EventType::ConsolidationRequested,
         EventType::ConsolidationTriggered,
         EventType::PatternExtracted,
         EventType::ContradictionDetected,
         EventType::ConsolidationCompleted,
         EventType::ConsolidationUndone,
+        EventType::MemoryRevised,
+        EventType::UserErasureCompleted,
         EventType::DeadLetter,
     ];
 
@@ -41,12 +51,17 @@ impl EventType {
         match self {
             EventType::MemoryCreated => "memory.created",
             EventType::MemoryAccessed => "memory.accessed",
+            EventType::MemoryUpdated => "memory.updated",
+            EventType::MemoryDeleted => "memory.deleted",
+            EventType::UserErased => "user.erased",
             EventType::ConsolidationRequested => "consolidation.requested",
             EventType::ConsolidationTriggered => "consolidation.triggered",
             EventType::PatternExtracted => "pattern.extracted",
             EventType::ContradictionDetected => "contradiction.detected",
             EventType::ConsolidationCompleted => "consolidation.completed",
             EventType::ConsolidationUndone => "consolidation.undone",
+            EventType::MemoryRevised => "memory.revised",
+            EventType::UserErasureCompleted => "user.erasure.completed",
             EventType::DeadLetter => "engram.dlq",
         }
     }
@@ -61,6 +76,9 @@ impl EventType {
             self,
             EventType::MemoryCreated
                 | EventType::MemoryAccessed
+                | EventType::MemoryUpdated
+                | EventType::MemoryDeleted
+                | EventType::UserErased
                 | EventType::ConsolidationRequested
         )
     }
@@ -73,6 +91,12 @@ pub enum Event {
     MemoryCreated(MemoryCreated),
     #[serde(rename = "memory.accessed")]
     MemoryAccessed(MemoryAccessed),
+    #[serde(rename = "memory.updated")]
+    MemoryUpdated(MemoryUpdated),
+    #[serde(rename = "memory.deleted")]
+    MemoryDeleted(MemoryDeleted),
+    #[serde(rename = "user.erased")]
+    UserErased(UserErased),
     #[serde(rename = "consolidation.requested")]
     ConsolidationRequested(ConsolidationRequested),
     #[serde(rename = "consolidation.triggered")]
@@ -85,6 +109,10 @@ pub enum Event {
     ConsolidationCompleted(ConsolidationCompleted),
     #[serde(rename = "consolidation.undone")]
     ConsolidationUndone(ConsolidationUndone),
+    #[serde(rename = "memory.revised")]
+    MemoryRevised(MemoryRevised),
+    #[serde(rename = "user.erasure.completed")]
+    UserErasureCompleted(UserErasureCompleted),
     #[serde(rename = "engram.dlq")]
     DeadLetter(DeadLetter),
 }
@@ -94,12 +122,17 @@ impl Event {
         match self {
             Event::MemoryCreated(_) => EventType::MemoryCreated,
             Event::MemoryAccessed(_) => EventType::MemoryAccessed,
+            Event::MemoryUpdated(_) => EventType::MemoryUpdated,
+            Event::MemoryDeleted(_) => EventType::MemoryDeleted,
+            Event::UserErased(_) => EventType::UserErased,
             Event::ConsolidationRequested(_) => EventType::ConsolidationRequested,
             Event::ConsolidationTriggered(_) => EventType::ConsolidationTriggered,
             Event::PatternExtracted(_) => EventType::PatternExtracted,
             Event::ContradictionDetected(_) => EventType::ContradictionDetected,
             Event::ConsolidationCompleted(_) => EventType::ConsolidationCompleted,
             Event::ConsolidationUndone(_) => EventType::ConsolidationUndone,
+            Event::MemoryRevised(_) => EventType::MemoryRevised,
+            Event::UserErasureCompleted(_) => EventType::UserErasureCompleted,
             Event::DeadLetter(_) => EventType::DeadLetter,
         }
     }
@@ -108,12 +141,17 @@ impl Event {
         match self {
             Event::MemoryCreated(e) => &e.event_id,
             Event::MemoryAccessed(e) => &e.event_id,
+            Event::MemoryUpdated(e) => &e.event_id,
+            Event::MemoryDeleted(e) => &e.event_id,
+            Event::UserErased(e) => &e.event_id,
             Event::ConsolidationRequested(e) => &e.event_id,
             Event::ConsolidationTriggered(e) => &e.event_id,
             Event::PatternExtracted(e) => &e.event_id,
             Event::ContradictionDetected(e) => &e.event_id,
             Event::ConsolidationCompleted(e) => &e.event_id,
             Event::ConsolidationUndone(e) => &e.event_id,
+            Event::MemoryRevised(e) => &e.event_id,
+            Event::UserErasureCompleted(e) => &e.event_id,
             Event::DeadLetter(e) => &e.event_id,
         }
     }
@@ -124,12 +162,17 @@ impl Event {
         match self {
             Event::MemoryCreated(e) => Some(&e.user_id),
             Event::MemoryAccessed(e) => Some(&e.user_id),
+            Event::MemoryUpdated(e) => Some(&e.user_id),
+            Event::MemoryDeleted(e) => Some(&e.user_id),
+            Event::UserErased(e) => Some(&e.user_id),
             Event::ConsolidationRequested(e) => Some(&e.user_id),
             Event::ConsolidationTriggered(e) => Some(&e.user_id),
             Event::PatternExtracted(e) => Some(&e.user_id),
             Event::ContradictionDetected(e) => Some(&e.user_id),
             Event::ConsolidationCompleted(e) => Some(&e.user_id),
             Event::ConsolidationUndone(e) => Some(&e.user_id),
+            Event::MemoryRevised(e) => Some(&e.user_id),
+            Event::UserErasureCompleted(e) => Some(&e.user_id),
             Event::DeadLetter(_) => None,
         }
     }
@@ -139,12 +182,17 @@ impl Event {
         match self {
             Event::MemoryCreated(e) => e.created_at,
             Event::MemoryAccessed(e) => e.accessed_at,
+            Event::MemoryUpdated(e) => e.updated_at,
+            Event::MemoryDeleted(e) => e.deleted_at,
+            Event::UserErased(e) => e.erased_at,
             Event::ConsolidationRequested(e) => e.requested_at,
             Event::ConsolidationTriggered(e) => e.triggered_at,
             Event::PatternExtracted(e) => e.extracted_at,
             Event::ContradictionDetected(e) => e.detected_at,
             Event::ConsolidationCompleted(e) => e.started_at,
             Event::ConsolidationUndone(e) => e.undone_at,
+            Event::MemoryRevised(e) => e.revised_at,
+            Event::UserErasureCompleted(e) => e.completed_at,
             Event::DeadLetter(e) => e.rejected_at,
         }
     }
@@ -186,6 +234,60 @@ pub struct MemoryAccessed {
     pub accessed_at: Timestamp,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<String>,
+}
+
+/// The platform edited a memory: each field present replaces the stored
+/// one; absent fields stay. engram keeps what it derived (salience, status,
+/// provenance).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemoryUpdated {
+    pub event_id: String,
+    pub user_id: String,
+    pub memory_id: String,
+    pub updated_at: Timestamp,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub importance: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<MemoryKind>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embedding: Option<Vec<f32>>,
+}
+
+impl MemoryUpdated {
+    /// Whether the event changes anything at all.
+    pub fn changes_something(&self) -> bool {
+        self.content.is_some()
+            || self.importance.is_some()
+            || self.kind.is_some()
+            || self.category.is_some()
+            || self.tags.is_some()
+    }
+}
+
+/// The platform deleted a memory: engram forgets it and every word that
+/// only it gave to another memory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemoryDeleted {
+    pub event_id: String,
+    pub user_id: String,
+    pub memory_id: String,
+    pub deleted_at: Timestamp,
+}
+
+/// The platform erased a user (a right-to-be-forgotten request): engram
+/// removes every row it holds of them and refuses their events from before
+/// the erasure for ever after.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UserErased {
+    pub event_id: String,
+    pub user_id: String,
+    pub erased_at: Timestamp,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -315,6 +417,55 @@ pub struct ConsolidationUndone {
     /// Memories the run created (patterns, split pieces), now removed.
     pub removed_memory_ids: Vec<String>,
     pub undone_at: Timestamp,
+}
+
+/// Why engram changed or removed memories of its own making.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RevisionCause {
+    /// The platform deleted the source memory (this event confirms it).
+    Deleted,
+    /// The platform edited the source memory's text.
+    Updated,
+}
+
+/// A memory whose text engram rewrote.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RevisedText {
+    pub memory_id: String,
+    pub content: String,
+}
+
+/// engram changed its own memories (fused canonicals, patterns) because
+/// the platform deleted or edited a memory they were built from. For a
+/// deletion it is the confirmation: after it, no engram output carries
+/// what only the deleted memory said.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemoryRevised {
+    /// `<source event_id>/revised`: the same input gives the same id.
+    pub event_id: String,
+    pub user_id: String,
+    pub memory_id: String,
+    pub cause: RevisionCause,
+    /// Memories whose text engram rebuilt without the source's old words.
+    pub rewritten: Vec<RevisedText>,
+    /// Memories engram removed (a pattern or canonical left with nothing
+    /// of its own).
+    pub removed_memory_ids: Vec<String>,
+    pub revised_at: Timestamp,
+}
+
+/// A user's erasure is done: engram holds nothing of theirs but the
+/// tombstone (a hash of the id and the erasure time).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UserErasureCompleted {
+    /// `<user.erased event_id>/completed`.
+    pub event_id: String,
+    pub user_id: String,
+    pub erased_at: Timestamp,
+    /// Memories removed (0 for a user engram did not know, or knew no more).
+    pub memories_removed: i64,
+    pub completed_at: Timestamp,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

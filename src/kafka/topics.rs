@@ -52,6 +52,9 @@ impl Topics {
                 EventType::ConsolidationRequested,
                 &config.topic_consolidation_requested,
             ),
+            (EventType::MemoryUpdated, &config.topic_memory_updated),
+            (EventType::MemoryDeleted, &config.topic_memory_deleted),
+            (EventType::UserErased, &config.topic_user_erased),
             (
                 EventType::ConsolidationTriggered,
                 &config.topic_consolidation_triggered,
@@ -68,6 +71,11 @@ impl Topics {
             (
                 EventType::ConsolidationUndone,
                 &config.topic_consolidation_undone,
+            ),
+            (EventType::MemoryRevised, &config.topic_memory_revised),
+            (
+                EventType::UserErasureCompleted,
+                &config.topic_user_erasure_completed,
             ),
             (EventType::DeadLetter, &config.topic_dlq),
         ];
@@ -191,7 +199,10 @@ mod tests {
             [
                 "consolidation.requested",
                 "memory.accessed",
-                "memory.created"
+                "memory.created",
+                "memory.deleted",
+                "memory.updated",
+                "user.erased"
             ]
         );
         assert_eq!(topics.topic(EventType::DeadLetter), "engram.dlq");
@@ -199,7 +210,7 @@ mod tests {
             topics.topic(EventType::ConsolidationUndone),
             "consolidation.undone"
         );
-        assert_eq!(topics.all().len(), 9);
+        assert_eq!(topics.all().len(), 14);
     }
 
     #[test]

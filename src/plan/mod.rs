@@ -392,6 +392,7 @@ impl Working<'_> {
             merged_from: Vec::new(),
             derived_from: vec![template.id.clone()],
             last_run_id: Some(self.request.run_id.to_owned()),
+            updated_at: None,
         }
     }
 }

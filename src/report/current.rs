@@ -275,6 +275,7 @@ mod tests {
             merged_from: vec![],
             derived_from: vec![],
             last_run_id: None,
+            updated_at: None,
         };
         assert_eq!(node_label(&memory), "pattern, 5 times: committing the test");
         memory.category = None;

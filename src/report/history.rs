@@ -753,6 +753,7 @@ mod tests {
             merged_from: vec![],
             derived_from: vec![],
             last_run_id: None,
+            updated_at: None,
         }
     }
 

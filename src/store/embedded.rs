@@ -19,7 +19,9 @@ use crate::salience::SalienceState;
 const DB_FILE: &str = "engram.sqlite";
 /// Schema steps in order; a store at version `n` has run the first `n`.
 /// Released steps never change: new ones are appended.
-const MIGRATIONS: [&str; 5] = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5];
+const MIGRATIONS: [&str; 6] = [
+    SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6,
+];
 const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 const SCHEMA_V1: &str = "
 CREATE TABLE IF NOT EXISTS memories (
@@ -114,14 +116,25 @@ ALTER TABLE applied_offsets ADD COLUMN waiting INTEGER NOT NULL DEFAULT 1;
 CREATE INDEX IF NOT EXISTS waiting_by_source ON applied_offsets (source, user_id) WHERE waiting = 1;
 ";
 
+/// Platform edits and erasure: the time of a memory's last applied
+/// update (an older one arriving later is skipped), and one tombstone per
+/// erased user, keyed by a hash of the id.
+const SCHEMA_V6: &str = "
+ALTER TABLE memories ADD COLUMN updated_at INTEGER;
+CREATE TABLE IF NOT EXISTS erased_users (
+    user_hash TEXT PRIMARY KEY,
+    erased_at INTEGER NOT NULL
+) WITHOUT ROWID;
+";
+
 const MEMORY_COLUMNS: &str = "user_id, id, kind, category, tags, content, importance, source, \
      content_hash, embedding, status, created_at, recent_accesses, reads, read_offset_sum, \
-     merged_from, derived_from, last_run_id";
+     merged_from, derived_from, last_run_id, updated_at";
 /// A memory as read: its row with the salience from `memory_salience`.
 const MEMORY_SELECT: &str = "SELECT m.user_id, m.id, m.kind, m.category, m.tags, m.content, \
      m.importance, m.source, m.content_hash, m.embedding, m.status, m.created_at, \
-     s.recent_accesses, s.reads, s.read_offset_sum, m.merged_from, m.derived_from, m.last_run_id \
-     FROM memories m JOIN memory_salience s ON s.user_id = m.user_id AND s.id = m.id";
+     s.recent_accesses, s.reads, s.read_offset_sum, m.merged_from, m.derived_from, m.last_run_id, \
+     m.updated_at FROM memories m JOIN memory_salience s ON s.user_id = m.user_id AND s.id = m.id";
 const LINK_COLUMNS: &str =
     "user_id, from_id, to_id, link_type, confidence, reason, created_at, run_id";
 
@@ -210,6 +223,7 @@ impl EmbeddedStore {
         retry_busy(|| {
             connection.execute_batch(
                 "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; \
+                 PRAGMA secure_delete = ON; \
                  PRAGMA cache_size = -65536; PRAGMA mmap_size = 1073741824; \
                  PRAGMA wal_autocheckpoint = 16384;",
             )
@@ -306,15 +320,50 @@ fn apply(tx: &Transaction<'_>, write: &Write) -> Result<(), StoreError> {
         } => delete_link(tx, user_id, from_id, to_id, link_type),
         Write::PutUserState(s) => put_user_state(tx, s),
         Write::PutRunReport(r) => put_run_report(tx, r),
+        Write::EraseUser { user_id, erased_at } => erase_user(tx, user_id, *erased_at),
+        // The hash is a column of the memory's own row (indexed): it went
+        // or changed with the row.
+        Write::ForgetHash { .. } => Ok(()),
     }
 }
+
+/// Every row of a user, in every table, and the tombstone that outlives
+/// them. With `secure_delete` on, the freed pages are zeroed.
+fn erase_user(tx: &Transaction<'_>, user_id: &str, erased_at: i64) -> Result<(), StoreError> {
+    for table in USER_TABLES {
+        cached_execute(
+            tx,
+            &format!("DELETE FROM {table} WHERE user_id = ?1"),
+            params![user_id],
+        )
+        .map_err(backend)?;
+    }
+    cached_execute(
+        tx,
+        "INSERT INTO erased_users (user_hash, erased_at) VALUES (?1, ?2) \
+         ON CONFLICT (user_hash) DO UPDATE SET erased_at = max(erased_at, excluded.erased_at)",
+        params![super::tombstone_key(user_id), erased_at],
+    )
+    .map_err(backend)?;
+    Ok(())
+}
+
+/// Every table that holds rows of a user (keyed by `user_id`).
+const USER_TABLES: [&str; 6] = [
+    "memories",
+    "memory_salience",
+    "links",
+    "user_state",
+    "applied_offsets",
+    "run_reports",
+];
 
 /// A memory row and its salience row, replacing both.
 fn put_memory(tx: &Transaction<'_>, m: &Memory) -> Result<(), StoreError> {
     cached_execute(tx,
         &format!(
             "INSERT OR REPLACE INTO memories ({MEMORY_COLUMNS}) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)"
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)"
         ),
         params![
             m.user_id,
@@ -335,6 +384,7 @@ fn put_memory(tx: &Transaction<'_>, m: &Memory) -> Result<(), StoreError> {
             to_json(&m.merged_from),
             to_json(&m.derived_from),
             m.last_run_id,
+            m.updated_at,
         ],
     )
     .map_err(backend)?;
@@ -574,6 +624,7 @@ fn memory_from_row(row: &Row<'_>) -> rusqlite::Result<Memory> {
         merged_from: json_column(row, 15, "merged_from")?,
         derived_from: json_column(row, 16, "derived_from")?,
         last_run_id: row.get(17)?,
+        updated_at: row.get(18)?,
     })
 }
 
@@ -612,7 +663,19 @@ impl Store for EmbeddedStore {
             // Dropping `tx` on error rolls the whole batch back.
             apply(&tx, write)?;
         }
-        tx.commit().map_err(backend)
+        tx.commit().map_err(backend)?;
+        if batch.forgets() {
+            // The WAL still holds the pages as they were before: copy the
+            // zeroed pages into the database and empty it, so what was
+            // deleted is in no file. Readers in the way only delay it to
+            // the next forgetting commit; nothing is lost meanwhile.
+            if let Err(error) = connection
+                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+            {
+                tracing::warn!(%error, "the WAL could not be emptied after a deletion");
+            }
+        }
+        Ok(())
     }
 
     fn ping(&self) -> Result<(), StoreError> {
@@ -840,6 +903,17 @@ impl Store for EmbeddedStore {
                 report_from_row,
             )
             .optional()
+            .map_err(backend)
+    }
+
+    fn erased_at(&self, user_id: &str) -> Result<Option<i64>, StoreError> {
+        self.connection()
+            .prepare_cached("SELECT erased_at FROM erased_users WHERE user_hash = ?1")
+            .and_then(|mut statement| {
+                statement
+                    .query_row(params![super::tombstone_key(user_id)], |row| row.get(0))
+                    .optional()
+            })
             .map_err(backend)
     }
 

@@ -17,7 +17,7 @@ pub use scylladb::{MigrateOutcome, ScyllaStore, drop_keyspace, migrate, schema};
 
 use crate::error::Cause;
 use crate::model::{
-    CycleState, Link, LinkType, Memory, MemoryStatus, ParkedRead, RunReport, UserState,
+    CycleState, Link, LinkType, Memory, MemoryStatus, Millis, ParkedRead, RunReport, UserState,
 };
 use crate::salience::SalienceState;
 
@@ -143,6 +143,24 @@ pub enum Write {
     },
     PutUserState(UserState),
     PutRunReport(RunReport),
+    /// Removes every row of a user (memories, salience, hashes, links,
+    /// state, run reports, journals, waiting-user entries) and keeps only
+    /// the tombstone: the hash of the id and the latest erasure time.
+    /// Writes of the same user later in the batch apply after it.
+    EraseUser { user_id: String, erased_at: Millis },
+    /// The text-hash entry of a memory's old text (the memory was deleted
+    /// or its text changed), where a store keeps one apart from the row.
+    ForgetHash {
+        user_id: String,
+        memory_id: String,
+        content_hash: String,
+    },
+}
+
+/// The key a user's erasure tombstone is kept under: a hash, so the
+/// tombstone does not hold the id it was asked to forget.
+pub fn tombstone_key(user_id: &str) -> String {
+    crate::text::sha256_hex(user_id.as_bytes())
 }
 
 /// Writes applied all together or not at all.
@@ -187,6 +205,15 @@ impl WriteBatch {
 
     pub fn len(&self) -> usize {
         self.writes.len()
+    }
+
+    /// Whether the batch removes something a platform asked engram to
+    /// forget (or that engram made and undid): stores then make sure no
+    /// copy of it is left on disk beside the live rows.
+    pub fn forgets(&self) -> bool {
+        self.writes
+            .iter()
+            .any(|w| matches!(w, Write::EraseUser { .. } | Write::DeleteMemory { .. }))
     }
 }
 
@@ -263,6 +290,10 @@ pub trait Store: Send + Sync {
 
     /// A user's run reports, oldest first.
     fn run_reports(&self, user_id: &str) -> Result<Vec<RunReport>, StoreError>;
+
+    /// When the user was erased, if ever (the latest erasure): their events
+    /// from at or before it are refused.
+    fn erased_at(&self, user_id: &str) -> Result<Option<Millis>, StoreError>;
 }
 
 /// An embedding as both stores keep it: little-endian f32s, the same bytes

@@ -80,4 +80,7 @@ impl Store for Spy<'_> {
     fn run_reports(&self, u: &str) -> Result<Vec<RunReport>, StoreError> {
         self.inner.run_reports(u)
     }
+    fn erased_at(&self, u: &str) -> Result<Option<i64>, StoreError> {
+        self.inner.erased_at(u)
+    }
 }

@@ -77,6 +77,21 @@ pub enum Row<'a> {
     UserState(&'a UserState),
     /// Written to `run_reports` and `run_reports_by_id`.
     RunReport(&'a RunReport),
+    /// Every partition of the user in every table, the rows of other
+    /// partitions that name them (their stored input sources' waiting
+    /// entries, their runs by id), and the tombstone.
+    EraseUser {
+        user_id: &'a str,
+        erased_at: i64,
+        sources: Vec<String>,
+        run_ids: Vec<String>,
+    },
+    /// One `memory_hashes` entry.
+    ForgetHash {
+        user_id: &'a str,
+        memory_id: &'a str,
+        content_hash: &'a str,
+    },
 }
 
 impl Row<'_> {
@@ -106,6 +121,16 @@ impl Row<'_> {
                     ..
                 } => memory_id.len() + 16 + last_run_id.map_or(0, str::len),
                 Row::DeleteMemory { .. } | Row::DeleteLink { .. } => 0,
+                Row::EraseUser {
+                    sources, run_ids, ..
+                } => {
+                    256 + sources
+                        .iter()
+                        .chain(run_ids)
+                        .map(|id| id.len() + 32)
+                        .sum::<usize>()
+                }
+                Row::ForgetHash { content_hash, .. } => content_hash.len(),
                 Row::Link(l) => 2 * (l.reason.len() + l.from_id.len() + l.to_id.len() + 48),
                 // Every byte of the row: the bookkeeping column holds the
                 // parked reads, which can be most of it. The waiting-users
@@ -151,6 +176,8 @@ pub struct Needs {
     pub existence: BTreeMap<String, Vec<String>>,
     /// Memories being deleted, whose stored links must go too.
     pub links_of: Vec<(String, String)>,
+    /// Users being erased, whose rows in other partitions must go too.
+    pub erased: Vec<String>,
 }
 
 /// What the store answered.
@@ -160,6 +187,9 @@ pub struct Facts {
     pub existing: HashSet<(String, String)>,
     /// Stored links from or to each memory being deleted.
     pub links_of: HashMap<(String, String), Vec<Link>>,
+    /// Per erased user: the input sources of its stored state and its
+    /// stored run ids.
+    pub erased: HashMap<String, (Vec<String>, Vec<String>)>,
 }
 
 fn user_of(write: &Write) -> &str {
@@ -168,7 +198,9 @@ fn user_of(write: &Write) -> &str {
         Write::PutSalience { user_id, .. }
         | Write::PutStatus { user_id, .. }
         | Write::DeleteMemory { user_id, .. }
-        | Write::DeleteLink { user_id, .. } => user_id,
+        | Write::DeleteLink { user_id, .. }
+        | Write::EraseUser { user_id, .. }
+        | Write::ForgetHash { user_id, .. } => user_id,
         Write::PutLink(l) => &l.user_id,
         Write::PutUserState(s) => &s.user_id,
         Write::PutRunReport(r) => &r.user_id,
@@ -208,6 +240,8 @@ fn estimated_size(writes: &[(usize, &Write)]) -> usize {
             Write::PutUserState(s) => Row::UserState(s).size(),
             Write::PutRunReport(r) => Row::RunReport(r).size(),
             Write::DeleteMemory { .. } | Write::DeleteLink { .. } => 64,
+            Write::EraseUser { .. } => 1024,
+            Write::ForgetHash { content_hash, .. } => 64 + content_hash.len(),
         })
         .sum()
 }
@@ -237,6 +271,7 @@ pub fn needs(batch: &WriteBatch, max_batch_bytes: usize) -> Needs {
                 Write::DeleteMemory { memory_id, .. } => {
                     needs.links_of.push((user.to_owned(), memory_id.clone()));
                 }
+                Write::EraseUser { .. } => needs.erased.push(user.to_owned()),
                 _ => {}
             }
         }
@@ -277,6 +312,8 @@ pub fn plan<'a>(
             .collect();
         // Links put earlier in this batch, for deletes of their memories.
         let mut links_put: Vec<&'a Link> = Vec::new();
+        // Once the user is erased in this batch, nothing stored before exists.
+        let mut erased_here = false;
         let mut early = Vec::new();
         let mut last = Vec::new();
         for &(index, write) in &writes {
@@ -284,7 +321,7 @@ pub fn plan<'a>(
                 let exists = exists_now
                     .get(memory_id.as_str())
                     .copied()
-                    .unwrap_or_else(|| existed(memory_id));
+                    .unwrap_or_else(|| !erased_here && existed(memory_id));
                 if exists {
                     Ok(())
                 } else {
@@ -384,6 +421,29 @@ pub fn plan<'a>(
                 })),
                 Write::PutUserState(state) => last.push(op(Row::UserState(state))),
                 Write::PutRunReport(report) => last.push(op(Row::RunReport(report))),
+                Write::EraseUser { erased_at, .. } => {
+                    let (sources, run_ids) =
+                        facts.erased.get(user_id).cloned().unwrap_or_default();
+                    last.push(op(Row::EraseUser {
+                        user_id,
+                        erased_at: *erased_at,
+                        sources,
+                        run_ids,
+                    }));
+                    // Nothing of the user exists after it, whatever came before.
+                    exists_now.clear();
+                    links_put.clear();
+                    erased_here = true;
+                }
+                Write::ForgetHash {
+                    memory_id,
+                    content_hash,
+                    ..
+                } => last.push(op(Row::ForgetHash {
+                    user_id,
+                    memory_id,
+                    content_hash,
+                })),
             }
         }
         // The visible effects (watermark, pending runs, the run's report)
@@ -439,6 +499,17 @@ pub enum JournalRow {
     },
     UserState(UserState),
     RunReport(RunReport),
+    EraseUser {
+        user_id: String,
+        erased_at: i64,
+        sources: Vec<String>,
+        run_ids: Vec<String>,
+    },
+    ForgetHash {
+        user_id: String,
+        memory_id: String,
+        content_hash: String,
+    },
 }
 
 impl JournalOp {
@@ -487,6 +558,26 @@ impl JournalOp {
             },
             Row::UserState(s) => JournalRow::UserState((*s).clone()),
             Row::RunReport(r) => JournalRow::RunReport((*r).clone()),
+            Row::EraseUser {
+                user_id,
+                erased_at,
+                sources,
+                run_ids,
+            } => JournalRow::EraseUser {
+                user_id: (*user_id).to_owned(),
+                erased_at: *erased_at,
+                sources: sources.clone(),
+                run_ids: run_ids.clone(),
+            },
+            Row::ForgetHash {
+                user_id,
+                memory_id,
+                content_hash,
+            } => JournalRow::ForgetHash {
+                user_id: (*user_id).to_owned(),
+                memory_id: (*memory_id).to_owned(),
+                content_hash: (*content_hash).to_owned(),
+            },
         };
         Self {
             timestamp: op.timestamp,
@@ -536,6 +627,26 @@ impl JournalOp {
             },
             JournalRow::UserState(s) => Row::UserState(s),
             JournalRow::RunReport(r) => Row::RunReport(r),
+            JournalRow::EraseUser {
+                user_id,
+                erased_at,
+                sources,
+                run_ids,
+            } => Row::EraseUser {
+                user_id,
+                erased_at: *erased_at,
+                sources: sources.clone(),
+                run_ids: run_ids.clone(),
+            },
+            JournalRow::ForgetHash {
+                user_id,
+                memory_id,
+                content_hash,
+            } => Row::ForgetHash {
+                user_id,
+                memory_id,
+                content_hash,
+            },
         };
         Op {
             timestamp: self.timestamp,
@@ -602,6 +713,7 @@ mod tests {
             merged_from: vec![],
             derived_from: vec![],
             last_run_id: None,
+            updated_at: None,
         }
     }
 

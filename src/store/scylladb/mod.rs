@@ -445,6 +445,16 @@ impl Inner {
         }
     }
 
+    async fn erased_at(&self, user_id: &str) -> Result<Option<i64>, StoreError> {
+        let rows: Vec<(Option<i64>,)> = self
+            .rows(
+                &self.statements.erased_at,
+                (crate::store::tombstone_key(user_id),),
+            )
+            .await?;
+        Ok(rows.into_iter().next().and_then(|(at,)| at))
+    }
+
     async fn run_reports(&self, user_id: &str) -> Result<Vec<RunReport>, StoreError> {
         let rows: Vec<ReportRow> = self
             .rows(&self.statements.run_reports_of_user, (user_id,))
@@ -468,6 +478,18 @@ impl Inner {
         for (user_id, memory_id) in needs.links_of {
             let links = self.links_of(&user_id, &memory_id).await?;
             facts.links_of.insert((user_id, memory_id), links);
+        }
+        for user_id in needs.erased {
+            let sources = self
+                .user_state(&user_id)
+                .await?
+                .map(|state| state.applied_offsets.into_keys().collect())
+                .unwrap_or_default();
+            let run_ids: Vec<(String,)> = self
+                .rows(&self.statements.run_ids_of_user, (user_id.as_str(),))
+                .await?;
+            let run_ids = run_ids.into_iter().map(|(id,)| id).collect();
+            facts.erased.insert(user_id, (sources, run_ids));
         }
         Ok(facts)
     }
@@ -705,6 +727,11 @@ impl Store for ScyllaStore {
     fn run_reports(&self, user_id: &str) -> Result<Vec<RunReport>, StoreError> {
         let user_id = user_id.to_owned();
         self.call(|inner| async move { inner.run_reports(&user_id).await })
+    }
+
+    fn erased_at(&self, user_id: &str) -> Result<Option<i64>, StoreError> {
+        let user_id = user_id.to_owned();
+        self.call(|inner| async move { inner.erased_at(&user_id).await })
     }
 }
 

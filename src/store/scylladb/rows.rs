@@ -27,6 +27,7 @@ pub(super) struct MemoryRow {
     derived_from: Option<Vec<String>>,
     derived_from_frozen: Option<Vec<String>>,
     last_run_id: Option<String>,
+    updated_at: Option<i64>,
 }
 
 /// A list as the row holds it: the frozen column (schema version 2) when it
@@ -139,6 +140,7 @@ pub(super) fn memory_from_rows(
         merged_from: list(row.merged_from_frozen, row.merged_from),
         derived_from: list(row.derived_from_frozen, row.derived_from),
         last_run_id: row.last_run_id,
+        updated_at: row.updated_at,
     })
 }
 

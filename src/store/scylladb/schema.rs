@@ -71,6 +71,12 @@ pub const MIGRATIONS: &[Migration] = &[
         cql: include_str!("../../../schemas/cql/004_waiting_users_by_bucket.cql"),
         backfill: Some(Backfill::WaitingUsers),
     },
+    Migration {
+        version: 5,
+        description: "memory update times, erased-user tombstones",
+        cql: include_str!("../../../schemas/cql/005_erasure.cql"),
+        backfill: None,
+    },
 ];
 
 /// `(table, column)` of an `ALTER TABLE <table> ADD <column> <type>`

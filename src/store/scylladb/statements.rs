@@ -36,7 +36,7 @@ macro_rules! statements {
 
 const MEMORY_SELECT: &str = "SELECT id, kind, category, tags, tags_frozen, content, importance, \
      source, content_hash, embedding, status, merged_from, merged_from_frozen, derived_from, \
-     derived_from_frozen, last_run_id FROM memories";
+     derived_from_frozen, last_run_id, updated_at FROM memories";
 const SALIENCE_SELECT: &str = "SELECT id, created_at, recent_accesses, recent_accesses_frozen, \
      reads, read_offset_sum FROM memory_salience";
 const LINK_COLUMNS: &str = "from_id, to_id, link_type, confidence, reason, created_at, run_id";
@@ -48,6 +48,10 @@ statements! {
         importance, source, content_hash, embedding, status, created_at, merged_from_frozen, \
         derived_from_frozen, last_run_id, tags, merged_from, derived_from) \
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, null, null, null) USING TIMESTAMP ?";
+    // Apart, as the insert binds as many values as a row can take; only
+    // memories the platform edited have one, and it is never unset.
+    update_memory_updated_at = "UPDATE memories USING TIMESTAMP ? SET updated_at = ? \
+        WHERE user_id = ? AND id = ?";
     insert_salience = "INSERT INTO memory_salience (user_id, id, created_at, \
         recent_accesses_frozen, reads, read_offset_sum, recent_accesses) \
         VALUES (?, ?, ?, ?, ?, ?, null) USING TIMESTAMP ?";
@@ -103,6 +107,24 @@ statements! {
     run_reports_of_user = "SELECT run_id, started_at, report FROM run_reports WHERE user_id = ?";
     run_report_owner = "SELECT user_id FROM run_reports_by_id WHERE run_id = ?";
     schema_versions = "SELECT version FROM schema_migrations";
+    run_ids_of_user = "SELECT run_id FROM run_reports WHERE user_id = ?";
+    erased_at = "SELECT erased_at FROM erased_users WHERE user_hash = ?";
+    insert_tombstone = "INSERT INTO erased_users (user_hash, erased_at) VALUES (?, ?) \
+        USING TIMESTAMP ?";
+    delete_hash = "DELETE FROM memory_hashes USING TIMESTAMP ? \
+        WHERE user_id = ? AND content_hash = ? AND id = ?";
+    erase_memories = "DELETE FROM memories USING TIMESTAMP ? WHERE user_id = ?";
+    erase_saliences = "DELETE FROM memory_salience USING TIMESTAMP ? WHERE user_id = ?";
+    erase_hashes = "DELETE FROM memory_hashes USING TIMESTAMP ? WHERE user_id = ?";
+    erase_links = "DELETE FROM links USING TIMESTAMP ? WHERE user_id = ?";
+    erase_links_by_target = "DELETE FROM links_by_target USING TIMESTAMP ? WHERE user_id = ?";
+    erase_user_state = "DELETE FROM user_state USING TIMESTAMP ? WHERE user_id = ?";
+    erase_run_reports = "DELETE FROM run_reports USING TIMESTAMP ? WHERE user_id = ?";
+    erase_journal = "DELETE FROM commit_journal USING TIMESTAMP ? WHERE user_id = ?";
+    erase_run_by_id = "DELETE FROM run_reports_by_id USING TIMESTAMP ? WHERE run_id = ?";
+    // Version 3's index, no longer written, may still name the user.
+    erase_waiting_v3 = "DELETE FROM waiting_users USING TIMESTAMP ? \
+        WHERE source = ? AND user_id = ?";
     ping = "SELECT release_version FROM system.local";
 }
 
@@ -132,8 +154,16 @@ impl Statements {
                     &m.derived_from,
                     m.last_run_id.as_deref(),
                     ts,
-                )),
-            )],
+                )) as BoundRow<'a>,
+            )]
+            .into_iter()
+            .chain(m.updated_at.map(|updated_at| {
+                (
+                    &s.update_memory_updated_at,
+                    Box::new((ts, updated_at, m.user_id.as_str(), m.id.as_str())) as BoundRow<'a>,
+                )
+            }))
+            .collect(),
             Row::Salience {
                 user_id,
                 memory_id,
@@ -239,6 +269,49 @@ impl Statements {
                 }
                 bound
             }
+            Row::EraseUser {
+                user_id,
+                erased_at,
+                sources,
+                run_ids,
+            } => {
+                let user_id = *user_id;
+                let mut bound: Vec<(&'a PreparedStatement, BoundRow<'a>)> = [
+                    &s.erase_memories,
+                    &s.erase_saliences,
+                    &s.erase_hashes,
+                    &s.erase_links,
+                    &s.erase_links_by_target,
+                    &s.erase_user_state,
+                    &s.erase_run_reports,
+                    &s.erase_journal,
+                ]
+                .into_iter()
+                .map(|statement| (statement, Box::new((ts, user_id)) as BoundRow<'a>))
+                .collect();
+                let bucket = super::schema::waiting_bucket(user_id);
+                for source in sources {
+                    let source = source.as_str();
+                    bound.push((&s.delete_waiting, Box::new((ts, source, bucket, user_id))));
+                    bound.push((&s.erase_waiting_v3, Box::new((ts, source, user_id))));
+                }
+                for run_id in run_ids {
+                    bound.push((&s.erase_run_by_id, Box::new((ts, run_id.as_str()))));
+                }
+                bound.push((
+                    &s.insert_tombstone,
+                    Box::new((crate::store::tombstone_key(user_id), *erased_at, ts)),
+                ));
+                bound
+            }
+            Row::ForgetHash {
+                user_id,
+                memory_id,
+                content_hash,
+            } => vec![(
+                &s.delete_hash,
+                Box::new((ts, *user_id, *content_hash, *memory_id)),
+            )],
             Row::RunReport(report) => vec![
                 (
                     &s.insert_run_report,
