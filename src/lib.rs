@@ -2,7 +2,8 @@
 //!
 //! The modules follow the pipeline: [`source`] → [`event`] (decode) →
 //! [`embed`] (vectors for new memories) → [`state`] (apply to the [`store`],
-//! with [`salience`] and the per-user vector [`index`]) → [`detect`] →
+//! with [`salience`] and the per-user vector [`index`]; [`revise`] rebuilds
+//! what engram made from a memory the platform deleted or edited) → [`detect`] →
 //! [`plan`] → [`cycle`] (report and execute; [`undo`] reverses a run) →
 //! [`emit`]. [`pipeline`] wires them for embedded mode, [`kafka`] for a
 //! consumer group; [`metrics`] and [`http`] are how operators watch them.
@@ -28,6 +29,7 @@ pub mod pipeline;
 pub mod plan;
 pub mod progress;
 pub mod report;
+pub mod revise;
 pub mod rewrite;
 pub mod salience;
 pub mod schedule;

@@ -176,6 +176,10 @@ pub struct UserState {
     /// the memory is created, dead-lettered when they age out.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub parked_reads: Vec<ParkedRead>,
+    /// When the user was last erased (`user.erased`), for a user who came
+    /// back after it: their events from at or before it are still refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub erased_at: Option<Millis>,
 }
 
 /// A read of a memory the user does not have yet, kept with the user's state

@@ -76,6 +76,9 @@ pub struct RunSummary {
     pub unparked: u64,
     /// Rejected records by reason kind (all went to the dead-letter output).
     pub rejected: BTreeMap<String, u64>,
+    /// Valid events with nothing to do, by kind (an edit or deletion of a
+    /// memory engram does not have, a stale edit, a repeated erasure).
+    pub ignored: BTreeMap<String, u64>,
     /// Output events written (dead letters included).
     pub outputs: u64,
     /// Store transactions committed.
@@ -126,6 +129,16 @@ impl fmt::Display for RunSummary {
         )?;
         for (kind, count) in &self.rejected {
             writeln!(f, "    {kind:<26}{count:>6}")?;
+        }
+        if !self.ignored.is_empty() {
+            writeln!(
+                f,
+                "  ignored           {:>8}  (nothing to do; counted, not dead-lettered)",
+                self.ignored.values().sum::<u64>()
+            )?;
+            for (kind, count) in &self.ignored {
+                writeln!(f, "    {kind:<26}{count:>6}")?;
+            }
         }
         writeln!(
             f,
@@ -577,6 +590,7 @@ impl<'a> Pipeline<'a> {
             }
         }
         summary.embeddings = self.embed(&mut decoded)?;
+        let text_embedder = self.embedding.as_ref().map(Embedding::texts);
         let mut batch = new_batch(
             self.store,
             &self.settings,
@@ -617,8 +631,35 @@ impl<'a> Pipeline<'a> {
                 Disposition::Replayed => summary.replayed += 1,
                 Disposition::Rejected { kind, reason } => {
                     count(&mut summary.rejected, kind);
-                    let letter = dead_letter(record, kind, &reason, self.clock.now());
+                    let letter = if kind == "erased_user" {
+                        // What an erased user's late event says is not
+                        // copied anywhere, the dead-letter topic included.
+                        dead_letter_without_content(record, kind, &reason, self.clock.now())
+                    } else {
+                        dead_letter(record, kind, &reason, self.clock.now())
+                    };
                     dead_letters.push((*index, letter));
+                }
+                Disposition::Ignored { kind, reason } => {
+                    count(&mut summary.ignored, kind);
+                    tracing::debug!(kind, %reason, "input event ignored");
+                }
+            }
+            // Confirmations go out with the dead letters, before the commit.
+            dead_letters.extend(
+                batch
+                    .take_notices()
+                    .into_iter()
+                    .map(|notice| (*index, notice)),
+            );
+            // Texts engram rebuilt (a deletion or edit of what they came
+            // from) get their vectors before they are stored.
+            let rebuilt = batch.rebuilt_without_vectors();
+            if let (false, Some(embedder)) = (rebuilt.is_empty(), &text_embedder) {
+                let texts = rebuilt.iter().map(|(_, text)| text.clone()).collect();
+                let vectors = embedder.embed(texts)?;
+                for ((key, _), vector) in rebuilt.into_iter().zip(vectors) {
+                    batch.set_vector(&key, vector);
                 }
             }
             let expired = batch.take_expired();
@@ -681,22 +722,7 @@ impl<'a> Pipeline<'a> {
         if missing.is_empty() {
             return Ok(missing.fill(&mut events, Vec::new()));
         }
-        let texts = missing.texts();
-        let vectors = match &embedding.batcher {
-            Some((batcher, runtime)) => runtime.block_on(batcher.embed_all(texts))?,
-            None => {
-                let mut vectors = Vec::with_capacity(texts.len());
-                for chunk in texts.chunks(embedding.max_batch.max(1)) {
-                    let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
-                    vectors.extend(embed_bucketed(
-                        embedding.embedder,
-                        &refs,
-                        embedding.sub_batch,
-                    )?);
-                }
-                vectors
-            }
-        };
+        let vectors = embedding.texts().embed(missing.texts())?;
         Ok(missing.fill(&mut events, vectors))
     }
 
@@ -887,6 +913,50 @@ fn emit_dead_letters(
     Ok(ready as u64)
 }
 
+/// What embeds texts for a pipeline: the model, directly or through the
+/// shared micro-batcher. A copy of the pipeline's, so texts can be embedded
+/// while a batch holds the vector indexes.
+#[derive(Clone)]
+struct TextEmbedder<'a> {
+    embedder: &'a dyn Embedder,
+    sub_batch: SubBatch,
+    max_batch: usize,
+    batcher: Option<(EmbedBatcher, Handle)>,
+}
+
+impl<'a> Embedding<'a> {
+    fn texts(&self) -> TextEmbedder<'a> {
+        TextEmbedder {
+            embedder: self.embedder,
+            sub_batch: self.sub_batch,
+            max_batch: self.max_batch,
+            batcher: self.batcher.clone(),
+        }
+    }
+}
+
+impl TextEmbedder<'_> {
+    /// Vectors of `texts`, in order.
+    fn embed(&self, texts: Vec<String>) -> Result<Vec<Vec<f32>>, PipelineError> {
+        let embedding = self;
+        Ok(match &embedding.batcher {
+            Some((batcher, runtime)) => runtime.block_on(batcher.embed_all(texts))?,
+            None => {
+                let mut vectors = Vec::with_capacity(texts.len());
+                for chunk in texts.chunks(embedding.max_batch.max(1)) {
+                    let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
+                    vectors.extend(embed_bucketed(
+                        embedding.embedder,
+                        &refs,
+                        embedding.sub_batch,
+                    )?);
+                }
+                vectors
+            }
+        })
+    }
+}
+
 /// Remembers whether (and since when) a user has reads parked.
 fn track_parked(parked_since: &mut BTreeMap<String, (Millis, Millis)>, state: &UserState) {
     let reads = &state.parked_reads;
@@ -964,6 +1034,9 @@ fn merge(total: &mut RunSummary, part: RunSummary) {
     for (key, count) in part.rejected {
         *total.rejected.entry(key).or_default() += count;
     }
+    for (key, count) in part.ignored {
+        *total.ignored.entry(key).or_default() += count;
+    }
     for (key, count) in part.cycles {
         *total.cycles.entry(key).or_default() += count;
     }
@@ -999,6 +1072,23 @@ fn bounded(text: &str, max: usize) -> String {
 /// The dead letter for a record; its id is derived from the record's position
 /// so a replay produces the same id. Every field is bounded, so the letter
 /// fits one record whatever the input was.
+/// A dead letter that says where the record was and how long, without its
+/// bytes (an erased user's late event: its content is not to be kept).
+fn dead_letter_without_content(
+    record: &SourceRecord,
+    kind: &str,
+    reason: &str,
+    now: Millis,
+) -> Event {
+    let mut letter = dead_letter(record, kind, reason, now);
+    if let Event::DeadLetter(letter) = &mut letter {
+        letter.original_length = Some(record.oversize.unwrap_or(record.payload.len()) as i64);
+        letter.original = Vec::new();
+        letter.original_sha256 = None;
+    }
+    letter
+}
+
 pub fn dead_letter(record: &SourceRecord, kind: &str, reason: &str, now: Millis) -> Event {
     let length = record.oversize.unwrap_or(record.payload.len());
     let cut = length > record.payload.len() || length > DEAD_LETTER_ORIGINAL_MAX;

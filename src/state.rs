@@ -12,11 +12,14 @@ use crate::cycle::CycleSettings;
 use crate::embed::usable_embedding;
 use crate::event::Limits;
 use crate::event::{
-    ConsolidationRequested, Event, EventType, MemoryAccessed, MemoryCreated, TriggerReason,
+    ConsolidationRequested, Event, EventType, MemoryAccessed, MemoryCreated, MemoryDeleted,
+    MemoryRevised, MemoryUpdated, RevisedText, RevisionCause, TriggerReason, UserErased,
+    UserErasureCompleted,
 };
 use crate::index::{Neighbour, UserIndexes, VectorIndex};
 use crate::model::{Memory, MemoryStatus, Millis, ParkedRead, PendingRun, UserState};
 use crate::plan::tokens;
+use crate::revise::{self, Rebuilt};
 use crate::salience::SalienceState;
 use crate::store::{Store, StoreError, Write, WriteBatch};
 use crate::text::{content_hash, normalise_tags};
@@ -46,9 +49,17 @@ pub enum Disposition {
         kind: &'static str,
         reason: String,
     },
+    /// Valid, nothing to do, and nothing the platform needs back: an edit
+    /// or deletion of a memory engram does not have, an edit older than
+    /// the memory's last, an erasure repeated. Counted, not dead-lettered.
+    Ignored {
+        kind: &'static str,
+        reason: String,
+    },
 }
 
-type MemoryKey = (String, String);
+/// A memory's `(user_id, memory_id)`.
+pub type MemoryKey = (String, String);
 
 /// How long and how many reads that overtook their memory's creation wait
 /// for it, per user.
@@ -138,6 +149,15 @@ pub struct StateBatch<'a> {
     expired: Vec<ParkedRead>,
     /// Parked reads applied because their memory was created in this batch.
     unparked: u64,
+    /// Memories whose text engram rebuilt in this batch and that wait for
+    /// their new vector.
+    rebuilt: Vec<MemoryKey>,
+    /// Users erased in this batch and when: their erasure is written
+    /// before anything else of theirs (a user may come back later in it).
+    erasures: Vec<(String, Millis)>,
+    /// Confirmations of deletions and erasures, emitted before the batch
+    /// commits (like dead letters), so a crash cannot lose them.
+    notices: Vec<Event>,
 }
 
 impl<'a> StateBatch<'a> {
@@ -161,7 +181,38 @@ impl<'a> StateBatch<'a> {
             parking: Parking::OFF,
             expired: Vec::new(),
             unparked: 0,
+            rebuilt: Vec::new(),
+            erasures: Vec::new(),
+            notices: Vec::new(),
         }
+    }
+
+    /// The memories whose text engram rebuilt since the last call, with the
+    /// text, for the caller to embed ([`StateBatch::set_vector`]).
+    pub fn rebuilt_without_vectors(&mut self) -> Vec<(MemoryKey, String)> {
+        std::mem::take(&mut self.rebuilt)
+            .into_iter()
+            .filter_map(|key| {
+                let memory = self.memories.get(&key)?;
+                memory
+                    .embedding
+                    .is_none()
+                    .then(|| (key.clone(), memory.content.clone()))
+            })
+            .collect()
+    }
+
+    /// Gives a rebuilt memory the vector of its new text.
+    pub fn set_vector(&mut self, key: &MemoryKey, vector: Vec<f32>) {
+        if let Some(memory) = self.memories.get_mut(key) {
+            memory.embedding = usable_embedding(&vector);
+        }
+    }
+
+    /// Confirmations of the deletions, edits and erasures applied since the
+    /// last call: to emit before the batch commits.
+    pub fn take_notices(&mut self) -> Vec<Event> {
+        std::mem::take(&mut self.notices)
     }
 
     /// Parks reads of memories a known user does not have yet instead of
@@ -249,7 +300,11 @@ impl<'a> StateBatch<'a> {
             }
         }
         Ok(match event {
-            Event::MemoryCreated(_) | Event::ConsolidationRequested(_) => true,
+            Event::MemoryCreated(_)
+            | Event::ConsolidationRequested(_)
+            | Event::MemoryUpdated(_)
+            | Event::MemoryDeleted(_)
+            | Event::UserErased(_) => true,
             Event::MemoryAccessed(read) => self.salience(&read.user_id, &read.memory_id)?.is_some(),
             _ => false,
         })
@@ -293,10 +348,35 @@ impl<'a> StateBatch<'a> {
                 ),
             });
         }
+        // An erased user's events from before the erasure never come back,
+        // whatever replays them; a repeated erasure is confirmed again.
+        if let Some(erased_at) = self.users[user_id].erased_at
+            && event.occurred_at().timestamp_millis() <= erased_at
+        {
+            if let Event::UserErased(erased) = event {
+                self.notices.push(erasure_completed(erased));
+                return Ok(Disposition::Ignored {
+                    kind: "already_erased",
+                    reason: format!("user {user_id} was erased at or after this time"),
+                });
+            }
+            return Ok(Disposition::Rejected {
+                kind: "erased_user",
+                reason: format!(
+                    "the user was erased after this event's time; it is not applied \
+                     (its content is not kept in this dead letter)"
+                ),
+            });
+        }
+        if let Event::UserErased(erased) = event {
+            return Ok(self.erase(erased));
+        }
         let disposition = match event {
             Event::MemoryCreated(created) => self.create(created, now)?,
             Event::MemoryAccessed(accessed) => self.access(accessed, position, stream_time)?,
             Event::ConsolidationRequested(requested) => self.request(requested, now),
+            Event::MemoryUpdated(updated) => self.update(updated)?,
+            Event::MemoryDeleted(deleted) => self.delete(deleted)?,
             other => Disposition::Rejected {
                 kind: "not_an_input",
                 reason: format!("`{}` is an output event", other.event_type().name()),
@@ -304,13 +384,12 @@ impl<'a> StateBatch<'a> {
         };
         // A read for a user engram has never seen leaves no trace: a row
         // per stray user id would grow the store without bound.
-        if matches!(
-            disposition,
-            Disposition::Rejected {
-                kind: "unknown_user",
-                ..
-            }
-        ) {
+        let unknown = match &disposition {
+            Disposition::Rejected { kind, .. } => *kind == "unknown_user",
+            Disposition::Ignored { .. } => !self.known_users.contains(user_id),
+            _ => false,
+        };
+        if unknown {
             return Ok(disposition);
         }
         if let Some(user) = self.users.get_mut(user_id) {
@@ -336,6 +415,8 @@ impl<'a> StateBatch<'a> {
         for event in events {
             let (wanted, user_id, memory_id) = match event {
                 Event::MemoryCreated(e) => (&mut whole, e.user_id.as_str(), e.memory_id.as_str()),
+                Event::MemoryUpdated(e) => (&mut whole, e.user_id.as_str(), e.memory_id.as_str()),
+                Event::MemoryDeleted(e) => (&mut whole, e.user_id.as_str(), e.memory_id.as_str()),
                 Event::MemoryAccessed(e) => (&mut read, e.user_id.as_str(), e.memory_id.as_str()),
                 _ => continue,
             };
@@ -423,6 +504,14 @@ impl<'a> StateBatch<'a> {
     /// must only be emitted after this returns.
     pub fn commit(self) -> Result<Vec<Event>, StoreError> {
         let mut batch = WriteBatch::default();
+        // Erasures first: whatever of the user is left in this batch came
+        // after the erasure.
+        for (user_id, erased_at) in &self.erasures {
+            batch.push(Write::EraseUser {
+                user_id: user_id.clone(),
+                erased_at: *erased_at,
+            });
+        }
         for key in &self.full_writes {
             if let Some(memory) = self.memories.get(key) {
                 batch.push(Write::PutMemory(memory.clone()));
@@ -441,7 +530,23 @@ impl<'a> StateBatch<'a> {
                 });
             }
         }
-        batch.writes.extend(self.other_writes);
+        // A hash entry to forget that the memory holds again (its text
+        // changed back within the batch) stays.
+        let memories = &self.memories;
+        batch
+            .writes
+            .extend(self.other_writes.into_iter().filter(|write| {
+                match write {
+                    Write::ForgetHash {
+                        user_id,
+                        memory_id,
+                        content_hash,
+                    } => memories
+                        .get(&(user_id.clone(), memory_id.clone()))
+                        .is_none_or(|m| &m.content_hash != content_hash),
+                    _ => true,
+                }
+            }));
         for user_id in &self.dirty_users {
             if let Some(user) = self.users.get(user_id) {
                 batch.push(Write::PutUserState(user.clone()));
@@ -462,7 +567,11 @@ impl<'a> StateBatch<'a> {
                 self.known_users.insert(user_id.to_owned());
                 state
             }
-            None => UserState::new(user_id),
+            // A user engram does not know may be one it was asked to forget.
+            None => UserState {
+                erased_at: self.store.erased_at(user_id)?,
+                ..UserState::new(user_id)
+            },
         };
         self.users.insert(user_id.to_owned(), state);
         Ok(())
@@ -704,6 +813,288 @@ impl<'a> StateBatch<'a> {
         Disposition::Applied(EventType::ConsolidationRequested)
     }
 
+    /// Applies a platform edit: the fields it carries replace the stored
+    /// ones; salience, status and provenance stay. A new text gets its new
+    /// vector (filled in by the pipeline, or supplied), and what engram
+    /// built from the old text is rebuilt.
+    fn update(&mut self, event: &MemoryUpdated) -> Result<Disposition, StoreError> {
+        let at = event.updated_at.timestamp_millis();
+        let key = (event.user_id.clone(), event.memory_id.clone());
+        let Some(memory) = self.memory(&event.user_id, &event.memory_id)? else {
+            return Ok(no_such_memory(&event.memory_id));
+        };
+        if memory.updated_at.is_some_and(|last| at <= last) || at < memory.created_at() {
+            return Ok(Disposition::Ignored {
+                kind: "stale_update",
+                reason: format!(
+                    "memory {} has a later update (or was created after this one)",
+                    event.memory_id
+                ),
+            });
+        }
+        let before = memory.clone();
+        memory.updated_at = Some(at);
+        if let Some(kind) = event.kind {
+            memory.kind = kind;
+        }
+        if let Some(category) = &event.category {
+            memory.category = Some(category.clone());
+        }
+        if let Some(tags) = &event.tags {
+            memory.tags = normalise_tags(tags.iter());
+        }
+        if let Some(importance) = event.importance {
+            memory.importance = importance;
+        }
+        if let Some(content) = &event.content {
+            memory.content.clone_from(content);
+            let hash = content_hash(content);
+            if hash != memory.content_hash {
+                memory.content_hash = hash;
+                memory.embedding = event.embedding.as_deref().and_then(usable_embedding);
+            }
+        }
+        let text_changed = memory.content_hash != before.content_hash;
+        let token_delta = match memory.status {
+            MemoryStatus::Active => tokens(&memory.content) as i64 - tokens(&before.content) as i64,
+            _ => 0,
+        };
+        self.full_writes.insert(key.clone());
+        if let Some(user) = self.users.get_mut(&event.user_id) {
+            user.cycle.tokens = user.cycle.tokens.saturating_add_signed(token_delta);
+        }
+        if text_changed {
+            self.other_writes.push(Write::ForgetHash {
+                user_id: before.user_id.clone(),
+                memory_id: before.id.clone(),
+                content_hash: before.content_hash.clone(),
+            });
+            // Its old vector is in the user's index under its id.
+            self.near_duplicates_of(&key, true)?;
+            let (rewritten, removed) = self.revise_dependents(&before, event.content.as_deref())?;
+            if !rewritten.is_empty() || !removed.is_empty() {
+                self.notices.push(Event::MemoryRevised(MemoryRevised {
+                    event_id: format!("{}/revised", event.event_id),
+                    user_id: event.user_id.clone(),
+                    memory_id: event.memory_id.clone(),
+                    cause: RevisionCause::Updated,
+                    rewritten,
+                    removed_memory_ids: removed,
+                    revised_at: event.updated_at,
+                }));
+            }
+        }
+        Ok(Disposition::Applied(EventType::MemoryUpdated))
+    }
+
+    /// Applies a platform deletion: the memory, its salience, vector,
+    /// links, hash entry and parked reads go; what engram built from it is
+    /// rebuilt without it, and stored reports lose what only it said.
+    fn delete(&mut self, event: &MemoryDeleted) -> Result<Disposition, StoreError> {
+        let Some(memory) = self
+            .memory(&event.user_id, &event.memory_id)?
+            .map(|m| m.clone())
+        else {
+            return Ok(no_such_memory(&event.memory_id));
+        };
+        self.forget_memory(&memory);
+        if let Some(user) = self.users.get_mut(&event.user_id) {
+            user.parked_reads
+                .retain(|parked| parked.read.memory_id != event.memory_id);
+        }
+        let (rewritten, removed) = self.revise_dependents(&memory, None)?;
+        self.scrub_reports(&memory)?;
+        self.notices.push(Event::MemoryRevised(MemoryRevised {
+            event_id: format!("{}/revised", event.event_id),
+            user_id: event.user_id.clone(),
+            memory_id: event.memory_id.clone(),
+            cause: RevisionCause::Deleted,
+            rewritten,
+            removed_memory_ids: removed,
+            revised_at: event.deleted_at,
+        }));
+        Ok(Disposition::Applied(EventType::MemoryDeleted))
+    }
+
+    /// Removes a memory from the batch and the store, with its hash entry
+    /// and its vector in the user's index.
+    fn forget_memory(&mut self, memory: &Memory) {
+        let key = (memory.user_id.clone(), memory.id.clone());
+        self.memories.remove(&key);
+        self.saliences.remove(&key);
+        self.full_writes.remove(&key);
+        self.salience_writes.remove(&key);
+        self.other_writes.push(Write::DeleteMemory {
+            user_id: memory.user_id.clone(),
+            memory_id: memory.id.clone(),
+        });
+        self.other_writes.push(Write::ForgetHash {
+            user_id: memory.user_id.clone(),
+            memory_id: memory.id.clone(),
+            content_hash: memory.content_hash.clone(),
+        });
+        if memory.status == MemoryStatus::Active
+            && let Some(user) = self.users.get_mut(&memory.user_id)
+        {
+            let used = tokens(&memory.content);
+            user.cycle.tokens = user.cycle.tokens.saturating_sub(used);
+        }
+        if let Some(indexes) = self.indexes.as_deref_mut() {
+            indexes.forget(&memory.user_id);
+        }
+    }
+
+    /// Rebuilds the memories engram made from `source` (fused canonicals
+    /// that merged it, patterns it is an episode of; its links lead to
+    /// them) after its deletion (`source_now` `None`) or edit. Returns the
+    /// texts rewritten and the ids removed.
+    fn revise_dependents(
+        &mut self,
+        source: &Memory,
+        source_now: Option<&str>,
+    ) -> Result<(Vec<RevisedText>, Vec<String>), StoreError> {
+        let user_id = source.user_id.as_str();
+        let lexicon = self.settings.lexicon.clone();
+        let mut linked: BTreeSet<String> = BTreeSet::new();
+        for link in self.store.links_of(user_id, &source.id)? {
+            linked.insert(link.from_id);
+            linked.insert(link.to_id);
+        }
+        linked.remove(&source.id);
+        let (mut rewritten, mut removed) = (Vec::new(), Vec::new());
+        for id in linked {
+            let Some(built) = self.memory(user_id, &id)?.map(|m| m.clone()) else {
+                continue;
+            };
+            let sources = if built.merged_from.contains(&source.id) {
+                &built.merged_from
+            } else if built.derived_from.contains(&source.id) {
+                &built.derived_from
+            } else {
+                continue;
+            };
+            let mut others = BTreeMap::new();
+            for other in sources.iter().filter(|other| **other != source.id) {
+                if let Some(memory) = self.memory(user_id, other)? {
+                    others.insert(other.clone(), memory.content.clone());
+                }
+            }
+            let mut revised = built.clone();
+            if source_now.is_none() {
+                revised.merged_from.retain(|other| *other != source.id);
+                revised.derived_from.retain(|other| *other != source.id);
+            }
+            match revise::rebuild(&built, &source.id, source_now, &others, &lexicon) {
+                Rebuilt::Removed => {
+                    self.forget_memory(&built);
+                    removed.push(id);
+                    continue;
+                }
+                Rebuilt::Text(text) => {
+                    self.other_writes.push(Write::ForgetHash {
+                        user_id: built.user_id.clone(),
+                        memory_id: built.id.clone(),
+                        content_hash: built.content_hash.clone(),
+                    });
+                    revised.content_hash = content_hash(&text);
+                    revised.content.clone_from(&text);
+                    // Its vector follows its text (the pipeline embeds it).
+                    revised.embedding = None;
+                    self.rebuilt.push((built.user_id.clone(), built.id.clone()));
+                    if let Some(indexes) = self.indexes.as_deref_mut() {
+                        indexes.forget(user_id);
+                    }
+                    rewritten.push(RevisedText {
+                        memory_id: id.clone(),
+                        content: text,
+                    });
+                }
+                Rebuilt::Unchanged => {}
+            }
+            if revised != built {
+                let key = (built.user_id.clone(), built.id.clone());
+                self.memories.insert(key.clone(), revised);
+                self.full_writes.insert(key);
+            }
+        }
+        Ok((rewritten, removed))
+    }
+
+    /// Takes a deleted memory out of the user's stored run reports: its
+    /// whole text, and its own words (those no memory the reports may
+    /// also name holds).
+    fn scrub_reports(&mut self, deleted: &Memory) -> Result<(), StoreError> {
+        let user_id = deleted.user_id.as_str();
+        let reports = self.store.run_reports(user_id)?;
+        let mentioning: Vec<_> = reports
+            .into_iter()
+            .filter(|r| {
+                r.report
+                    .to_string()
+                    .contains(&format!("\"{}\"", deleted.id))
+            })
+            .collect();
+        if mentioning.is_empty() {
+            return Ok(());
+        }
+        // The memories these reports name, as they stand now.
+        let mut named: BTreeSet<String> = BTreeSet::new();
+        for report in &mentioning {
+            collect_strings(&report.report, &mut named);
+        }
+        let mut kept = Vec::new();
+        for id in named.iter().filter(|id| **id != deleted.id) {
+            let key = (user_id.to_owned(), id.clone());
+            if let Some(memory) = self.memories.get(&key) {
+                kept.push(memory.content.clone());
+            } else if let Some(memory) = self.store.memory(user_id, id)? {
+                kept.push(memory.content);
+            }
+        }
+        let own = revise::own_words(
+            &deleted.content,
+            kept.iter().map(String::as_str),
+            &self.settings.lexicon,
+        );
+        for mut report in mentioning {
+            if revise::scrub(&mut report.report, &deleted.content, &own) {
+                self.other_writes.push(Write::PutRunReport(report));
+            }
+        }
+        Ok(())
+    }
+
+    /// Forgets a user: everything of theirs this batch holds, and (at
+    /// commit, before anything else of theirs) every stored row, leaving
+    /// only the tombstone.
+    fn erase(&mut self, event: &UserErased) -> Disposition {
+        let user_id = event.user_id.as_str();
+        let at = event.erased_at.timestamp_millis();
+        let theirs = |key: &MemoryKey| key.0 == user_id;
+        self.memories.retain(|key, _| !theirs(key));
+        self.saliences.retain(|key, _| !theirs(key));
+        self.full_writes.retain(|key| !theirs(key));
+        self.salience_writes.retain(|key| !theirs(key));
+        self.other_writes.retain(|write| write.user_id() != user_id);
+        self.dirty_users.remove(user_id);
+        self.known_users.remove(user_id);
+        self.triggered.remove(user_id);
+        let previous = self.users.get(user_id).and_then(|user| user.erased_at);
+        self.users.insert(
+            user_id.to_owned(),
+            UserState {
+                erased_at: Some(previous.map_or(at, |before| before.max(at))),
+                ..UserState::new(user_id)
+            },
+        );
+        if let Some(indexes) = self.indexes.as_deref_mut() {
+            indexes.forget(user_id);
+        }
+        self.erasures.push((user_id.to_owned(), at));
+        self.notices.push(erasure_completed(event));
+        Disposition::Applied(EventType::UserErased)
+    }
+
     /// Active memories of the user at or above the duplicate threshold to the
     /// memory at `key`, whose vector then joins the user's index. Finds
     /// nothing without indexes or an embedding.
@@ -782,6 +1173,38 @@ fn source_stream(position: &Position) -> &str {
         .partition
         .and_then(|partition| position.stream.strip_suffix(&format!("/{partition}")))
         .unwrap_or(&position.stream)
+}
+
+/// An edit or deletion of a memory engram does not have: no row is made.
+fn no_such_memory(memory_id: &str) -> Disposition {
+    Disposition::Ignored {
+        kind: "unknown_memory",
+        reason: format!("memory {memory_id} does not exist for this user"),
+    }
+}
+
+/// The confirmation of an erasure (the same event, same id, when repeated).
+fn erasure_completed(event: &UserErased) -> Event {
+    Event::UserErasureCompleted(UserErasureCompleted {
+        event_id: format!("{}/completed", event.event_id),
+        user_id: event.user_id.clone(),
+        erased_at: event.erased_at,
+        completed_at: event.erased_at,
+    })
+}
+
+/// Every string in a JSON value (ids among them).
+fn collect_strings(value: &serde_json::Value, into: &mut BTreeSet<String>) {
+    match value {
+        serde_json::Value::String(text) => {
+            into.insert(text.clone());
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(|v| collect_strings(v, into)),
+        serde_json::Value::Object(fields) => {
+            fields.values().for_each(|v| collect_strings(v, into));
+        }
+        _ => {}
+    }
 }
 
 /// A read of a memory the user does not have, and could not wait for it

@@ -313,6 +313,24 @@ pub fn fuse<'a>(
     Some(format!("{body}{ALSO}{}){stop}", phrases.join("; ")))
 }
 
+/// A fused text without the details [`fuse`] appended: the canonical's own
+/// text (a text never fused comes back as it is).
+pub fn without_additions(text: &str) -> String {
+    let trimmed = text.trim_end();
+    let (body, stop) = match trimmed.strip_suffix('.') {
+        Some(body) => (body, "."),
+        None => (trimmed, ""),
+    };
+    match body
+        .strip_suffix(')')
+        .and_then(|b| b.rsplit_once(ALSO))
+        .filter(|(_, listed)| !listed.contains(['(', ')']))
+    {
+        Some((own, _)) => format!("{own}{stop}"),
+        None => text.to_owned(),
+    }
+}
+
 /// Titles written before a name.
 static TITLES: WordClass = WordClass::new("titles");
 

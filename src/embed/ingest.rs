@@ -49,15 +49,15 @@ impl MissingEmbeddings {
         // First-seen order, so model calls do not depend on hash-map order.
         let mut order: Vec<(String, String)> = Vec::new();
         for (i, event) in events.iter_mut().enumerate() {
-            let Event::MemoryCreated(created) = &mut **event else {
+            let Some((user_id, content, embedding)) = new_text(event) else {
                 continue;
             };
-            if let Some(vector) = created.embedding.as_deref().and_then(usable_embedding) {
-                created.embedding = Some(vector);
+            if let Some(vector) = embedding.as_deref().and_then(usable_embedding) {
+                *embedding = Some(vector);
                 counts.supplied += 1;
                 continue;
             }
-            let key = (created.user_id.clone(), content_hash(&created.content));
+            let key = (user_id.to_owned(), content_hash(content));
             let entry = wanted.entry(key.clone()).or_default();
             if entry.is_empty() {
                 order.push(key);
@@ -104,17 +104,31 @@ impl MissingEmbeddings {
     }
 }
 
-fn content_of(events: &[&mut Event], index: usize) -> Option<String> {
-    match events.get(index).map(|e| &**e) {
-        Some(Event::MemoryCreated(created)) => Some(created.content.clone()),
+/// The user, the new text and the vector slot of an event that brings a
+/// text: a creation, or an update of the content.
+fn new_text(event: &mut Event) -> Option<(&str, &str, &mut Option<Vec<f32>>)> {
+    match event {
+        Event::MemoryCreated(created) => {
+            Some((&created.user_id, &created.content, &mut created.embedding))
+        }
+        Event::MemoryUpdated(updated) => Some((
+            &updated.user_id,
+            updated.content.as_deref()?,
+            &mut updated.embedding,
+        )),
         _ => None,
     }
 }
 
+fn content_of(events: &mut [&mut Event], index: usize) -> Option<String> {
+    let event = events.get_mut(index)?;
+    new_text(event).map(|(_, content, _)| content.to_owned())
+}
+
 fn assign(events: &mut [&mut Event], targets: &[usize], vector: &[f32]) {
     for &index in targets {
-        if let Some(Event::MemoryCreated(created)) = events.get_mut(index).map(|e| &mut **e) {
-            created.embedding = Some(vector.to_vec());
+        if let Some((_, _, embedding)) = events.get_mut(index).and_then(|e| new_text(e)) {
+            *embedding = Some(vector.to_vec());
         }
     }
 }

@@ -472,7 +472,11 @@ fn check_memory_fields(
     {
         return Err(DecodeError::InvalidValue {
             field: "tags".to_owned(),
-            reason: format!("{} tags exceed the limit of {}", tags.len(), limits.max_tags),
+            reason: format!(
+                "{} tags exceed the limit of {}",
+                tags.len(),
+                limits.max_tags
+            ),
         });
     }
     if let Some(embedding) = embedding

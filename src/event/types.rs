@@ -463,8 +463,6 @@ pub struct UserErasureCompleted {
     pub event_id: String,
     pub user_id: String,
     pub erased_at: Timestamp,
-    /// Memories removed (0 for a user engram did not know, or knew no more).
-    pub memories_removed: i64,
     pub completed_at: Timestamp,
 }
 

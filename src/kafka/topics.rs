@@ -219,11 +219,14 @@ mod tests {
             topic_memory_created: "agent.memory".to_owned(),
             topic_memory_accessed: "agent.memory".to_owned(),
             topic_consolidation_requested: "agent.memory".to_owned(),
+            topic_memory_updated: "agent.memory".to_owned(),
+            topic_memory_deleted: "agent.memory".to_owned(),
+            topic_user_erased: "agent.memory".to_owned(),
             ..KafkaConfig::default()
         };
         let topics = Topics::from_config(&config).unwrap();
         assert_eq!(topics.inputs(), ["agent.memory"]);
-        assert_eq!(topics.carried()["agent.memory"].len(), 3);
+        assert_eq!(topics.carried()["agent.memory"].len(), 6);
     }
 
     #[test]

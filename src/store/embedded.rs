@@ -669,8 +669,8 @@ impl Store for EmbeddedStore {
             // zeroed pages into the database and empty it, so what was
             // deleted is in no file. Readers in the way only delay it to
             // the next forgetting commit; nothing is lost meanwhile.
-            if let Err(error) = connection
-                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+            if let Err(error) =
+                connection.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
             {
                 tracing::warn!(%error, "the WAL could not be emptied after a deletion");
             }

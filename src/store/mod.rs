@@ -30,6 +30,8 @@ struct BookkeepingRef<'a> {
     cycle: &'a CycleState,
     #[serde(skip_serializing_if = "<[ParkedRead]>::is_empty")]
     parked_reads: &'a [ParkedRead],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    erased_at: Option<Millis>,
 }
 
 #[derive(serde::Deserialize)]
@@ -38,6 +40,8 @@ struct Bookkeeping {
     cycle: CycleState,
     #[serde(default)]
     parked_reads: Vec<ParkedRead>,
+    #[serde(default)]
+    erased_at: Option<Millis>,
 }
 
 /// The `cycle` column of a user's state.
@@ -45,6 +49,7 @@ pub(crate) fn bookkeeping_json(state: &UserState) -> String {
     serde_json::to_string(&BookkeepingRef {
         cycle: &state.cycle,
         parked_reads: &state.parked_reads,
+        erased_at: state.erased_at,
     })
     .unwrap_or_else(|_| "{}".to_owned())
 }
@@ -54,9 +59,11 @@ pub(crate) fn read_bookkeeping(state: &mut UserState, text: &str) -> Result<(), 
     let Bookkeeping {
         cycle,
         parked_reads,
+        erased_at,
     } = serde_json::from_str(text)?;
     state.cycle = cycle;
     state.parked_reads = parked_reads;
+    state.erased_at = erased_at;
     Ok(())
 }
 
@@ -147,7 +154,10 @@ pub enum Write {
     /// state, run reports, journals, waiting-user entries) and keeps only
     /// the tombstone: the hash of the id and the latest erasure time.
     /// Writes of the same user later in the batch apply after it.
-    EraseUser { user_id: String, erased_at: Millis },
+    EraseUser {
+        user_id: String,
+        erased_at: Millis,
+    },
     /// The text-hash entry of a memory's old text (the memory was deleted
     /// or its text changed), where a store keeps one apart from the row.
     ForgetHash {
@@ -170,6 +180,22 @@ pub struct WriteBatch {
 }
 
 impl Write {
+    /// The user whose rows the write changes.
+    pub fn user_id(&self) -> &str {
+        match self {
+            Write::PutMemory(m) => &m.user_id,
+            Write::PutSalience { user_id, .. }
+            | Write::PutStatus { user_id, .. }
+            | Write::DeleteMemory { user_id, .. }
+            | Write::DeleteLink { user_id, .. }
+            | Write::EraseUser { user_id, .. }
+            | Write::ForgetHash { user_id, .. } => user_id,
+            Write::PutLink(l) => &l.user_id,
+            Write::PutUserState(s) => &s.user_id,
+            Write::PutRunReport(r) => &r.user_id,
+        }
+    }
+
     /// The write that turns the stored `before` into `after`: only the
     /// status when that (and the run that changed it) is all that differs,
     /// else the whole memory.

@@ -193,18 +193,7 @@ pub struct Facts {
 }
 
 fn user_of(write: &Write) -> &str {
-    match write {
-        Write::PutMemory(m) => &m.user_id,
-        Write::PutSalience { user_id, .. }
-        | Write::PutStatus { user_id, .. }
-        | Write::DeleteMemory { user_id, .. }
-        | Write::DeleteLink { user_id, .. }
-        | Write::EraseUser { user_id, .. }
-        | Write::ForgetHash { user_id, .. } => user_id,
-        Write::PutLink(l) => &l.user_id,
-        Write::PutUserState(s) => &s.user_id,
-        Write::PutRunReport(r) => &r.user_id,
-    }
+    write.user_id()
 }
 
 /// The batch's writes by user (in first-appearance order), each with its
@@ -422,8 +411,7 @@ pub fn plan<'a>(
                 Write::PutUserState(state) => last.push(op(Row::UserState(state))),
                 Write::PutRunReport(report) => last.push(op(Row::RunReport(report))),
                 Write::EraseUser { erased_at, .. } => {
-                    let (sources, run_ids) =
-                        facts.erased.get(user_id).cloned().unwrap_or_default();
+                    let (sources, run_ids) = facts.erased.get(user_id).cloned().unwrap_or_default();
                     last.push(op(Row::EraseUser {
                         user_id,
                         erased_at: *erased_at,
@@ -740,6 +728,7 @@ mod tests {
             duplicate_candidates: 0,
             cycle: Default::default(),
             parked_reads: Vec::new(),
+            erased_at: None,
         }
     }
 

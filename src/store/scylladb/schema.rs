@@ -239,8 +239,14 @@ mod tests {
         let mut tables = Vec::new();
         for migration in MIGRATIONS {
             for statement in statements(migration.cql) {
+                // Setting a table option again sets it to the same value.
+                let sets_option = statement.starts_with("ALTER TABLE ")
+                    && statement.contains(" WITH ")
+                    && !statement.contains(" ADD ");
                 assert!(
-                    statement.contains("IF NOT EXISTS") || added_column(&statement).is_some(),
+                    statement.contains("IF NOT EXISTS")
+                        || added_column(&statement).is_some()
+                        || sets_option,
                     "{statement}"
                 );
                 if let Some(rest) = statement.strip_prefix("CREATE TABLE IF NOT EXISTS ") {
