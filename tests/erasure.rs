@@ -355,3 +355,126 @@ fn an_edit_replaces_the_text_and_vector_keeps_salience_and_rebuilds_the_fused_ca
         "no row for an unknown memory"
     );
 }
+
+/// The rows of every table of the keyspace holding `word` (any case), as
+/// the database returns them: blobs read as text, so the commit journal's
+/// JSON is searched too.
+fn cql_rows_holding(config: &engram::config::ScyllaConfig, word: &str) -> Vec<String> {
+    use scylla::client::session_builder::SessionBuilder;
+    use scylla::value::{CqlValue, Row};
+    fn text(value: &CqlValue) -> String {
+        match value {
+            CqlValue::Text(s) | CqlValue::Ascii(s) => s.clone(),
+            CqlValue::Blob(bytes) => String::from_utf8_lossy(bytes).into_owned(),
+            CqlValue::List(items) | CqlValue::Set(items) => {
+                items.iter().map(text).collect::<Vec<_>>().join(" ")
+            }
+            CqlValue::Map(pairs) => pairs
+                .iter()
+                .map(|(k, v)| format!("{} {}", text(k), text(v)))
+                .collect::<Vec<_>>()
+                .join(" "),
+            other => format!("{other:?}"),
+        }
+    }
+    runtime().block_on(async {
+        let mut builder = SessionBuilder::new().known_node(&config.nodes);
+        if !config.username.is_empty() {
+            builder = builder.user(&config.username, &config.password);
+        }
+        let session = builder.build().await.unwrap();
+        let tables = session
+            .query_unpaged(
+                "SELECT table_name FROM system_schema.tables WHERE keyspace_name = ?",
+                (config.keyspace.as_str(),),
+            )
+            .await
+            .unwrap()
+            .into_rows_result()
+            .unwrap()
+            .rows::<(String,)>()
+            .unwrap()
+            .map(|row| row.unwrap().0)
+            .collect::<Vec<_>>();
+        assert!(tables.len() >= 10, "{tables:?}");
+        let mut holding = Vec::new();
+        for table in tables {
+            let rows = session
+                .query_unpaged(format!("SELECT * FROM {}.{table}", config.keyspace), ())
+                .await
+                .unwrap()
+                .into_rows_result()
+                .unwrap();
+            for row in rows.rows::<Row>().unwrap() {
+                let row = row.unwrap();
+                let line: Vec<String> = row.columns.iter().flatten().map(text).collect();
+                let line = line.join(" | ");
+                if line.to_lowercase().contains(word) {
+                    holding.push(format!("{table}: {line}"));
+                }
+            }
+        }
+        holding
+    })
+}
+
+#[test]
+fn on_the_cql_store_a_deleted_memory_and_an_erased_user_are_in_no_row() {
+    let config = common::cql::node().fresh_keyspace();
+    engram::store::migrate(&config, runtime().handle(), Box::new(|| {})).unwrap();
+    let store = engram::store::ScyllaStore::connect(&config, runtime().handle().clone()).unwrap();
+    let mut input = three_memories_and_a_fusing_cycle("gina");
+    input.push(Event::MemoryCreated(created(
+        "bob",
+        "b1",
+        "Bob plays the oboe",
+        10,
+    )));
+    run(&store, "day-1", &input);
+    assert!(
+        !cql_rows_holding(&config, FIRST_MARKER).is_empty(),
+        "fused and reported"
+    );
+
+    let (_, outputs) = run(
+        &store,
+        "day-2",
+        &[
+            deleted("gina", "first", 90_000),
+            consolidate("gina", "req-2", 90_060),
+        ],
+    );
+    assert!(mentions(&outputs, FIRST_MARKER).is_empty(), "{outputs:?}");
+    assert_eq!(
+        cql_rows_holding(&config, FIRST_MARKER),
+        Vec::<String>::new()
+    );
+    assert!(!cql_rows_holding(&config, THIRD_MARKER).is_empty());
+
+    let (summary, _) = run(&store, "day-3", &[erased("gina", 100_000)]);
+    assert_eq!(summary.applied["user.erased"], 1);
+    for marker in [THIRD_MARKER, "dance studio", "gina"] {
+        assert_eq!(
+            cql_rows_holding(&config, marker),
+            Vec::<String>::new(),
+            "{marker}"
+        );
+    }
+    assert_eq!(store.users().unwrap(), vec!["bob".to_owned()]);
+    assert!(store.erased_at("gina").unwrap().is_some());
+
+    let (summary, _) = run(&store, "replay", &input);
+    assert_eq!(summary.rejected.get("erased_user"), Some(&4), "{summary}");
+    for marker in [THIRD_MARKER, "gina"] {
+        assert_eq!(
+            cql_rows_holding(&config, marker),
+            Vec::<String>::new(),
+            "{marker}"
+        );
+    }
+    assert!(
+        store.memory("bob", "b1").unwrap().is_some(),
+        "other users stay"
+    );
+    engram::store::drop_keyspace(&config, runtime().handle()).unwrap();
+}
