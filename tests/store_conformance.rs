@@ -420,6 +420,127 @@ pub fn delete_memory_removes_it_and_its_links(store: &dyn Store) {
     assert_eq!(links, vec![link("u1", "m2", "m3", LinkType::Related)]);
 }
 
+/// Erasure removes every row of the user, whatever kind, leaves the
+/// others, keeps the latest erasure time, and lets later writes of the
+/// same batch start the user afresh.
+pub fn erase_user_removes_every_row_and_keeps_a_tombstone(store: &dyn Store) {
+    let mut state = UserState::new("u1");
+    state.mark_applied("memory.created/3", 9);
+    state.cycle.changed_since = Some(1);
+    let mut edited = memory("u1", "m1", 1);
+    edited.updated_at = Some(7);
+    let report = RunReport {
+        user_id: "u1".into(),
+        run_id: "run-u1".into(),
+        started_at: 5,
+        report: serde_json::json!({"actions": ["secret words"]}),
+    };
+    commit(
+        store,
+        vec![
+            Write::PutMemory(edited.clone()),
+            Write::PutMemory(memory("u1", "m2", 2)),
+            Write::PutLink(link("u1", "m1", "m2", LinkType::Related)),
+            Write::PutUserState(state),
+            Write::PutRunReport(report),
+            Write::PutMemory(memory("u2", "m1", 1)),
+            Write::PutUserState(UserState::new("u2")),
+        ],
+    )
+    .unwrap();
+    assert_eq!(
+        store.memory("u1", "m1").unwrap(),
+        Some(edited),
+        "update time round trip"
+    );
+    assert_eq!(store.erased_at("u1").unwrap(), None);
+    assert_eq!(
+        store.waiting_users(&["memory.created/3".into()]).unwrap(),
+        ["u1"]
+    );
+    let mut back = memory("u1", "m9", 50);
+    back.content_hash = "h-new".into();
+    commit(
+        store,
+        vec![
+            Write::EraseUser {
+                user_id: "u1".into(),
+                erased_at: 40,
+            },
+            Write::PutMemory(back.clone()),
+        ],
+    )
+    .unwrap();
+    assert_eq!(
+        store.memories("u1").unwrap(),
+        vec![back],
+        "only what came after"
+    );
+    assert!(store.links("u1").unwrap().is_empty());
+    assert!(store.run_reports("u1").unwrap().is_empty());
+    assert_eq!(store.find_run_report("run-u1").unwrap(), None);
+    assert_eq!(store.user_state("u1").unwrap(), None);
+    assert!(
+        store
+            .waiting_users(&["memory.created/3".into()])
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        store
+            .embedding_for_hash("u1", &engram::text::content_hash("m1"))
+            .unwrap(),
+        None
+    );
+    assert_eq!(store.erased_at("u1").unwrap(), Some(40));
+    assert_eq!(
+        store.users().unwrap(),
+        ["u1", "u2"],
+        "u1 is back with m9 only"
+    );
+    assert!(
+        store.memory("u2", "m1").unwrap().is_some(),
+        "other users stay"
+    );
+    // A second erasure of the user: everything goes again, the tombstone
+    // keeps the latest time.
+    commit(
+        store,
+        vec![Write::EraseUser {
+            user_id: "u1".into(),
+            erased_at: 60,
+        }],
+    )
+    .unwrap();
+    assert!(store.memories("u1").unwrap().is_empty());
+    assert_eq!(store.users().unwrap(), ["u2"]);
+    assert_eq!(store.erased_at("u1").unwrap(), Some(60));
+    assert_eq!(store.erased_at("never-seen").unwrap(), None);
+}
+
+/// The hash entry of a memory's old text goes when its text changes.
+pub fn a_forgotten_hash_no_longer_finds_the_memory(store: &dyn Store) {
+    let mut m = memory("u1", "m1", 1);
+    m.content_hash = "old".into();
+    commit(store, vec![Write::PutMemory(m.clone())]).unwrap();
+    assert!(store.embedding_for_hash("u1", "old").unwrap().is_some());
+    m.content_hash = "new".into();
+    commit(
+        store,
+        vec![
+            Write::PutMemory(m),
+            Write::ForgetHash {
+                user_id: "u1".into(),
+                memory_id: "m1".into(),
+                content_hash: "old".into(),
+            },
+        ],
+    )
+    .unwrap();
+    assert_eq!(store.embedding_for_hash("u1", "old").unwrap(), None);
+    assert!(store.embedding_for_hash("u1", "new").unwrap().is_some());
+}
+
 pub fn embeddings_are_found_by_user_and_content_hash(store: &dyn Store) {
     let mut with_vector = memory("u1", "m1", 1_000);
     with_vector.content_hash = "h1".into();
@@ -1045,6 +1166,14 @@ macro_rules! store_suite {
             #[test]
             fn delete_memory_removes_it_and_its_links() {
                 run(super::delete_memory_removes_it_and_its_links)
+            }
+            #[test]
+            fn erase_user_removes_every_row_and_keeps_a_tombstone() {
+                run(super::erase_user_removes_every_row_and_keeps_a_tombstone)
+            }
+            #[test]
+            fn a_forgotten_hash_no_longer_finds_the_memory() {
+                run(super::a_forgotten_hash_no_longer_finds_the_memory)
             }
             #[test]
             fn memories_are_read_by_id_in_one_call() {
