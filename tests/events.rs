@@ -444,3 +444,37 @@ fn avro_times_beyond_year_9999_are_rejected_not_accepted_unwritable() {
     let line = br#"{"type":"consolidation.requested","event_id":"r","user_id":"u","requested_at":"0000-01-01T00:00:00+01:00"}"#;
     assert_eq!(codec.decode_json(line).unwrap_err().kind(), "bad_timestamp");
 }
+
+#[test]
+fn an_update_must_change_something_and_keep_to_the_limits() {
+    let limits = Limits {
+        max_content_bytes: 10,
+        ..Limits::default()
+    };
+    let codec = EventCodec::new(limits).unwrap();
+    let update = |fields: Value| {
+        let mut event = json!({
+            "type": "memory.updated", "event_id": "e", "user_id": "u",
+            "memory_id": "m", "updated_at": "2026-01-01T00:00:00Z",
+        });
+        for (key, value) in fields.as_object().unwrap() {
+            event[key] = value.clone();
+        }
+        codec.decode_json(event.to_string().as_bytes())
+    };
+    let nothing = update(json!({})).unwrap_err();
+    assert_eq!(nothing.kind(), "invalid_value", "{nothing}");
+    assert!(nothing.to_string().contains("at least one of"), "{nothing}");
+    update(json!({"importance": 0.2})).unwrap();
+    update(json!({"content": "short"})).unwrap();
+    let long = update(json!({"content": "0123456789a"})).unwrap_err();
+    assert_eq!(long, DecodeError::ContentTooLarge { size: 11, limit: 10 });
+    let vector_alone = update(json!({"importance": 0.2, "embedding": [0.5]})).unwrap_err();
+    assert_eq!(vector_alone.kind(), "invalid_value");
+    let bad = update(json!({"importance": 2.0})).unwrap_err();
+    assert_eq!(bad, DecodeError::ImportanceOutOfRange(2.0));
+    let erased = codec
+        .decode_json(br#"{"type":"user.erased","event_id":"e","user_id":"u","erased_at":"2026-01-01T00:00:00Z"}"#)
+        .unwrap();
+    assert_eq!(erased.event_type(), EventType::UserErased);
+}
