@@ -278,6 +278,33 @@ class Generator:
             self.memory(user, "episodic", fill(template), "observation", ["chores"],
                         START + timedelta(days=day, hours=17), 0.1)
 
+    def platform_changes(self):
+        """What a platform sends besides creations and reads, made after
+        everything else so the rest of the file stays as it was: bob edits a
+        fact and deletes a secret he asked to be forgotten; frank, a user who
+        came for a week, is erased (every event of his dates from before)."""
+        desk, _ = self.memory("bob", "semantic", "The user's standing desk is set to 110 cm.",
+                              "fact", ["desk"], START + timedelta(days=10, hours=9), 0.4)
+        edited = START + timedelta(days=12, hours=9)
+        self.add(edited, {"type": "memory.updated", "user_id": "bob", "memory_id": desk,
+                          "updated_at": ts(edited),
+                          "content": "The user's standing desk is set to 115 cm."})
+        code, _ = self.memory("bob", "semantic", "The door code of the user's office is 4711.",
+                              "fact", ["office"], START + timedelta(days=11, hours=9), 0.5)
+        deleted = START + timedelta(days=14, hours=9)
+        self.add(deleted, {"type": "memory.deleted", "user_id": "bob", "memory_id": code,
+                           "deleted_at": ts(deleted)})
+        frank = [self.memory("frank", "semantic", text, "fact", ["trial"],
+                             START + timedelta(days=3 + day, hours=11), 0.5)
+                 for day, text in enumerate(["The user is trying engram for a week.",
+                                             "The user's cat is called Biscuit."])]
+        for memory_id, created in frank:
+            read = created + timedelta(hours=2)
+            self.add(read, {"type": "memory.accessed", "user_id": "frank", "memory_id": memory_id,
+                            "accessed_at": ts(read), "context": "retrieval"})
+        erased = START + timedelta(days=10, hours=12)
+        self.add(erased, {"type": "user.erased", "user_id": "frank", "erased_at": ts(erased)})
+
     def accesses(self, user, made):
         # Zipf-like popularity: a few memories are read often, most rarely.
         weights = [1.0 / (rank + 1) ** 1.1 for rank in range(len(made))]
@@ -331,6 +358,7 @@ class Generator:
             self.requests(user)
         for user, facts in USERS.items():
             self.history(user, facts)
+        self.platform_changes()
         self.events.sort(key=lambda item: (item[0], item[1]))
         for _, _, record in self.events:
             out.write(json.dumps(record, ensure_ascii=False) + "\n")
