@@ -478,3 +478,30 @@ fn on_the_cql_store_a_deleted_memory_and_an_erased_user_are_in_no_row() {
     );
     engram::store::drop_keyspace(&config, runtime().handle()).unwrap();
 }
+
+#[test]
+fn undoing_a_run_after_a_deletion_never_brings_the_deleted_memory_back() {
+    let (_dir, store) = store();
+    run(&store, "day-1", &three_memories_and_a_fusing_cycle("u"));
+    let fusing_run = store.run_reports("u").unwrap()[0].run_id.clone();
+    run(&store, "day-2", &[deleted("u", "first", 90_000)]);
+    engram::undo::undo(&store, &fusing_run, at(95_000).timestamp_millis()).unwrap();
+    assert!(store.memory("u", "first").unwrap().is_none());
+    let links = store.links("u").unwrap();
+    assert!(
+        links
+            .iter()
+            .all(|l| l.from_id != "first" && l.to_id != "first"),
+        "{links:?}"
+    );
+    for memory in store.memories("u").unwrap() {
+        assert!(
+            !memory.merged_from.contains(&"first".to_owned()),
+            "{memory:?}"
+        );
+        assert!(
+            !memory.content.to_lowercase().contains(FIRST_MARKER),
+            "{memory:?}"
+        );
+    }
+}

@@ -468,7 +468,13 @@ fn an_update_must_change_something_and_keep_to_the_limits() {
     update(json!({"importance": 0.2})).unwrap();
     update(json!({"content": "short"})).unwrap();
     let long = update(json!({"content": "0123456789a"})).unwrap_err();
-    assert_eq!(long, DecodeError::ContentTooLarge { size: 11, limit: 10 });
+    assert_eq!(
+        long,
+        DecodeError::ContentTooLarge {
+            size: 11,
+            limit: 10
+        }
+    );
     let vector_alone = update(json!({"importance": 0.2, "embedding": [0.5]})).unwrap_err();
     assert_eq!(vector_alone.kind(), "invalid_value");
     let bad = update(json!({"importance": 2.0})).unwrap_err();
