@@ -589,7 +589,6 @@ impl<'a> Pipeline<'a> {
                 }
             }
         }
-        summary.embeddings = self.embed(&mut decoded)?;
         let text_embedder = self.embedding.as_ref().map(Embedding::texts);
         let mut batch = new_batch(
             self.store,
@@ -598,15 +597,21 @@ impl<'a> Pipeline<'a> {
             self.parking,
         );
         batch.prefetch(decoded.iter().map(|(_, _, event)| event))?;
+        if let Some(embedder) = &text_embedder {
+            // Replays and an erased user's refused events need no vector.
+            let mut new_texts = Vec::new();
+            for (_, record, event) in decoded.iter_mut() {
+                if batch.is_new(&position_of(record), event)? {
+                    new_texts.push(event);
+                }
+            }
+            summary.embeddings = embed_new_texts(self.store, embedder, &mut new_texts)?;
+        }
         let mut triggered = Vec::new();
         for (index, record, event) in &decoded {
             // Time moves with events that will be applied only: a read of a
             // memory that does not exist must not make cycles due.
-            let position = Position {
-                stream: record.position_key(),
-                offset: record.offset,
-                partition: record.partition,
-            };
+            let position = position_of(record);
             if batch.is_applicable(&position, event)? {
                 self.clock.observe(event.occurred_at().timestamp_millis());
             }
@@ -707,23 +712,6 @@ impl<'a> Pipeline<'a> {
         self.expire_parked_reads(false, sink, &mut summary)?;
         sink.flush().map_err(PipelineError::Output)?;
         Ok(summary)
-    }
-
-    /// Gives the batch's new memories their embeddings.
-    fn embed(
-        &self,
-        decoded: &mut [(usize, SourceRecord, Event)],
-    ) -> Result<EmbedCounts, PipelineError> {
-        let Some(embedding) = &self.embedding else {
-            return Ok(EmbedCounts::default());
-        };
-        let mut events: Vec<&mut Event> = decoded.iter_mut().map(|(_, _, event)| event).collect();
-        let missing = MissingEmbeddings::find(self.store, &mut events)?;
-        if missing.is_empty() {
-            return Ok(missing.fill(&mut events, Vec::new()));
-        }
-        let vectors = embedding.texts().embed(missing.texts())?;
-        Ok(missing.fill(&mut events, vectors))
     }
 
     /// Writes a committed batch's outputs (none for an empty batch).
@@ -954,6 +942,30 @@ impl TextEmbedder<'_> {
                 vectors
             }
         })
+    }
+}
+
+/// Gives the new texts of `events` (creations, edits) their vectors: the
+/// supplied one, one stored for the same text, or the model's.
+fn embed_new_texts(
+    store: &dyn Store,
+    embedder: &TextEmbedder<'_>,
+    events: &mut [&mut Event],
+) -> Result<EmbedCounts, PipelineError> {
+    let missing = MissingEmbeddings::find(store, events)?;
+    if missing.is_empty() {
+        return Ok(missing.fill(events, Vec::new()));
+    }
+    let vectors = embedder.embed(missing.texts())?;
+    Ok(missing.fill(events, vectors))
+}
+
+/// Where a record sits in its stream, as watermarks name it.
+fn position_of(record: &SourceRecord) -> Position {
+    Position {
+        stream: record.position_key(),
+        offset: record.offset,
+        partition: record.partition,
     }
 }
 

@@ -310,6 +310,19 @@ impl<'a> StateBatch<'a> {
         })
     }
 
+    /// Whether the event is neither a replay (at or below its user's
+    /// watermark) nor one an erasure refuses: what is worth embedding.
+    pub fn is_new(&mut self, position: &Position, event: &Event) -> Result<bool, StoreError> {
+        let Some(user_id) = event.user_id() else {
+            return Ok(false);
+        };
+        self.load_user(user_id)?;
+        let user = &self.users[user_id];
+        let time = event.occurred_at().timestamp_millis();
+        Ok(!user.already_applied(&position.stream, position.offset)
+            && !user.erased_at.is_some_and(|erased_at| time <= erased_at))
+    }
+
     /// Applies one input event. `now` is the pipeline clock's time;
     /// `stream_time` how far the input has got, by which parked reads age.
     pub fn apply(
