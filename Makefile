@@ -12,7 +12,7 @@ export ENGRAM_EMBEDDING_MODEL_DIR ?= $(ENGRAM_CACHE)/models/all-MiniLM-L6-v2
 export ENGRAM_EMBEDDING_RUNTIME_LIBRARY ?= $(ENGRAM_CACHE)/onnxruntime/libonnxruntime.so
 export ENGRAM_CONSOLIDATION_WORDNET_DIR ?= $(ENGRAM_CACHE)/wordnet
 
-.PHONY: all build models browser doctor run test test-scylla fmt lint deny unit bench bench-embed bench-cycle bench-kafka eval soak fuzz fuzz-corpus sample clean
+.PHONY: all build models browser doctor run test test-scylla fmt lint deny unit bench bench-embed bench-cycle bench-kafka bench-erase eval soak fuzz fuzz-corpus sample clean
 
 all: build
 
@@ -88,7 +88,12 @@ test-scylla:
 	SCYLLA_NODES="$(SCYLLA_NODES)" $(CARGO) test --test store_conformance -- scylla
 
 ## Every benchmark.
-bench: bench-cycle bench-embed bench-kafka
+bench: bench-cycle bench-embed bench-kafka bench-erase
+
+## Erasing one user of 100,000 memories (user.erased), on the embedded store
+## and on a live CQL database (Apache Cassandra 5, started from the jars).
+bench-erase: models
+	$(CARGO) bench --bench erase
 
 ## One user's consolidation cycle at 1k, 10k and 100k memories (time, peak
 ## memory), and the pair search's recall against exact search.

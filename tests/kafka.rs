@@ -259,6 +259,110 @@ fn the_http_endpoint_serves_probes_metrics_and_consolidation() {
     engram.stop();
 }
 
+/// Edits, deletions and erasures arrive on topics of their own, in Avro,
+/// keyed by user: each is applied in time order after the creations, the
+/// deletion and the erasure are confirmed on their output topics, and the
+/// erased user's earlier events produced again are refused.
+#[test]
+fn edits_deletions_and_erasures_come_on_their_own_topics_and_are_confirmed() {
+    let format = WireFormat::Avro;
+    let (broker, dir, engram) = engram_creating_topics(&[
+        ("ENGRAM_KAFKA_OUTPUT_FORMAT", "avro"),
+        ("ENGRAM_CONSOLIDATION_SCHEDULE_INTERVAL", "0s"),
+    ]);
+    let created: Vec<Event> = [
+        ("ana", "m1", "Ana uses Vim"),
+        ("ana", "m2", "Ana's door code is 4711"),
+        ("bo", "b1", "Bo keeps bees"),
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, (user, id, text))| Event::MemoryCreated(created(user, id, text, i as i64)))
+    .collect();
+    let positions = broker.produce("memory.created", &keyed(&created, format));
+    broker.wait_committed(
+        "engram",
+        &targets(&[("memory.created", ends(&positions, 2))]),
+        WAIT,
+    );
+    let edit = Event::MemoryUpdated(MemoryUpdated {
+        event_id: "edit-1".into(),
+        user_id: "ana".into(),
+        memory_id: "m1".into(),
+        updated_at: at(10),
+        content: None,
+        importance: Some(0.9),
+        kind: None,
+        category: None,
+        tags: Some(vec!["editor".into()]),
+        embedding: None,
+    });
+    let deletion = Event::MemoryDeleted(MemoryDeleted {
+        event_id: "del-1".into(),
+        user_id: "ana".into(),
+        memory_id: "m2".into(),
+        deleted_at: at(11),
+    });
+    let erasure = Event::UserErased(UserErased {
+        event_id: "erase-1".into(),
+        user_id: "bo".into(),
+        erased_at: at(12),
+    });
+    let sent = [
+        (
+            "memory.updated",
+            broker.produce("memory.updated", &keyed(&[edit], format)),
+        ),
+        (
+            "memory.deleted",
+            broker.produce("memory.deleted", &keyed(&[deletion], format)),
+        ),
+        (
+            "user.erased",
+            broker.produce("user.erased", &keyed(&[erasure], format)),
+        ),
+    ];
+    let committed: Vec<(&str, Vec<i64>)> = sent
+        .iter()
+        .map(|(topic, positions)| (*topic, ends(positions, 2)))
+        .collect();
+    broker.wait_committed("engram", &targets(&committed), WAIT);
+    let revised = outputs(&broker, "memory.revised", 1, format);
+    assert!(
+        matches!(&revised[..], [(Some(key), Event::MemoryRevised(r))]
+            if key == "ana" && r.memory_id == "m2" && r.event_id == "del-1/revised"),
+        "{revised:?}"
+    );
+    let erased = outputs(&broker, "user.erasure.completed", 1, format);
+    assert!(
+        matches!(&erased[..], [(Some(key), Event::UserErasureCompleted(e))] if key == "bo"),
+        "{erased:?}"
+    );
+    // Bo's creation produced again: older than the erasure, refused.
+    let again = broker.produce("memory.created", &keyed(&created[2..], format));
+    broker.wait_committed(
+        "engram",
+        &targets(&[("memory.created", ends(&again, 2))]),
+        WAIT,
+    );
+    let letters = outputs(&broker, "engram.dlq", 1, format);
+    assert!(
+        matches!(&letters[..], [(_, Event::DeadLetter(d))]
+            if d.error_kind == "erased_user" && d.original.is_empty()),
+        "{letters:?}"
+    );
+    engram.stop();
+    let store = EmbeddedStore::open(&dir.path().join("state")).unwrap();
+    let m1 = store.memory("ana", "m1").unwrap().unwrap();
+    assert_eq!(
+        (m1.importance, m1.tags.clone()),
+        (0.9, vec!["editor".to_owned()])
+    );
+    assert_eq!(m1.updated_at, Some(at(10).timestamp_millis()));
+    assert!(store.memory("ana", "m2").unwrap().is_none());
+    assert_eq!(store.users().unwrap(), vec!["ana".to_owned()]);
+}
+
 /// Memory-created events in, output events out, in either encoding.
 fn events_in_become_output_events_out(format: WireFormat) {
     let name = match format {

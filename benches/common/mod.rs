@@ -6,6 +6,17 @@
 #[path = "../../tests/common/jvm.rs"]
 pub mod jvm;
 
+#[path = "../../tests/common/cql.rs"]
+pub mod cql;
+
+/// A free 127.0.0.1 port (bound, then released).
+pub fn free_port_here() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .map(|address| address.port())
+        .unwrap_or(0)
+}
+
 /// This process's peak resident set size (VmHWM) in MiB.
 pub fn peak_rss_mib() -> f64 {
     status_mib("self", "VmHWM:")
