@@ -601,7 +601,9 @@ impl<'a> Pipeline<'a> {
             // Replays and an erased user's refused events need no vector.
             let mut new_texts = Vec::new();
             for (_, record, event) in decoded.iter_mut() {
-                if batch.is_new(&position_of(record), event)? {
+                let brings_text = matches!(event, Event::MemoryCreated(_))
+                    || matches!(event, Event::MemoryUpdated(u) if u.content.is_some());
+                if brings_text && batch.is_new(&position_of(record), event)? {
                     new_texts.push(event);
                 }
             }

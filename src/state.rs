@@ -320,7 +320,7 @@ impl<'a> StateBatch<'a> {
         let user = &self.users[user_id];
         let time = event.occurred_at().timestamp_millis();
         Ok(!user.already_applied(&position.stream, position.offset)
-            && !user.erased_at.is_some_and(|erased_at| time <= erased_at))
+            && user.erased_at.is_none_or(|erased_at| time > erased_at))
     }
 
     /// Applies one input event. `now` is the pipeline clock's time;
@@ -375,10 +375,9 @@ impl<'a> StateBatch<'a> {
             }
             return Ok(Disposition::Rejected {
                 kind: "erased_user",
-                reason: format!(
-                    "the user was erased after this event's time; it is not applied \
-                     (its content is not kept in this dead letter)"
-                ),
+                reason: "the user was erased after this event's time; it is not applied \
+                         (its content is not kept in this dead letter)"
+                    .to_owned(),
             });
         }
         if let Event::UserErased(erased) = event {
