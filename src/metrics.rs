@@ -36,6 +36,9 @@ pub struct Metrics {
     /// Parked reads applied when their memory was created.
     pub reads_unparked: IntCounter,
     pub rejected: IntCounterVec,
+    /// Valid events with nothing to do (an edit or deletion of an unknown
+    /// memory, a stale edit, a repeated erasure), by kind.
+    pub ignored: IntCounterVec,
     pub outputs: IntCounterVec,
     pub delivery_failures: IntCounter,
     /// Output events the broker refused for good (too large, not allowed);
@@ -102,6 +105,14 @@ impl Metrics {
                     "Input records sent to the dead-letter topic, by source topic and reason",
                 ),
                 &["topic", "reason"],
+            )?,
+            ignored: IntCounterVec::new(
+                Opts::new(
+                    "events_ignored_total",
+                    "Input events with nothing to do (unknown memory, stale edit, repeated \
+                     erasure), by kind",
+                ),
+                &["kind"],
             )?,
             outputs: IntCounterVec::new(
                 Opts::new("output_events_total", "Output events emitted, by type"),
@@ -185,6 +196,7 @@ impl Metrics {
         r.register(Box::new(self.reads_parked.clone()))?;
         r.register(Box::new(self.reads_unparked.clone()))?;
         r.register(Box::new(self.rejected.clone()))?;
+        r.register(Box::new(self.ignored.clone()))?;
         r.register(Box::new(self.outputs.clone()))?;
         r.register(Box::new(self.delivery_failures.clone()))?;
         r.register(Box::new(self.undeliverable.clone()))?;
@@ -240,6 +252,9 @@ impl Metrics {
             self.applied
                 .with_label_values(&[event_type.as_str()])
                 .inc_by(*count);
+        }
+        for (kind, count) in &summary.ignored {
+            self.ignored.with_label_values(&[kind.as_str()]).inc_by(*count);
         }
         self.replayed.inc_by(summary.replayed);
         self.reads_parked.inc_by(summary.parked);
@@ -502,5 +517,18 @@ mod tests {
         assert!(metrics.render().contains(
             "engram_events_rejected_total{reason=\"missing_field\",topic=\"memory.created\"} 2"
         ));
+    }
+
+    #[test]
+    fn ignored_events_count_by_kind_without_a_user_label() {
+        let metrics = Metrics::new().unwrap();
+        let mut summary = RunSummary::default();
+        summary.ignored.insert("stale_update".into(), 2);
+        summary.ignored.insert("unknown_memory".into(), 1);
+        metrics.record_summary(&summary);
+        let text = metrics.render();
+        assert!(text.contains("engram_events_ignored_total{kind=\"stale_update\"} 2"), "{text}");
+        assert!(text.contains("engram_events_ignored_total{kind=\"unknown_memory\"} 1"));
+        assert!(!text.contains("user"), "no metric is labelled by user");
     }
 }
