@@ -254,7 +254,9 @@ impl Metrics {
                 .inc_by(*count);
         }
         for (kind, count) in &summary.ignored {
-            self.ignored.with_label_values(&[kind.as_str()]).inc_by(*count);
+            self.ignored
+                .with_label_values(&[kind.as_str()])
+                .inc_by(*count);
         }
         self.replayed.inc_by(summary.replayed);
         self.reads_parked.inc_by(summary.parked);
@@ -527,7 +529,10 @@ mod tests {
         summary.ignored.insert("unknown_memory".into(), 1);
         metrics.record_summary(&summary);
         let text = metrics.render();
-        assert!(text.contains("engram_events_ignored_total{kind=\"stale_update\"} 2"), "{text}");
+        assert!(
+            text.contains("engram_events_ignored_total{kind=\"stale_update\"} 2"),
+            "{text}"
+        );
         assert!(text.contains("engram_events_ignored_total{kind=\"unknown_memory\"} 1"));
         assert!(!text.contains("user"), "no metric is labelled by user");
     }

@@ -885,15 +885,9 @@ impl<'a> StateBatch<'a> {
             self.near_duplicates_of(&key, true)?;
             let (rewritten, removed) = self.revise_dependents(&before, event.content.as_deref())?;
             if !rewritten.is_empty() || !removed.is_empty() {
-                self.notices.push(Event::MemoryRevised(MemoryRevised {
-                    event_id: format!("{}/revised", event.event_id),
-                    user_id: event.user_id.clone(),
-                    memory_id: event.memory_id.clone(),
-                    cause: RevisionCause::Updated,
-                    rewritten,
-                    removed_memory_ids: removed,
-                    revised_at: event.updated_at,
-                }));
+                let source = (event.event_id.as_str(), &before, event.updated_at);
+                self.notices
+                    .push(revised(source, RevisionCause::Updated, rewritten, removed));
             }
         }
         Ok(Disposition::Applied(EventType::MemoryUpdated))
@@ -916,15 +910,9 @@ impl<'a> StateBatch<'a> {
         }
         let (rewritten, removed) = self.revise_dependents(&memory, None)?;
         self.scrub_reports(&memory)?;
-        self.notices.push(Event::MemoryRevised(MemoryRevised {
-            event_id: format!("{}/revised", event.event_id),
-            user_id: event.user_id.clone(),
-            memory_id: event.memory_id.clone(),
-            cause: RevisionCause::Deleted,
-            rewritten,
-            removed_memory_ids: removed,
-            revised_at: event.deleted_at,
-        }));
+        let source = (event.event_id.as_str(), &memory, event.deleted_at);
+        self.notices
+            .push(revised(source, RevisionCause::Deleted, rewritten, removed));
         Ok(Disposition::Applied(EventType::MemoryDeleted))
     }
 
@@ -1193,6 +1181,27 @@ fn no_such_memory(memory_id: &str) -> Disposition {
         kind: "unknown_memory",
         reason: format!("memory {memory_id} does not exist for this user"),
     }
+}
+
+/// What engram changed because of the platform's event `source` (its id,
+/// the memory it edited or deleted, its time); the id derives from the
+/// event's, so a replay sends the same event.
+fn revised(
+    source: (&str, &Memory, crate::event::Timestamp),
+    cause: RevisionCause,
+    rewritten: Vec<RevisedText>,
+    removed_memory_ids: Vec<String>,
+) -> Event {
+    let (event_id, memory, at) = source;
+    Event::MemoryRevised(MemoryRevised {
+        event_id: format!("{event_id}/revised"),
+        user_id: memory.user_id.clone(),
+        memory_id: memory.id.clone(),
+        cause,
+        rewritten,
+        removed_memory_ids,
+        revised_at: at,
+    })
 }
 
 /// The confirmation of an erasure (the same event, same id, when repeated).

@@ -115,6 +115,18 @@ fn three_memories_and_a_fusing_cycle(user: &str) -> Vec<Event> {
     ]
 }
 
+/// Gina's three memories and fusing cycle, and a memory of bob's.
+fn gina_and_bob() -> Vec<Event> {
+    let mut input = three_memories_and_a_fusing_cycle("gina");
+    input.push(Event::MemoryCreated(created(
+        "bob",
+        "b1",
+        "Bob plays the oboe",
+        10,
+    )));
+    input
+}
+
 /// The files of the store's directory that hold `word` (any case).
 fn files_holding(dir: &Path, word: &str) -> Vec<String> {
     let mut holding = Vec::new();
@@ -209,13 +221,7 @@ fn a_deleted_memory_leaves_no_word_of_its_own_in_the_store_its_reports_or_later_
 fn an_erased_user_is_in_no_file_and_a_replay_of_their_input_brings_nothing_back() {
     let dir = tempfile::tempdir().unwrap();
     let store = EmbeddedStore::open(dir.path()).unwrap();
-    let mut input = three_memories_and_a_fusing_cycle("gina");
-    input.push(Event::MemoryCreated(created(
-        "bob",
-        "b1",
-        "Bob plays the oboe",
-        10,
-    )));
+    let input = gina_and_bob();
     run(&store, "day-1", &input);
     assert!(!files_holding(dir.path(), THIRD_MARKER).is_empty());
 
@@ -423,13 +429,7 @@ fn on_the_cql_store_a_deleted_memory_and_an_erased_user_are_in_no_row() {
     let config = common::cql::node().fresh_keyspace();
     engram::store::migrate(&config, runtime().handle(), Box::new(|| {})).unwrap();
     let store = engram::store::ScyllaStore::connect(&config, runtime().handle().clone()).unwrap();
-    let mut input = three_memories_and_a_fusing_cycle("gina");
-    input.push(Event::MemoryCreated(created(
-        "bob",
-        "b1",
-        "Bob plays the oboe",
-        10,
-    )));
+    let input = gina_and_bob();
     run(&store, "day-1", &input);
     assert!(
         !cql_rows_holding(&config, FIRST_MARKER).is_empty(),
