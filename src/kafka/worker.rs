@@ -533,7 +533,9 @@ fn decode(pipeline: &Pipeline<'_>, message: &OwnedMessage, order_by: OrderBy) ->
 }
 
 /// Earlier first; at the same time a creation before anything else, so a
-/// read stamped with its memory's creation time follows it. Records that
+/// read stamped with its memory's creation time follows it, and a deletion
+/// or erasure after everything else, so what came with it is applied before
+/// it rather than refused after it. Records that
 /// will be dead letters (undecodable, or refused for their time) and
 /// records without a timestamp go first: nothing waits on them, and a
 /// refused time must not hold its topic back.
@@ -547,6 +549,7 @@ fn order_key(event: Option<&Event>, record_time: Option<i64>, order_by: OrderBy)
     };
     let rank = match event {
         Event::MemoryCreated(_) => 0,
+        Event::MemoryDeleted(_) | Event::UserErased(_) => 2,
         _ => 1,
     };
     (time.unwrap_or(i64::MIN), rank)
@@ -736,6 +739,33 @@ mod tests {
             .iter()
             .map(|(topic, offset)| format!("{topic}{offset}"))
             .collect()
+    }
+
+    #[test]
+    fn at_one_instant_a_creation_goes_first_and_a_deletion_or_erasure_last() {
+        let at = DateTime::from_timestamp(5, 0).unwrap();
+        let key = |event: Event| order_key(Some(&event), None, OrderBy::EventTime);
+        let read = key(Event::MemoryAccessed(MemoryAccessed {
+            event_id: "r".into(),
+            user_id: "u".into(),
+            memory_id: "m".into(),
+            accessed_at: at,
+            context: None,
+        }));
+        let deletion = key(Event::MemoryDeleted(crate::event::MemoryDeleted {
+            event_id: "d".into(),
+            user_id: "u".into(),
+            memory_id: "m".into(),
+            deleted_at: at,
+        }));
+        let erasure = key(Event::UserErased(crate::event::UserErased {
+            event_id: "e".into(),
+            user_id: "u".into(),
+            erased_at: at,
+        }));
+        let creation = created(0, 5).order;
+        assert!(creation < read && read < deletion && deletion == erasure);
+        assert!(erasure < created(1, 6).order, "time first");
     }
 
     #[test]
