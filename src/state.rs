@@ -152,6 +152,12 @@ pub struct StateBatch<'a> {
     /// Memories whose text engram rebuilt in this batch and that wait for
     /// their new vector.
     rebuilt: Vec<MemoryKey>,
+    /// Memories deleted in this batch (and not created again since): what
+    /// the store still holds of them is gone for the rest of the batch.
+    deleted: BTreeSet<MemoryKey>,
+    /// Their deletions, written before any other write of the batch's
+    /// memories, so one created again with the same id lands after.
+    deletions: Vec<Write>,
     /// Users erased in this batch and when: their erasure is written
     /// before anything else of theirs (a user may come back later in it).
     erasures: Vec<(String, Millis)>,
@@ -182,6 +188,8 @@ impl<'a> StateBatch<'a> {
             expired: Vec::new(),
             unparked: 0,
             rebuilt: Vec::new(),
+            deleted: BTreeSet::new(),
+            deletions: Vec::new(),
             erasures: Vec::new(),
             notices: Vec::new(),
         }
@@ -524,6 +532,7 @@ impl<'a> StateBatch<'a> {
                 erased_at: *erased_at,
             });
         }
+        batch.writes.extend(self.deletions);
         for key in &self.full_writes {
             if let Some(memory) = self.memories.get(key) {
                 batch.push(Write::PutMemory(memory.clone()));
@@ -595,6 +604,9 @@ impl<'a> StateBatch<'a> {
         memory_id: &str,
     ) -> Result<Option<&mut Memory>, StoreError> {
         let key = (user_id.to_owned(), memory_id.to_owned());
+        if self.deleted.contains(&key) {
+            return Ok(None);
+        }
         if !self.memories.contains_key(&key) {
             match self.store.memory(user_id, memory_id)? {
                 Some(mut memory) => {
@@ -618,6 +630,9 @@ impl<'a> StateBatch<'a> {
         memory_id: &str,
     ) -> Result<Option<&mut SalienceState>, StoreError> {
         let key = (user_id.to_owned(), memory_id.to_owned());
+        if self.deleted.contains(&key) {
+            return Ok(None);
+        }
         if self.memories.contains_key(&key) {
             return Ok(self.memories.get_mut(&key).map(|m| &mut m.salience));
         }
@@ -686,6 +701,8 @@ impl<'a> StateBatch<'a> {
                     last_run_id: None,
                     updated_at: None,
                 };
+                // An id deleted earlier in the batch is a new memory now.
+                self.deleted.remove(&key);
                 let memory = self.memories.entry(key.clone()).or_insert(memory);
                 self.known_users.insert(event.user_id.clone());
                 if let Some(user) = self.users.get_mut(&event.user_id) {
@@ -924,11 +941,12 @@ impl<'a> StateBatch<'a> {
         self.saliences.remove(&key);
         self.full_writes.remove(&key);
         self.salience_writes.remove(&key);
-        self.other_writes.push(Write::DeleteMemory {
+        self.deleted.insert(key);
+        self.deletions.push(Write::DeleteMemory {
             user_id: memory.user_id.clone(),
             memory_id: memory.id.clone(),
         });
-        self.other_writes.push(Write::ForgetHash {
+        self.deletions.push(Write::ForgetHash {
             user_id: memory.user_id.clone(),
             memory_id: memory.id.clone(),
             content_hash: memory.content_hash.clone(),
@@ -1076,6 +1094,8 @@ impl<'a> StateBatch<'a> {
         self.full_writes.retain(|key| !theirs(key));
         self.salience_writes.retain(|key| !theirs(key));
         self.other_writes.retain(|write| write.user_id() != user_id);
+        self.deletions.retain(|write| write.user_id() != user_id);
+        self.deleted.retain(|key| !theirs(key));
         self.dirty_users.remove(user_id);
         self.known_users.remove(user_id);
         self.triggered.remove(user_id);

@@ -505,3 +505,31 @@ fn undoing_a_run_after_a_deletion_never_brings_the_deleted_memory_back() {
         );
     }
 }
+
+#[test]
+fn a_memory_deleted_and_created_again_in_one_batch_is_the_new_one() {
+    let (_dir, store) = store();
+    run(
+        &store,
+        "day-1",
+        &[
+            Event::MemoryCreated(created("u", "m1", "The user likes tea", 0)),
+            Event::MemoryAccessed(accessed("u", "m1", 10)),
+        ],
+    );
+    let mut again = created("u", "m1", "The user likes coffee", 30);
+    again.event_id = "again".into();
+    run(
+        &store,
+        "day-2",
+        &[deleted("u", "m1", 20), Event::MemoryCreated(again)],
+    );
+    let memory = store.memory("u", "m1").unwrap().expect("created again");
+    assert_eq!(memory.content, "The user likes coffee");
+    assert_eq!(
+        memory.salience.access_count(),
+        0,
+        "nothing of the deleted one"
+    );
+    assert_eq!(memory.created_at(), at(30).timestamp_millis());
+}
