@@ -109,6 +109,31 @@ pub fn undo_with(
     let user = &report.user_id;
     refuse_after_later_runs(store, &report, stored.started_at)?;
     let mut batch = WriteBatch::default();
+    // Memories the platform deleted since the run stay deleted: nothing
+    // put back may name them (a link, a merged_from entry).
+    let named: Vec<&str> = report
+        .link_changes
+        .iter()
+        .filter_map(|change| change.before.as_ref())
+        .flat_map(|link| [link.from_id.as_str(), link.to_id.as_str()])
+        .chain(report.memory_changes.iter().flat_map(|change| {
+            change
+                .before
+                .merged_from
+                .iter()
+                .chain(&change.before.derived_from)
+                .map(String::as_str)
+        }))
+        .collect::<BTreeSet<&str>>()
+        .into_iter()
+        .collect();
+    let existing: BTreeSet<String> = store
+        .memories_by_id(user, &named)?
+        .into_iter()
+        .map(|m| m.id)
+        .collect();
+    let created: BTreeSet<&String> = report.created_ids.iter().collect();
+    let exists = |id: &String| existing.contains(id) && !created.contains(id);
     let mut restored = Vec::new();
     for change in &report.memory_changes {
         if let Some(stored) = store.memory(user, &change.memory_id)? {
@@ -116,6 +141,8 @@ pub fn undo_with(
             if change.before.restore_unchanged(&change.after, &mut memory) == 0 {
                 continue;
             }
+            memory.merged_from.retain(|id| exists(id));
+            memory.derived_from.retain(|id| exists(id));
             restored.push((stored, memory));
         }
     }
@@ -133,10 +160,12 @@ pub fn undo_with(
     }
     for change in report.link_changes.iter().rev() {
         match (&change.before, &change.after) {
-            (Some(before), _) => {
+            (Some(before), _) if exists(&before.from_id) && exists(&before.to_id) => {
                 batch.push(Write::PutLink(before.clone()));
                 summary.restored_links += 1;
             }
+            // A link of a memory deleted since: its reason may quote it.
+            (Some(_), _) => {}
             (None, Some(after)) => {
                 batch.push(Write::DeleteLink {
                     user_id: after.user_id.clone(),

@@ -533,3 +533,40 @@ fn a_memory_deleted_and_created_again_in_one_batch_is_the_new_one() {
     );
     assert_eq!(memory.created_at(), at(30).timestamp_millis());
 }
+
+#[test]
+fn undoing_a_run_that_moved_a_link_off_a_deleted_memory_does_not_put_the_link_back() {
+    let (_dir, store) = store();
+    // r1 flags the contradiction (a link between pg and my); r2 merges my
+    // into its twin and moves that link to the twin.
+    run(
+        &store,
+        "day-1",
+        &[
+            Event::MemoryCreated(created("u", "pg", "Project atlas uses PostgreSQL", 0)),
+            Event::MemoryCreated(created("u", "my", "Project atlas uses MySQL", 60)),
+            consolidate("u", "req-1", 86_400),
+            Event::MemoryCreated(created("u", "twin", "Project atlas uses MySQL.", 90_000)),
+            consolidate("u", "req-2", 2 * 86_400),
+        ],
+    );
+    let reports = store.run_reports("u").unwrap();
+    let merging = reports.last().unwrap().run_id.clone();
+    let moved_off_my = reports.last().unwrap().report["link_changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c["before"].to_string().contains("\"my\"") && c["after"].is_null());
+    assert!(
+        moved_off_my,
+        "the merge moved a link off `my`: {:?}",
+        reports.last()
+    );
+    run(&store, "day-2", &[deleted("u", "my", 3 * 86_400)]);
+    engram::undo::undo(&store, &merging, at(4 * 86_400).timestamp_millis()).unwrap();
+    let links = store.links("u").unwrap();
+    assert!(
+        links.iter().all(|l| l.from_id != "my" && l.to_id != "my"),
+        "{links:?}"
+    );
+}
