@@ -927,6 +927,7 @@ impl<'a> StateBatch<'a> {
         }
         let (rewritten, removed) = self.revise_dependents(&memory, None)?;
         self.scrub_reports(&memory)?;
+        self.scrub_links(&memory)?;
         let source = (event.event_id.as_str(), &memory, event.deleted_at);
         self.notices
             .push(revised(source, RevisionCause::Deleted, rewritten, removed));
@@ -1061,13 +1062,8 @@ impl<'a> StateBatch<'a> {
             collect_strings(&report.report, &mut named);
         }
         let mut kept = Vec::new();
-        for id in named.iter().filter(|id| **id != deleted.id) {
-            let key = (user_id.to_owned(), id.clone());
-            if let Some(memory) = self.memories.get(&key) {
-                kept.push(memory.content.clone());
-            } else if let Some(memory) = self.store.memory(user_id, id)? {
-                kept.push(memory.content);
-            }
+        for id in &named {
+            kept.extend(self.text_now(user_id, id)?);
         }
         let own = revise::own_words(
             &deleted.content,
@@ -1080,6 +1076,52 @@ impl<'a> StateBatch<'a> {
             }
         }
         Ok(())
+    }
+
+    /// Takes what only a deleted memory said out of the reasons of the
+    /// links that stay: a link a merge moved to the canonical keeps the
+    /// reason it was made with, which may quote the deleted memory.
+    fn scrub_links(&mut self, deleted: &Memory) -> Result<(), StoreError> {
+        let user_id = deleted.user_id.as_str();
+        let said = revise::own_words(&deleted.content, [], &self.settings.lexicon);
+        for mut link in self.store.links(user_id)? {
+            let ends = [link.from_id.clone(), link.to_id.clone()];
+            let going = ends
+                .iter()
+                .any(|id| self.deleted.contains(&(user_id.to_owned(), id.clone())));
+            if going || said.is_disjoint(&revise::words(&link.reason)) {
+                continue;
+            }
+            let mut kept = BTreeSet::new();
+            for id in &ends {
+                kept.extend(
+                    self.text_now(user_id, id)?
+                        .iter()
+                        .flat_map(|t| revise::words(t)),
+                );
+            }
+            let own: BTreeSet<String> = said.difference(&kept).cloned().collect();
+            let mut reason = serde_json::Value::String(std::mem::take(&mut link.reason));
+            let changed = revise::scrub(&mut reason, &deleted.content, &own);
+            link.reason = reason.as_str().unwrap_or_default().to_owned();
+            if changed {
+                self.other_writes.push(Write::PutLink(link));
+            }
+        }
+        Ok(())
+    }
+
+    /// A memory's text as this batch has it; `None` for one deleted in it
+    /// (or never stored).
+    fn text_now(&self, user_id: &str, memory_id: &str) -> Result<Option<String>, StoreError> {
+        let key = (user_id.to_owned(), memory_id.to_owned());
+        if self.deleted.contains(&key) {
+            return Ok(None);
+        }
+        if let Some(memory) = self.memories.get(&key) {
+            return Ok(Some(memory.content.clone()));
+        }
+        Ok(self.store.memory(user_id, memory_id)?.map(|m| m.content))
     }
 
     /// Forgets a user: everything of theirs this batch holds, and (at

@@ -570,3 +570,53 @@ fn undoing_a_run_that_moved_a_link_off_a_deleted_memory_does_not_put_the_link_ba
         "{links:?}"
     );
 }
+
+#[test]
+fn a_link_a_merge_moved_to_the_canonical_loses_the_deleted_members_words() {
+    use engram::model::{Link, LinkType};
+    use engram::store::{Write, WriteBatch};
+    let (_dir, store) = store();
+    run(
+        &store,
+        "day-1",
+        &[
+            Event::MemoryCreated(created("u", "x", "Gina lives in Lisbon", 0)),
+            Event::MemoryCreated(created("u", "d", FIRST, 10)),
+            Event::MemoryCreated(created("u", "c", SECOND, 20)),
+        ],
+    );
+    // As a merge of d into c leaves them: c's text fused, d superseded, and
+    // the contradiction x had with d moved to c with its reason.
+    let mut c = store.memory("u", "c").unwrap().unwrap();
+    c.content = format!("{SECOND} (also: In Quixmoor)");
+    c.merged_from = vec!["d".into()];
+    let link = |from: &str, to: &str, link_type, reason: &str| {
+        Write::PutLink(Link {
+            user_id: "u".into(),
+            from_id: from.into(),
+            to_id: to.into(),
+            link_type,
+            confidence: 0.5,
+            reason: reason.into(),
+            created_at: 0,
+            run_id: None,
+        })
+    };
+    let writes = vec![
+        Write::PutMemory(c),
+        link(
+            "x",
+            "c",
+            LinkType::Contradicts,
+            "`lisbon` ↔ `quixmoor` (place)",
+        ),
+        link("c", "d", LinkType::Consolidates, "covers it"),
+    ];
+    store.commit(&WriteBatch { writes }).unwrap();
+
+    run(&store, "day-2", &[deleted("u", "d", 90_000)]);
+    assert_eq!(store.memory("u", "c").unwrap().unwrap().content, SECOND);
+    let links = store.links("u").unwrap();
+    assert_eq!(links.len(), 1, "{links:?}");
+    assert_eq!(links[0].reason, "`lisbon` ↔ `[deleted]` (place)");
+}
