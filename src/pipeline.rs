@@ -16,7 +16,7 @@ use crate::config::ConsolidationConfig;
 use crate::cycle::{CycleError, CycleRequest, CycleSettings, confirm_run, run_cycle_unconfirmed};
 use crate::embed::{
     EmbedBatcher, EmbedCounts, EmbedError, Embedder, EmbeddingConfig, MissingEmbeddings, SubBatch,
-    embed_bucketed,
+    brings_text, embed_bucketed,
 };
 use crate::emit::{OutputSink, SinkError};
 use crate::event::{
@@ -199,13 +199,8 @@ pub struct Pipeline<'a> {
 
 /// The embedder and what goes with it.
 struct Embedding<'a> {
-    embedder: &'a dyn Embedder,
-    sub_batch: SubBatch,
-    max_batch: usize,
+    texts: TextEmbedder<'a>,
     indexes: UserIndexes,
-    /// Shared micro-batcher: new memories of every partition are embedded
-    /// together (service mode).
-    batcher: Option<(EmbedBatcher, Handle)>,
 }
 
 /// At most this many cycles run at once across the pipelines sharing it.
@@ -297,11 +292,13 @@ impl<'a> Pipeline<'a> {
         indexes: UserIndexes,
     ) -> Self {
         self.embedding = Some(Embedding {
-            embedder,
-            sub_batch: config.sub_batch(),
-            max_batch: config.max_batch,
+            texts: TextEmbedder {
+                embedder,
+                sub_batch: config.sub_batch(),
+                max_batch: config.max_batch,
+                batcher: None,
+            },
             indexes,
-            batcher: None,
         });
         self
     }
@@ -311,7 +308,7 @@ impl<'a> Pipeline<'a> {
     /// it must run on a thread of its own, not on one of the runtime's.
     pub fn with_batcher(mut self, batcher: EmbedBatcher, runtime: Handle) -> Self {
         if let Some(embedding) = &mut self.embedding {
-            embedding.batcher = Some((batcher, runtime));
+            embedding.texts.batcher = Some((batcher, runtime));
         }
         self
     }
@@ -589,7 +586,8 @@ impl<'a> Pipeline<'a> {
                 }
             }
         }
-        let text_embedder = self.embedding.as_ref().map(Embedding::texts);
+        // A copy, so texts can be embedded while the batch holds the indexes.
+        let text_embedder = self.embedding.as_ref().map(|e| e.texts.clone());
         let mut batch = new_batch(
             self.store,
             &self.settings,
@@ -601,9 +599,7 @@ impl<'a> Pipeline<'a> {
             // Replays and an erased user's refused events need no vector.
             let mut new_texts = Vec::new();
             for (_, record, event) in decoded.iter_mut() {
-                let brings_text = matches!(event, Event::MemoryCreated(_))
-                    || matches!(event, Event::MemoryUpdated(u) if u.content.is_some());
-                if brings_text && batch.is_new(&position_of(record), event)? {
+                if brings_text(event) && batch.is_new(&position_of(record), event)? {
                     new_texts.push(event);
                 }
             }
@@ -773,7 +769,10 @@ impl<'a> Pipeline<'a> {
                 mode,
                 now,
             };
-            let embedder = self.embedding.as_ref().map(|e| (e.embedder, e.sub_batch));
+            let embedder = self
+                .embedding
+                .as_ref()
+                .map(|e| (e.texts.embedder, e.texts.sub_batch));
             let permit = self.cycle_limit.as_ref().and_then(|limit| {
                 limit
                     .runtime
@@ -904,42 +903,27 @@ fn emit_dead_letters(
 }
 
 /// What embeds texts for a pipeline: the model, directly or through the
-/// shared micro-batcher. A copy of the pipeline's, so texts can be embedded
-/// while a batch holds the vector indexes.
+/// shared micro-batcher.
 #[derive(Clone)]
 struct TextEmbedder<'a> {
     embedder: &'a dyn Embedder,
     sub_batch: SubBatch,
     max_batch: usize,
+    /// Shared micro-batcher: new memories of every partition are embedded
+    /// together (service mode).
     batcher: Option<(EmbedBatcher, Handle)>,
-}
-
-impl<'a> Embedding<'a> {
-    fn texts(&self) -> TextEmbedder<'a> {
-        TextEmbedder {
-            embedder: self.embedder,
-            sub_batch: self.sub_batch,
-            max_batch: self.max_batch,
-            batcher: self.batcher.clone(),
-        }
-    }
 }
 
 impl TextEmbedder<'_> {
     /// Vectors of `texts`, in order.
     fn embed(&self, texts: Vec<String>) -> Result<Vec<Vec<f32>>, PipelineError> {
-        let embedding = self;
-        Ok(match &embedding.batcher {
+        Ok(match &self.batcher {
             Some((batcher, runtime)) => runtime.block_on(batcher.embed_all(texts))?,
             None => {
                 let mut vectors = Vec::with_capacity(texts.len());
-                for chunk in texts.chunks(embedding.max_batch.max(1)) {
+                for chunk in texts.chunks(self.max_batch.max(1)) {
                     let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
-                    vectors.extend(embed_bucketed(
-                        embedding.embedder,
-                        &refs,
-                        embedding.sub_batch,
-                    )?);
+                    vectors.extend(embed_bucketed(self.embedder, &refs, self.sub_batch)?);
                 }
                 vectors
             }
@@ -1083,9 +1067,6 @@ fn bounded(text: &str, max: usize) -> String {
     format!("{}{note}", &text[..end])
 }
 
-/// The dead letter for a record; its id is derived from the record's position
-/// so a replay produces the same id. Every field is bounded, so the letter
-/// fits one record whatever the input was.
 /// A dead letter that says where the record was and how long, without its
 /// bytes (an erased user's late event: its content is not to be kept).
 fn dead_letter_without_content(
@@ -1103,6 +1084,9 @@ fn dead_letter_without_content(
     letter
 }
 
+/// The dead letter for a record; its id is derived from the record's position
+/// so a replay produces the same id. Every field is bounded, so the letter
+/// fits one record whatever the input was.
 pub fn dead_letter(record: &SourceRecord, kind: &str, reason: &str, now: Millis) -> Event {
     let length = record.oversize.unwrap_or(record.payload.len());
     let cut = length > record.payload.len() || length > DEAD_LETTER_ORIGINAL_MAX;

@@ -1061,10 +1061,7 @@ impl<'a> StateBatch<'a> {
         for report in &mentioning {
             collect_strings(&report.report, &mut named);
         }
-        let mut kept = Vec::new();
-        for id in &named {
-            kept.extend(self.text_now(user_id, id)?);
-        }
+        let kept = self.texts_now(user_id, named.iter().map(String::as_str))?;
         let own = revise::own_words(
             &deleted.content,
             kept.iter().map(String::as_str),
@@ -1092,14 +1089,11 @@ impl<'a> StateBatch<'a> {
             if going || said.is_disjoint(&revise::words(&link.reason)) {
                 continue;
             }
-            let mut kept = BTreeSet::new();
-            for id in &ends {
-                kept.extend(
-                    self.text_now(user_id, id)?
-                        .iter()
-                        .flat_map(|t| revise::words(t)),
-                );
-            }
+            let kept: BTreeSet<String> = self
+                .texts_now(user_id, ends.iter().map(String::as_str))?
+                .iter()
+                .flat_map(|text| revise::words(text))
+                .collect();
             let own: BTreeSet<String> = said.difference(&kept).cloned().collect();
             let mut reason = serde_json::Value::String(std::mem::take(&mut link.reason));
             let changed = revise::scrub(&mut reason, &deleted.content, &own);
@@ -1111,17 +1105,28 @@ impl<'a> StateBatch<'a> {
         Ok(())
     }
 
-    /// A memory's text as this batch has it; `None` for one deleted in it
-    /// (or never stored).
-    fn text_now(&self, user_id: &str, memory_id: &str) -> Result<Option<String>, StoreError> {
-        let key = (user_id.to_owned(), memory_id.to_owned());
-        if self.deleted.contains(&key) {
-            return Ok(None);
+    /// The texts of those of `ids` that are memories of the user, as this
+    /// batch has them (none deleted in it), the rest read in one call.
+    fn texts_now<'i>(
+        &self,
+        user_id: &str,
+        ids: impl IntoIterator<Item = &'i str>,
+    ) -> Result<Vec<String>, StoreError> {
+        let mut texts = Vec::new();
+        let mut unread = Vec::new();
+        for id in ids {
+            let key = (user_id.to_owned(), id.to_owned());
+            if self.deleted.contains(&key) {
+                continue;
+            }
+            match self.memories.get(&key) {
+                Some(memory) => texts.push(memory.content.clone()),
+                None => unread.push(id),
+            }
         }
-        if let Some(memory) = self.memories.get(&key) {
-            return Ok(Some(memory.content.clone()));
-        }
-        Ok(self.store.memory(user_id, memory_id)?.map(|m| m.content))
+        let stored = self.store.memories_by_id(user_id, &unread)?;
+        texts.extend(stored.into_iter().map(|m| m.content));
+        Ok(texts)
     }
 
     /// Forgets a user: everything of theirs this batch holds, and (at
@@ -1141,11 +1146,11 @@ impl<'a> StateBatch<'a> {
         self.dirty_users.remove(user_id);
         self.known_users.remove(user_id);
         self.triggered.remove(user_id);
-        let previous = self.users.get(user_id).and_then(|user| user.erased_at);
+        // Later than any earlier erasure: `apply` refuses the others.
         self.users.insert(
             user_id.to_owned(),
             UserState {
-                erased_at: Some(previous.map_or(at, |before| before.max(at))),
+                erased_at: Some(at),
                 ..UserState::new(user_id)
             },
         );

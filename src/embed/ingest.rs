@@ -104,6 +104,11 @@ impl MissingEmbeddings {
     }
 }
 
+/// Whether the event brings a text that needs a vector.
+pub fn brings_text(event: &mut Event) -> bool {
+    new_text(event).is_some()
+}
+
 /// The user, the new text and the vector slot of an event that brings a
 /// text: a creation, or an update of the content.
 fn new_text(event: &mut Event) -> Option<(&str, &str, &mut Option<Vec<f32>>)> {

@@ -12,7 +12,7 @@ use thiserror::Error;
 use crate::error::{Cause, SharedCause};
 
 pub use batcher::{BatcherConfig, EmbedBatcher};
-pub use ingest::{EmbedCounts, MissingEmbeddings};
+pub use ingest::{EmbedCounts, MissingEmbeddings, brings_text};
 pub use local::{EmbeddingConfig, LocalEmbedder, ModelReport, inspect_model};
 
 /// Dimension of all-MiniLM-L6-v2 embeddings.
