@@ -39,12 +39,6 @@ pub fn words(text: &str) -> BTreeSet<String> {
         .collect()
 }
 
-/// The text a fused canonical had of its own: without the list of details
-/// fusion appended ("… (also: in March; downtown).").
-pub fn unfused(text: &str) -> String {
-    fuse::without_additions(text)
-}
-
 /// `built` after its source `source_id` was deleted (`source_now` `None`)
 /// or got the text `source_now`. `others` holds the current texts of the
 /// other memories it was built from (those that still exist).
@@ -60,8 +54,10 @@ pub fn rebuild(
     if built.derived_from.iter().any(|id| id == source_id) {
         return rebuild_pattern(built, &sources);
     }
-    let base = unfused(&built.content);
-    let rebuilt = fuse::fuse(&base, sources.iter().copied(), lexicon).unwrap_or(base);
+    // Its own text, without the details fusion appended.
+    let base = fuse::without_additions(&built.content);
+    let rebuilt =
+        fuse::fuse(&base, sources.iter().copied(), lexicon).unwrap_or_else(|| base.clone());
     if rebuilt == built.content {
         return Rebuilt::Unchanged;
     }
@@ -71,7 +67,7 @@ pub fn rebuild(
         let kept: BTreeSet<String> = sources
             .iter()
             .flat_map(|text| words(text))
-            .chain(words(&unfused(&built.content)))
+            .chain(words(&base))
             .collect();
         if words(&built.content).is_subset(&kept) {
             return Rebuilt::Unchanged;
