@@ -192,17 +192,13 @@ pub struct Facts {
     pub erased: HashMap<String, (Vec<String>, Vec<String>)>,
 }
 
-fn user_of(write: &Write) -> &str {
-    write.user_id()
-}
-
 /// The batch's writes by user (in first-appearance order), each with its
 /// index in the batch.
 fn by_user(batch: &WriteBatch) -> Vec<(&str, Vec<(usize, &Write)>)> {
     let mut users: Vec<(&str, Vec<(usize, &Write)>)> = Vec::new();
     let mut position: HashMap<&str, usize> = HashMap::new();
     for (index, write) in batch.writes.iter().enumerate() {
-        let user = user_of(write);
+        let user = write.user_id();
         let slot = *position.entry(user).or_insert_with(|| {
             users.push((user, Vec::new()));
             users.len() - 1
