@@ -175,6 +175,13 @@ pub struct ConsolidationConfig {
     /// denies existence ("There is no man eating food" / "A man is eating
     /// a pizza": 0.43).
     pub pronoun_denial_min_similarity: f64,
+    /// Where a text states a change ("now", "switched to", "left"), the
+    /// similarity from which only the knowledge-update rules read the pair
+    /// against an older one: a restated fact is often worded far from the
+    /// one it replaces ("The user cycles to work every day" / "The user now
+    /// takes the train to work": 0.38). Below `negation_min_similarity`
+    /// nothing else is decided of such a pair.
+    pub update_min_similarity: f64,
     pub change_min_similarity: f64,
     /// Cosine every pair of a pattern's episodes reaches (complete linkage;
     /// measured with `make eval`, docs/measurements.md).
@@ -234,6 +241,7 @@ impl Default for ConsolidationConfig {
             contradiction_min_similarity: 0.60,
             negation_min_similarity: 0.50,
             pronoun_denial_min_similarity: 0.35,
+            update_min_similarity: 0.35,
             change_min_similarity: 0.15,
             pattern_similarity: 0.50,
             pattern_min_size: 3,
@@ -823,6 +831,10 @@ impl Config {
             (
                 "consolidation.pronoun_denial_min_similarity",
                 c.pronoun_denial_min_similarity,
+            ),
+            (
+                "consolidation.update_min_similarity",
+                c.update_min_similarity,
             ),
             (
                 "consolidation.change_min_similarity",

@@ -149,6 +149,7 @@ impl CycleSettings {
             contradiction_min_similarity: config.contradiction_min_similarity,
             negation_min_similarity: config.negation_min_similarity,
             pronoun_denial_min_similarity: config.pronoun_denial_min_similarity,
+            update_min_similarity: config.update_min_similarity,
             change_min_similarity: config.change_min_similarity,
             pattern_similarity: config.pattern_similarity,
             pattern_min_size: config.pattern_min_size,

@@ -874,11 +874,11 @@ fn similarity_explains_a_file_of_pairs_one_line_each() {
     let lines: Vec<Vec<&str>> = out.lines().map(|l| l.split('\t').collect()).collect();
     assert_eq!(lines.len(), 5, "{out}");
     // id (its own, or the line number), cosine, verdict, clause verdict,
-    // what a cycle does.
+    // what a cycle does, the update rule that found a change.
     let ids: Vec<&str> = lines.iter().map(|l| l[0]).collect();
     assert_eq!(ids, ["sand", "3", "same", "slot", "floor"]);
     for line in &lines {
-        assert_eq!(line.len(), 5, "{line:?}");
+        assert_eq!(line.len(), 6, "{line:?}");
         let cosine: f64 = line[1].parse().unwrap();
         assert!((0.0..=1.0001).contains(&cosine), "{line:?}");
     }

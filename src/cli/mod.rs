@@ -58,9 +58,11 @@ pub enum Command {
         /// A file of pairs instead, one per line: `first<TAB>second` or
         /// `id<TAB>first<TAB>second` (`-` reads stdin). Prints one
         /// tab-separated line per pair: id, cosine, verdict, a clause's
-        /// verdict when only one clause contradicts (else empty), and the
+        /// verdict when only one clause contradicts (else empty), the
         /// cycle's decision ("merged", "contradiction flagged",
-        /// "contradiction, the second supersedes the first", "both kept").
+        /// "contradiction, the second supersedes the first", "both kept"),
+        /// and the knowledge update the second states of the first, with
+        /// the rule that found it (else empty).
         #[arg(long, value_name = "FILE", conflicts_with = "texts")]
         pairs: Option<PathBuf>,
     },

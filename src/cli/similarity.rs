@@ -7,7 +7,7 @@ use anyhow::{Context, Result, bail};
 
 use engram::config::Config;
 use engram::cycle::{CycleRequest, CycleSettings, plan_cycle};
-use engram::detect::align::{Token, clause_conflict, compare, statement};
+use engram::detect::align::{Token, clause_conflict, compare, statement, update};
 use engram::detect::fuse::{fusable, same_order};
 use engram::detect::{Lexicon, Snapshot};
 use engram::embed::{LocalEmbedder, dot, embed_bucketed};
@@ -41,6 +41,9 @@ pub fn run(config: &Config, texts: &[String]) -> Result<()> {
             if let Some(clause) = clause {
                 writeln!(out, "        one clause of each: {clause}")?;
             }
+            if let Some(update) = update_trace(&tokens[i], &tokens[j], lexicon) {
+                writeln!(out, "        the second updates the first: {update}")?;
+            }
             let decided = cycle_decision([refs[i], refs[j]], [first, second], &settings);
             writeln!(out, "        a cycle: {decided}")?;
         }
@@ -73,13 +76,15 @@ pub fn run_pairs(config: &Config, source: &Path) -> Result<()> {
         .collect();
     let vectors = embed_bucketed(&embedder, &texts, config.embedding.sub_batch())?;
     for ((id, a, b), vectors) in pairs.iter().zip(vectors.chunks(2)) {
-        let (whole, clause) = verdicts(&statement(a, lexicon), &statement(b, lexicon), lexicon);
+        let (a_tokens, b_tokens) = (statement(a, lexicon), statement(b, lexicon));
+        let (whole, clause) = verdicts(&a_tokens, &b_tokens, lexicon);
         let decided = cycle_decision([a, b], [&vectors[0], &vectors[1]], &settings);
         writeln!(
             out,
-            "{id}\t{:.4}\t{whole}\t{}\t{decided}",
+            "{id}\t{:.4}\t{whole}\t{}\t{decided}\t{}",
             dot(&vectors[0], &vectors[1]),
-            clause.unwrap_or_default()
+            clause.unwrap_or_default(),
+            update_trace(&a_tokens, &b_tokens, lexicon).unwrap_or_default()
         )?;
     }
     Ok(())
@@ -122,6 +127,12 @@ fn verdicts(a: &[Token], b: &[Token], lexicon: &Lexicon) -> (String, Option<Stri
         .flatten()
         .map(|c| c.verdict(true, true));
     (whole.verdict(keeps_order, fusable(a, b, lexicon)), clause)
+}
+
+/// The knowledge update `b` states of `a`, if a rule finds one: what it
+/// read, and the rule's name.
+fn update_trace(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Option<String> {
+    update(a, b, lexicon).map(|u| format!("{} (rule `{}`)", u.detail, u.rule))
 }
 
 /// What a cycle under `settings` does with `texts` as one user's only two

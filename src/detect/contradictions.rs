@@ -26,7 +26,7 @@ use std::collections::BTreeMap;
 
 use crate::model::MemoryKind;
 
-use super::align::Comparison;
+use super::align::{Comparison, Update};
 use super::pairs::parallel_map;
 use super::{DetectSettings, Item, Lexicon, Pair, Prepared, Supersession, round4, supersession};
 use crate::embed::dot;
@@ -42,7 +42,7 @@ impl Signal {
     fn weight(&self) -> f64 {
         match self.kind {
             "negation" | "antonym" | "quantifier" => 0.6,
-            "value" | "class_value" => 0.5,
+            "value" | "class_value" | "update" => 0.5,
             _ => 0.4,
         }
     }
@@ -75,13 +75,22 @@ pub fn detect(
     settings: &DetectSettings,
     lexicon: &Lexicon,
 ) -> Vec<Contradiction> {
-    let floor = prepared.negation_floor(settings.contradiction_min_similarity, settings, lexicon);
+    let with_updates = prepared.negation_floor(settings.contradiction_min_similarity, settings, lexicon);
+    let floor = with_updates.without_update_floor();
     let nominated = |i: usize, j: usize, similarity: f64| similarity >= floor.of(i, j);
+    let stated = stated_changes(prepared, settings, lexicon);
+    // Pairs nominated only by the update floor: the update rules alone
+    // read them.
+    let stated_pairs: std::collections::HashSet<(usize, usize)> =
+        stated.iter().map(|&(i, j, _)| (i, j)).collect();
+    let updates_only = |i: usize, j: usize, similarity: f64| {
+        !nominated(i, j, similarity) && !stated_pairs.contains(&(i, j))
+    };
     let mut candidates: Vec<(usize, usize, f64)> = close
         .iter()
-        .filter(|p| nominated(p.first, p.second, p.similarity))
+        .filter(|p| p.similarity >= with_updates.of(p.first, p.second))
         .map(|p| (p.first, p.second, p.similarity))
-        .chain(stated_changes(prepared, settings, lexicon))
+        .chain(stated.iter().copied())
         .collect();
     candidates.sort_by_key(|&(i, j, _)| (i, j));
     candidates.dedup_by(|a, b| (a.0, a.1) == (b.0, b.1));
@@ -93,6 +102,20 @@ pub fn detect(
             || is_episode(&items[i])
             || is_episode(&items[j])
         {
+            continue;
+        }
+        if updates_only(i, j, similarity) {
+            if let Some(update) = prepared.update(i, j, lexicon) {
+                let resolved =
+                    supersession::resolve(&items[i], &items[j], Some(&update.marker), lexicon);
+                found.push(contradiction(
+                    (&items[i], &items[j]),
+                    similarity,
+                    vec![update_signal(&update)],
+                    resolved,
+                    settings,
+                ));
+            }
             continue;
         }
         let resolve = |comparison: &Comparison| {
@@ -111,7 +134,18 @@ pub fn detect(
             Some(whole) => whole,
             None => match prepared.clause_conflict(i, j, lexicon) {
                 Some(clauses) => (signals(&clauses, false), resolve(&clauses)),
-                None => continue,
+                None => match prepared.update(i, j, lexicon) {
+                    Some(update) => {
+                        let resolved = supersession::resolve(
+                            &items[i],
+                            &items[j],
+                            Some(&update.marker),
+                            lexicon,
+                        );
+                        (vec![update_signal(&update)], resolved)
+                    }
+                    None => continue,
+                },
             },
         };
         // A contradiction that the newer memory's stated change resolves
@@ -124,19 +158,37 @@ pub fn detect(
         if !nominated(i, j, similarity) && !stated_change {
             continue;
         }
-        let combined = 1.0 - signals.iter().map(|s| 1.0 - s.weight()).product::<f64>();
-        let floor = settings.change_min_similarity;
-        let closeness = ((similarity - floor) / (1.0 - floor)).clamp(0.0, 1.0);
-        found.push(Contradiction {
-            first_id: items[i].memory.id.clone(),
-            second_id: items[j].memory.id.clone(),
-            similarity: round4(similarity),
-            confidence: round4(combined * (0.5 + 0.5 * closeness)),
+        found.push(contradiction(
+            (&items[i], &items[j]),
+            similarity,
             signals,
-            supersession: resolved,
-        });
+            resolved,
+            settings,
+        ));
     }
     found
+}
+
+/// A contradiction of `pair` (the older first) on `signals`, its
+/// confidence their combined weight scaled by how similar the pair is.
+fn contradiction(
+    (first, second): (&Item<'_>, &Item<'_>),
+    similarity: f64,
+    signals: Vec<Signal>,
+    supersession: Option<Supersession>,
+    settings: &DetectSettings,
+) -> Contradiction {
+    let combined = 1.0 - signals.iter().map(|s| 1.0 - s.weight()).product::<f64>();
+    let floor = settings.change_min_similarity;
+    let closeness = ((similarity - floor) / (1.0 - floor)).clamp(0.0, 1.0);
+    Contradiction {
+        first_id: first.memory.id.clone(),
+        second_id: second.memory.id.clone(),
+        similarity: round4(similarity),
+        confidence: round4(combined * (0.5 + 0.5 * closeness)),
+        signals,
+        supersession,
+    }
 }
 
 /// The conflict signals of an aligned pair (empty: no contradiction). A
@@ -165,6 +217,15 @@ pub fn signals(comparison: &Comparison, states_change: bool) -> Vec<Signal> {
         }];
     }
     Vec::new()
+}
+
+/// The signal of a knowledge update: the rule that found it, and what it
+/// read.
+fn update_signal(update: &Update) -> Signal {
+    Signal {
+        kind: "update",
+        detail: format!("{} (rule `{}`)", update.detail, update.rule),
+    }
 }
 
 /// Pairs below `contradiction_min_similarity` that may still be a stated

@@ -362,6 +362,34 @@ impl Lexicon {
         })
     }
 
+    /// Whether WordNet knows `verb` as bringing a thing to its end or
+    /// calling it off ([`WordNet::concludes`]).
+    pub fn concludes(&self, verb: &Word) -> bool {
+        self.wordnet.as_ref().is_some_and(|w| w.concludes(verb))
+    }
+
+    /// Whether WordNet knows the phrasal verb `phrase` as bringing a thing
+    /// to its end or calling it off ([`WordNet::phrase_concludes`]).
+    pub fn phrase_concludes(&self, phrase: &str) -> bool {
+        self.wordnet
+            .as_ref()
+            .is_some_and(|w| w.phrase_concludes(phrase))
+    }
+
+    /// Whether WordNet knows `verb` first as one of change
+    /// ([`WordNet::changes`]).
+    pub fn changes(&self, verb: &Word) -> bool {
+        self.wordnet.as_ref().is_some_and(|w| w.changes(verb))
+    }
+
+    /// Whether WordNet knows the phrasal verb `phrase` first as one of
+    /// change ([`WordNet::phrase_changes`]).
+    pub fn phrase_changes(&self, phrase: &str) -> bool {
+        self.wordnet
+            .as_ref()
+            .is_some_and(|w| w.phrase_changes(phrase))
+    }
+
     /// Whether WordNet knows `verb` first as one of telling
     /// ([`WordNet::tells`]).
     pub fn tells(&self, verb: &Word) -> bool {
@@ -504,6 +532,17 @@ impl Lexicon {
             self.single_valued.iter().chain(&self.held_in_one_place),
             words,
         )
+    }
+
+    /// Whether `verb` is the verb of a relation held in one place ("lives"
+    /// of "live in").
+    pub fn dwells(&self, verb: &str) -> bool {
+        self.held_in_one_place.iter().any(|relation| {
+            relation.len() > 1 && {
+                let words = [verb.to_owned(), relation[1].clone()];
+                self.first_stated(std::iter::once(relation), &words).is_some()
+            }
+        })
     }
 
     /// Whether `words` state a relation held in one place

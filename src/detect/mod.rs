@@ -63,6 +63,11 @@ pub struct DetectSettings {
     /// negation floor applied to pronouns too).
     #[serde(default = "no_lower_floor")]
     pub pronoun_denial_min_similarity: f64,
+    /// Where the later text states a change, the floor from which the
+    /// knowledge-update rules ([`align::update`]) alone read the pair.
+    /// Run reports stored before them read as without it (1.0).
+    #[serde(default = "no_lower_floor")]
+    pub update_min_similarity: f64,
     pub change_min_similarity: f64,
     pub pattern_similarity: f64,
     pub pattern_min_size: usize,
@@ -251,6 +256,16 @@ impl<'a> Prepared<'a> {
         )
     }
 
+    /// Whether item `j` states a change of what item `i` states
+    /// ([`align::update`]).
+    pub fn update(&self, i: usize, j: usize, lexicon: &Lexicon) -> Option<align::Update> {
+        align::update(
+            self.item_tokens(i, lexicon),
+            self.item_tokens(j, lexicon),
+            lexicon,
+        )
+    }
+
     /// A cheap test before aligning: whether every content word of item
     /// `covered` shares a lemma with one of item `cover` (synonyms do not
     /// count here, so coverage is only ever claimed on the same words).
@@ -329,6 +344,7 @@ impl<'a> Prepared<'a> {
         Floor {
             general,
             negation,
+            change: settings.update_min_similarity.min(negation),
             pronoun: settings.pronoun_denial_min_similarity.min(negation),
             denials,
             relations,

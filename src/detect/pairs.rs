@@ -47,6 +47,9 @@ pub struct Floor<'m> {
     pub general: f64,
     pub negation: f64,
     pub pronoun: f64,
+    /// Where either states a change: from here the knowledge-update rules
+    /// read the pair ([`crate::detect::align::update`]).
+    pub change: f64,
     /// Per item index; items past its end deny nothing.
     pub denials: &'m [Denial],
     /// Per item index, the relation held with one value at a time it
@@ -66,9 +69,20 @@ impl Floor<'_> {
             general: floor,
             negation: floor,
             pronoun: floor,
+            change: floor,
             denials: &[],
             relations: &[],
             opposites: &[],
+        }
+    }
+
+    /// The same floor, but a stated change lowers it only as far as a
+    /// negation does: where every rule, not only the update rules, reads
+    /// a pair.
+    pub fn without_update_floor(&self) -> Self {
+        Floor {
+            change: self.negation,
+            ..*self
         }
     }
 
@@ -77,7 +91,8 @@ impl Floor<'_> {
         let denial = |k: usize| self.denials.get(k).copied().unwrap_or_default();
         let floor = match denial(i).max(denial(j)) {
             Denial::None => self.general,
-            Denial::Change | Denial::Negation => self.negation,
+            Denial::Change => self.change,
+            Denial::Negation => self.negation,
             Denial::Existence | Denial::Pronoun => self.pronoun,
         };
         // Two values of one relation held one at a time ("works at Google"

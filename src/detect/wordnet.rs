@@ -54,6 +54,9 @@ const VERB_MOTION: &str = "38";
 const VERB_PRESENCE: [&str; 2] = [VERB_MOTION, "42"];
 /// The lexicographer file of verbs of telling (`verb.communication`).
 const VERB_COMMUNICATION: &str = "32";
+/// The lexicographer file of verbs of change (`verb.change`: "increase",
+/// "switch", "go up").
+const VERB_CHANGE: &str = "30";
 
 /// How many of a word's most frequent senses count for synonymy and word
 /// classes: rare senses make nearly any two words synonyms ("run" and
@@ -133,6 +136,11 @@ pub struct WordNet {
     motion: HashSet<u32>,
     /// Verb synsets of telling ("say", "announce", "warn").
     telling: HashSet<u32>,
+    /// Verb synsets of change ("increase", "go up", "switch").
+    changing: HashSet<u32>,
+    /// Verb synsets of bringing a thing to its end or calling it off
+    /// ("end", "finish", "cancel", "call off").
+    concluding: Vec<u32>,
     /// Verb synsets of feeling ("like", "love", "hate").
     feelings: HashSet<u32>,
     /// Noun synsets defined as another name for their hypernym ("lady":
@@ -370,6 +378,9 @@ impl WordNet {
                 }
                 if pos == VERB && fields.get(1) == Some(&VERB_COMMUNICATION) {
                     wordnet.telling.insert(id);
+                }
+                if pos == VERB && fields.get(1) == Some(&VERB_CHANGE) {
+                    wordnet.changing.insert(id);
                 }
                 wordnet.synsets.push(Synset {
                     name: names.first().cloned().unwrap_or_default(),
@@ -640,6 +651,10 @@ impl WordNet {
             .chain(moving_out)
             .collect();
         wordnet.separating = above_first("divorce").into_iter().collect();
+        wordnet.concluding = [first_verb_sense("end"), first_verb_sense("cancel")]
+            .into_iter()
+            .flatten()
+            .collect();
         wordnet.handing_over = [first_verb_sense("sell"), above_first("donate")]
             .into_iter()
             .flatten()
@@ -1092,6 +1107,33 @@ impl WordNet {
     /// "flies", "commutes"; not "lives", which is being somewhere).
     pub fn means_motion(&self, verb: &Word) -> bool {
         verb.verbs.iter().any(|s| self.motion.contains(s))
+    }
+
+    /// Whether a common verb sense of `verb` brings a thing to its end or
+    /// calls it off, or is a kind of that ("finished", "ended",
+    /// "cancelled").
+    pub fn concludes(&self, verb: &Word) -> bool {
+        self.one_of(&verb.verbs, &self.concluding)
+    }
+
+    /// Whether some sense of the phrasal verb `phrase` ("call off") brings
+    /// a thing to its end or calls it off.
+    pub fn phrase_concludes(&self, phrase: &str) -> bool {
+        self.phrase_one_of(phrase, &self.concluding)
+    }
+
+    /// Whether the most frequent verb sense of `verb` is one of change
+    /// ("increased", "rose"; not "went", whose first sense is going).
+    pub fn changes(&self, verb: &Word) -> bool {
+        verb.verbs.first().is_some_and(|s| self.changing.contains(s))
+    }
+
+    /// Whether some sense of the phrasal verb `phrase` ("go up") is one
+    /// of change: its particle already selects the sense.
+    pub fn phrase_changes(&self, phrase: &str) -> bool {
+        self.senses[VERB]
+            .get(phrase)
+            .is_some_and(|senses| senses.iter().any(|s| self.changing.contains(s)))
     }
 
     /// Whether the most frequent verb sense of `verb` is one of telling

@@ -1521,9 +1521,10 @@ pub(super) fn words_with_names_as_one(side: &[&Token]) -> usize {
 
 /// The one name a side of a hunk gives: a name, or adjacent names with
 /// only a space or a hyphen between them, read as one ("Sarah Connor",
-/// "New York", "Goldman Sachs"). Not initials ("U.S.", "J. K."): their
-/// letters name nothing a word could be compared with. With the number of
-/// words it takes.
+/// "New York", "Goldman Sachs"), a title with its name ("Mr. Patel") and a
+/// name with its initials ("Fontaines D.C."). Not initials alone ("U.S.",
+/// "J. K."): their letters name nothing a word could be compared with.
+/// With the number of words it takes.
 pub(super) fn one_name<'t>(
     side: &[&'t Token],
     lexicon: &Lexicon,
@@ -1540,8 +1541,11 @@ pub(super) fn one_name<'t>(
     if let [name] = names {
         return Some((Cow::Borrowed(*name), 1));
     }
-    let adjacent = names.windows(2).all(|w| written_together(w[0], w[1]));
-    if !adjacent || names.iter().any(|t| t.word.chars().count() == 1) {
+    let adjacent = names
+        .windows(2)
+        .all(|w| written_together(w[0], w[1]) || titled(w[0], w[1]));
+    let initial = |t: &&Token| t.word.chars().count() == 1;
+    if !adjacent || names.iter().all(initial) {
         return None;
     }
     let word = words_of(names);
@@ -1554,6 +1558,16 @@ pub(super) fn one_name<'t>(
     };
     Some((Cow::Owned(name), run))
 }
+
+/// Whether `name` follows the title `title` with only its full stop
+/// between ("Mr. Patel", "Dr. Kim"): one name, the title kept, since "Mr.
+/// Patel" and "Mrs. Patel" are two people.
+fn titled(title: &Token, name: &Token) -> bool {
+    name.span.0 <= title.span.1 + 2 && listed(&TITLES, &title.word)
+}
+
+/// Courtesy and professional titles ("Mr.", "Dr.").
+static TITLES: WordClass = WordClass::new("titles");
 
 /// What two different names both are, when they can fill one slot: values
 /// of one lexicon class, words of one WordNet class ("Monday" /

@@ -38,14 +38,31 @@ pub fn denial(text: &str, lexicon: &Lexicon) -> Denial {
 
 /// Whether `words` have a verb in the past that WordNet knows as leaving,
 /// ending an activity or parting with a thing ("left Google", "stopped
-/// smoking", "sold the car"): a change stated by its verb, which the model
-/// scores as low against the state it ends as a change marker's text.
+/// smoking", "sold the car"), or that does a verb again ("rewrote",
+/// "rebuilt"): a change stated by its verb, which the model scores as low
+/// against the state it ends as a change marker's text.
 fn ends_something(words: &[String], lexicon: &Lexicon) -> bool {
     words.iter().any(|w| {
         let word = lexicon.word(w);
         past_spelling(w, &word)
-            && (lexicon.leaves(&word) || lexicon.ends_activity(&word) || lexicon.parts_with(&word))
+            && (lexicon.leaves(&word)
+                || lexicon.ends_activity(&word)
+                || lexicon.parts_with(&word)
+                || redone(&word, lexicon))
     })
+}
+
+/// Whether `verb` is another verb done again: a lemma "re" + a verb that
+/// WordNet has as a kind of that verb ("rewrite", "rebuild"; not "return",
+/// "report").
+pub(super) fn redone(verb: &Word, lexicon: &Lexicon) -> bool {
+    verb.is_verb()
+        && verb.lemmas.iter().any(|lemma| {
+            lemma.strip_prefix("re").is_some_and(|rest| {
+                let done = lexicon.word(rest);
+                rest.len() > 2 && done.is_verb() && lexicon.is_a(verb, &done)
+            })
+        })
 }
 
 /// How a text denies, in the order of how far it lowers the similarity

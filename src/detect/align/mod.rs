@@ -37,11 +37,13 @@ mod frame;
 #[cfg(test)]
 mod tests;
 mod tokens;
+mod updates;
 mod verdict;
 
 pub use self::clauses::{Denial, clause_conflict, clauses, denial, may_conflict, statement};
 pub use self::compare::{compare, join_compounds};
 pub use self::tokens::tokens;
+pub use self::updates::{Update, update, update_rules};
 
 /// Whether `word` is in `list`: a [`WordClass`] of `en.toml`, or a few
 /// words written inline (separated by spaces, `_` inside a phrase).
