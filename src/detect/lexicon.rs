@@ -368,6 +368,12 @@ impl Lexicon {
         self.wordnet.as_ref().is_some_and(|w| w.concludes(verb))
     }
 
+    /// Whether WordNet knows `verb` as putting one thing in another's place
+    /// ([`WordNet::replaces`]).
+    pub fn replaces(&self, verb: &Word) -> bool {
+        self.wordnet.as_ref().is_some_and(|w| w.replaces(verb))
+    }
+
     /// Whether WordNet knows the phrasal verb `phrase` as bringing a thing
     /// to its end or calling it off ([`WordNet::phrase_concludes`]).
     pub fn phrase_concludes(&self, phrase: &str) -> bool {

@@ -141,6 +141,9 @@ pub struct WordNet {
     /// Verb synsets of bringing a thing to its end or calling it off
     /// ("end", "finish", "cancel", "call off").
     concluding: Vec<u32>,
+    /// Verb synsets of putting one thing in another's place ("replace",
+    /// "substitute", "swap").
+    replacing: Vec<u32>,
     /// Verb synsets of feeling ("like", "love", "hate").
     feelings: HashSet<u32>,
     /// Noun synsets defined as another name for their hypernym ("lady":
@@ -651,10 +654,15 @@ impl WordNet {
             .chain(moving_out)
             .collect();
         wordnet.separating = above_first("divorce").into_iter().collect();
-        wordnet.concluding = [first_verb_sense("end"), first_verb_sense("cancel")]
+        // "end" in its two first senses: to have an end, and to bring one
+        // about ("finish" the program is a kind of the second).
+        wordnet.concluding = wordnet.senses[VERB]
+            .get("end")
             .into_iter()
-            .flatten()
+            .flat_map(|senses| senses.iter().take(2).copied())
+            .chain(first_verb_sense("cancel"))
             .collect();
+        wordnet.replacing = first_verb_sense("replace").into_iter().collect();
         wordnet.handing_over = [first_verb_sense("sell"), above_first("donate")]
             .into_iter()
             .flatten()
@@ -1116,6 +1124,12 @@ impl WordNet {
         self.one_of(&verb.verbs, &self.concluding)
     }
 
+    /// Whether a common verb sense of `verb` puts one thing in another's
+    /// place, or is a kind of that ("replaced", "swapped").
+    pub fn replaces(&self, verb: &Word) -> bool {
+        self.one_of(&verb.verbs, &self.replacing)
+    }
+
     /// Whether some sense of the phrasal verb `phrase` ("call off") brings
     /// a thing to its end or calls it off.
     pub fn phrase_concludes(&self, phrase: &str) -> bool {
@@ -1314,6 +1328,16 @@ pub struct Word {
 }
 
 impl Word {
+    /// The word with only its most frequent verb sense: what a verb says
+    /// before its object when nothing else selects the sense ("started a
+    /// bakery" begins one, though "start" may also mean to leave).
+    pub fn in_first_verb_sense(&self) -> Word {
+        Word {
+            verbs: self.verbs.first().copied().into_iter().collect(),
+            ..self.clone()
+        }
+    }
+
     /// Reads the word as a noun, as after a determiner: two nouns are no
     /// synonyms by their verb senses ("the `mother`" / "the `father`"
     /// share only the verb sense "beget"), though a noun still is one of

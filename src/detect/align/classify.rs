@@ -1149,6 +1149,7 @@ pub(super) fn classify<'t>(
                 .find(|o| lexicon.is_a(&o.info, &t.info) || within(o, t))
             {
                 comparison.generalisations += 1;
+                comparison.general_words[side] += 1;
                 let (general, specific) = (t.word.clone(), specific.word.clone());
                 let pair = if side == 0 {
                     (general, specific)

@@ -285,6 +285,12 @@ impl Token {
     pub fn same_meaning(&self, other: &Token, lexicon: &Lexicon) -> bool {
         self.shares_lemma(other) || lexicon.synonyms(self.pair(), other.pair())
     }
+
+    /// Whether WordNet has this word as a kind of `general`'s ("prefers" /
+    /// "likes", "dish" / "food").
+    pub fn kind_of(&self, general: &Token, lexicon: &Lexicon) -> bool {
+        lexicon.is_a(&self.info, &general.info)
+    }
 }
 
 /// Whether `tokens[k]` is said as a predicate: an inflected verb
@@ -371,6 +377,11 @@ pub struct Comparison {
     /// Each general word of a hunk with the specific one it stands for
     /// (`("person", "man")`), for the verdict.
     generalised: Vec<(String, String)>,
+    /// Per side, the generalisations among its details whose general word
+    /// it holds: where all are on one side, the other side says the same
+    /// more precisely ("prefers window seats" / "likes window seats") and
+    /// may stand for it.
+    general_words: [usize; 2],
     /// Per side, the details that are those specific words ("`car`" /
     /// "vehicle"): they name the shared thing, more precisely.
     specifics: [usize; 2],

@@ -18,6 +18,7 @@ use super::changes::governed;
 use super::clauses::redone;
 use super::classify::DESTINATIONS;
 use super::compare::compare;
+use super::frame::frame;
 use super::*;
 
 /// A knowledge update: the rule that found it, what it read, and the word
@@ -33,11 +34,12 @@ pub struct Update {
 type Rule = fn(&Change<'_>, &Lexicon) -> Option<String>;
 
 /// The rules, in the order they are tried.
-static RULES: [(&str, Rule); 5] = [
+static RULES: [(&str, Rule); 6] = [
     ("restated_change", restated_change),
     ("ends_what_the_older_names", ends_what_the_older_names),
     ("parts_the_pair", parts_the_pair),
     ("moves_home", moves_home),
+    ("switches_within_a_kind", switches_within_a_kind),
     ("now_another_way", now_another_way),
 ];
 
@@ -63,6 +65,9 @@ pub fn update(older: &[Token], newer: &[Token], lexicon: &Lexicon) -> Option<Upd
 /// the newer text before it is compared ("These days", "now", "after
 /// all").
 static CHANGE_ADVERBS: WordClass = WordClass::new("change_adverbs");
+
+/// Adverbs that say a state is new ("`now` takes the train").
+static NOW: WordClass = WordClass::new("now_adverbs");
 
 /// Words that add a value beside the older one rather than replace it
 /// ("`also` takes Italian lessons", "a half-brother `as well`").
@@ -90,6 +95,17 @@ impl<'t> Change<'t> {
     /// `newer` as a change of `older`: `None` unless it states one and
     /// names the older's holder.
     fn read(older: &'t [Token], newer: &'t [Token], lexicon: &Lexicon) -> Option<Self> {
+        // A change replaces one fact: an older text of several clauses
+        // ("… and finds it calming", "… that …") says more than any one
+        // change ends.
+        if older.iter().any(|t| listed(&CLAUSE_BREAKS, &t.word)) {
+            return None;
+        }
+        // Nor does it undo a past event ("lost his job", "signed with the
+        // Wolves"): only a standing fact changes.
+        if frame(older).is_some_and(|f| f.tense == Tense::Past) {
+            return None;
+        }
         let holder = older.iter().find(|t| t.is_content())?;
         // A name opening a sentence is read as a common word: compare
         // spellings and lemmas, not roles.
@@ -101,7 +117,9 @@ impl<'t> Change<'t> {
             .change_marker_in(&words(newer))
             .filter(|marker| lexicon.change_marker_in(&words(older)).as_ref() != Some(marker));
         let marker = marked.or_else(|| {
-            change_verb_at(newer, older, lexicon).map(|(at, len)| {
+            // A verb both texts state is no change between them.
+            let new_verb = |&(at, _): &(usize, usize)| !states(older, &newer[at]);
+            change_verb_at(newer, older, lexicon).filter(new_verb).map(|(at, len)| {
                 newer[at..at + len]
                     .iter()
                     .map(|t| t.word.as_str())
@@ -136,7 +154,7 @@ impl<'t> Change<'t> {
 fn change_verb_at(text: &[Token], older: &[Token], lexicon: &Lexicon) -> Option<(usize, usize)> {
     ending_verb_at(text, lexicon).or_else(|| {
         (1..text.len()).find_map(|at| {
-            if !past_form(&text[at]) || governed(text, at) {
+            if !done(text, at) {
                 return None;
             }
             if redoes(&text[at], older, lexicon).is_some() {
@@ -176,7 +194,7 @@ fn changes_to(text: &[Token], at: usize, lexicon: &Lexicon) -> Option<usize> {
 fn ending_verb_at(text: &[Token], lexicon: &Lexicon) -> Option<(usize, usize)> {
     (1..text.len()).find_map(|at| {
         let verb = &text[at];
-        if verb.role != Role::Content || !past_form(verb) || governed(text, at) {
+        if verb.role != Role::Content || !done(text, at) {
             return None;
         }
         if let Some(particle) = text.get(at + 1) {
@@ -199,6 +217,31 @@ fn ending_verb_at(text: &[Token], lexicon: &Lexicon) -> Option<(usize, usize)> {
             || lexicon.is_change_verb(&verb.info);
         ends.then_some((at, 1))
     })
+}
+
+/// Whether the single verb at `at` ends or gives up what follows it: a
+/// verb whose most frequent sense is ending, leaving, parting, concluding
+/// or replacing, or a change
+/// marker's verb right before "from" ("moved from Trello"); not one that
+/// starts or alters ("started", "changed").
+fn ends_its_object(text: &[Token], at: usize, lexicon: &Lexicon) -> bool {
+    let verb = &text[at].info.in_first_verb_sense();
+    lexicon.ends_activity(verb)
+        || lexicon.concludes(verb)
+        || lexicon.leaves(verb)
+        || lexicon.parts_with(verb)
+        || lexicon.replaces(verb)
+        || (lexicon.is_change_verb(verb) && text.get(at + 1).is_some_and(|t| t.word == "from"))
+}
+
+/// Whether the verb at `at` is done, in the past: a past form, neither
+/// denied nor wished ([`governed`]), nor a participle in the present
+/// ("is being knocked off", "is moved": what happens, not what changed).
+fn done(text: &[Token], at: usize) -> bool {
+    let auxiliaries = text[..at].iter().rev().take_while(|t| !t.is_content());
+    past_form(&text[at])
+        && !governed(text, at)
+        && !auxiliaries.into_iter().any(|t| listed("is are am be being", &t.word))
 }
 
 /// The token of `older` whose verb `verb` does again ("rewrote" /
@@ -291,6 +334,11 @@ fn phrase_len(class: &WordClass, words: &[Token]) -> usize {
         .unwrap_or(0)
 }
 
+/// Whether `words` end with a phrase of `class`.
+fn phrase_ends_at(class: &WordClass, words: &[Token]) -> bool {
+    (1..=4.min(words.len())).any(|n| phrase_len(class, &words[words.len() - n..]) == n)
+}
+
 /// Whether a phrase of `class` starts anywhere in `words`.
 fn has_phrase(class: &WordClass, words: &[Token]) -> bool {
     (0..words.len()).any(|k| phrase_len(class, &words[k..]) > 0)
@@ -371,7 +419,8 @@ fn ends_what_the_older_names(change: &Change<'_>, lexicon: &Lexicon) -> Option<S
     let holder = &newer[change.holder];
     let named = |t: &Token| t.is_content() && !t.shares_lemma(holder) && states(change.older, t);
     let ending = ending_verb_at(newer, lexicon)
-        .filter(|&(at, _)| at > change.holder)
+        .filter(|&(at, _)| at > change.holder && !states(change.older, &newer[at]))
+        .filter(|&(at, len)| len > 1 || ends_its_object(newer, at, lexicon))
         .map(|(at, len)| (at, at + len))
         .into_iter()
         .chain(
@@ -380,20 +429,32 @@ fn ends_what_the_older_names(change: &Change<'_>, lexicon: &Lexicon) -> Option<S
                 .map(|k| (k, k + 2)),
         );
     ending.into_iter().find_map(|(at, object_at)| {
+        // "finished `a` painting", "`another` project": one more of a kind,
+        // not the thing the older states.
+        if newer
+            .get(object_at)
+            .is_some_and(|t| listed(&INDEFINITE_ARTICLES, &t.word))
+        {
+            return None;
+        }
         let object: Vec<&Token> = newer[object_at..]
             .iter()
             .skip_while(|t| t.word == "from")
             .take_while(|t| {
-                !listed(&CLAUSE_BREAKS, &t.word) && !(is_preposition(&t.word) && t.word != "of")
+                !listed(&CLAUSE_BREAKS, &t.word)
+                    && !(is_preposition(&t.word) && t.word != "of")
+                    && !(t.role == Role::Content && past_form(t))
             })
             .filter(|t| t.is_content())
             .collect();
-        let ended: Vec<&str> = object
+        let ended: Vec<&Token> = object.iter().copied().filter(|t| named(t)).collect();
+        // A thing the older names, not only its activity: "finished
+        // `writing` her book" ends no other writing.
+        let thing = ended
             .iter()
-            .filter(|t| named(t))
-            .map(|t| t.word.as_str())
-            .collect();
-        (!ended.is_empty()).then(|| {
+            .any(|t| !(t.info.inflected_verb && t.word.ends_with("ing")));
+        let ended: Vec<&str> = ended.iter().map(|t| t.word.as_str()).collect();
+        thing.then(|| {
             let verb: Vec<&str> = newer[at..object_at].iter().map(|t| t.word.as_str()).collect();
             format!(
                 "`{}` ends `{}`, which the older states",
@@ -467,7 +528,7 @@ fn moves_home(change: &Change<'_>, lexicon: &Lexicon) -> Option<String> {
 /// every day" / "The user `now` takes the train to work". Not "now also".
 fn now_another_way(change: &Change<'_>, _lexicon: &Lexicon) -> Option<String> {
     let newer = change.clause();
-    if !has_phrase(&CHANGE_ADVERBS, newer) || has_phrase(&ADDITIVES, newer) {
+    if !has_phrase(&NOW, newer) || has_phrase(&ADDITIVES, newer) {
         return None;
     }
     let verb_of = |text: &'_ [Token]| -> Option<usize> {
@@ -475,6 +536,23 @@ fn now_another_way(change: &Change<'_>, _lexicon: &Lexicon) -> Option<String> {
             .position(|t| t.role == Role::Content && t.info.inflected_verb)
     };
     let (old_verb, new_verb) = (verb_of(change.older)?, verb_of(newer)?);
+    // The older's verb right after its holder: "Tim `cycles` to work", not
+    // a plural noun further on ("has a bookshelf of … `books`").
+    let after_holder = change
+        .older
+        .iter()
+        .position(|t| t.is_content())
+        .and_then(|h| change.older[h + 1..].iter().position(Token::is_content).map(|d| h + 1 + d));
+    if after_holder != Some(old_verb) || !change.older[old_verb].info.is_verb() {
+        return None;
+    }
+    // "`now` takes the train": the adverb says the verb is new; "… but is
+    // now ready" says something else is, and "currently" only that it
+    // holds.
+    let marked = new_verb > 0 && phrase_ends_at(&NOW, &newer[..new_verb]);
+    if !marked || newer[new_verb..].iter().any(|t| listed(&CLAUSE_BREAKS, &t.word)) {
+        return None;
+    }
     let (old, new) = (&change.older[old_verb], &newer[new_verb]);
     if old.shares_lemma(new) || change.older.iter().any(|t| listed(&COPULAS, &t.word)) {
         return None;
@@ -495,3 +573,45 @@ fn now_another_way(change: &Change<'_>, _lexicon: &Lexicon) -> Option<String> {
     })
 }
 
+
+/// **switches_within_a_kind**: a change "to" a thing of the kind the older
+/// text's object is, or of one kind with it (WordNet's kinds and classes):
+/// "The user reads paperbacks" / "The user switched to audiobooks" (both
+/// books), "The user drinks coffee" / "The user switched to lattes" (a
+/// latte is a coffee). Not a thing of another kind: "drinks green tea" /
+/// "switched to a standing desk".
+fn switches_within_a_kind(change: &Change<'_>, lexicon: &Lexicon) -> Option<String> {
+    let newer = change.newer;
+    let (at, to) = (change.holder + 1..newer.len())
+        .filter(|&k| done(newer, k))
+        .find_map(|k| changes_to(newer, k, lexicon).map(|to| (k, to)))?;
+    let phrase = |text: &'_ [Token]| -> Vec<Token> {
+        text.iter()
+            .take_while(|t| !listed(&CLAUSE_BREAKS, &t.word) && !is_preposition(&t.word))
+            .filter(|t| t.role == Role::Content && t.info.is_noun())
+            .cloned()
+            .collect()
+    };
+    let new_value = phrase(&newer[to + 1..]);
+    let old_verb = change
+        .older
+        .iter()
+        .position(|t| t.role == Role::Content && t.info.inflected_verb)?;
+    let old_value = phrase(&change.older[old_verb + 1..]);
+    let holder = &newer[change.holder];
+    old_value
+        .iter()
+        .filter(|o| !o.shares_lemma(holder))
+        .find_map(|o| {
+            let n = new_value.iter().find(|n| {
+                !n.shares_lemma(o)
+                    && (n.kind_of(o, lexicon)
+                        || o.kind_of(n, lexicon)
+                        || lexicon.wordnet_class(&o.info, &n.info).is_some())
+            })?;
+            Some(format!(
+                "`{}` to `{}`, of one kind with `{}` the older states",
+                newer[at].word, n.word, o.word
+            ))
+        })
+}
