@@ -675,6 +675,79 @@ fn a_change_verb_restates_the_relation_whose_value_it_changes() {
 }
 
 #[test]
+fn a_stated_change_of_a_standing_fact_supersedes_it_and_names_its_rule() {
+    // Update rules on pairs written for them: the newer fact says more
+    // than the new value (when, how it is known, what came with it), and
+    // is often worded far from the fact it replaces.
+    for (old, new, rule) in [
+        (
+            "The team's budget is $40,000 a year.",
+            "The team's budget went up to $55,000 a year.",
+            Some("restated_change"),
+        ),
+        (
+            "Nora teaches at Lincoln High.",
+            "Nora left Lincoln High and joined a startup.",
+            // The alignment reads the leaving itself.
+            None,
+        ),
+        (
+            "Tom is dating Priscilla.",
+            "Tom and Priscilla broke up last year.",
+            Some("parts_the_pair"),
+        ),
+        (
+            "Mia lives with her parents in Lyon.",
+            "Mia moved into a studio in Lyon.",
+            Some("moves_home"),
+        ),
+        (
+            "Dev walks to the office.",
+            "Dev now drives to the office.",
+            Some("now_another_way"),
+        ),
+    ] {
+        let (_dir, store, output) = older_then_newer(old, new);
+        let found = contradiction_events(&output);
+        assert_eq!(found.len(), 1, "{old:?} / {new:?}: {found:?}");
+        assert_eq!(found[0].resolution, ContradictionResolution::Superseded);
+        if let Some(rule) = rule {
+            let reasons = &found[0].explanation;
+            assert!(reasons.contains(&format!("rule `{rule}`")), "{reasons}");
+        }
+        assert_eq!(status(&store, "u", "old"), MemoryStatus::Superseded);
+    }
+    // Another holder, a value added beside the old, a past event, and a
+    // change wished for change nothing.
+    for (first, second) in [
+        ("Lin lives in Oslo.", "Lin's brother moved to Bergen."),
+        (
+            "The user plays the violin.",
+            "The user also plays the cello.",
+        ),
+        (
+            "Jon lost his job as a banker.",
+            "Jon left his job as a banker.",
+        ),
+        (
+            "Ravi plays squash on Tuesdays.",
+            "Ravi wants to stop playing squash.",
+        ),
+    ] {
+        assert_not_flagged(first, second);
+    }
+}
+
+#[test]
+fn two_people_of_one_name_and_another_title_are_never_merged() {
+    // "Mrs" is no plural of "Mr": two people, whose merge would lose one.
+    assert_kept_apart(
+        "The user's landlord is Mr. Patel.",
+        "The user's landlord is Mrs. Patel.",
+    );
+}
+
+#[test]
 fn a_trip_made_as_a_habit_is_no_home_that_a_move_or_another_trip_ends() {
     // Where one goes, in the simple present, is a habit, and one goes to
     // many places: two destinations are two trips, not two values of one

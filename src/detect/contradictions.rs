@@ -75,7 +75,8 @@ pub fn detect(
     settings: &DetectSettings,
     lexicon: &Lexicon,
 ) -> Vec<Contradiction> {
-    let with_updates = prepared.negation_floor(settings.contradiction_min_similarity, settings, lexicon);
+    let with_updates =
+        prepared.negation_floor(settings.contradiction_min_similarity, settings, lexicon);
     let floor = with_updates.without_update_floor();
     let nominated = |i: usize, j: usize, similarity: f64| similarity >= floor.of(i, j);
     let stated = stated_changes(prepared, settings, lexicon);

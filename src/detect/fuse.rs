@@ -13,8 +13,8 @@ use super::words::WordClass;
 
 /// What the canonical's text carries of the others: a word is carried when
 /// the text has the same word or a word of the same lemma, or, for a
-/// common word, a synonym or a kind of it ("prefers" carries "likes"; a
-/// name is kept as spelled: "Roma" does not carry "Gypsies").
+/// common word, a synonym (a name is kept as spelled: "Roma" does not
+/// carry "Gypsies").
 fn carried(word: &Token, text: &[Token], lexicon: &Lexicon) -> bool {
     let literal = matches!(word.role, Role::Name | Role::Number);
     !word.is_content()
@@ -24,10 +24,7 @@ fn carried(word: &Token, text: &[Token], lexicon: &Lexicon) -> bool {
                     // A degree says more than its positive: "the best
                     // shops" are not carried by "goods" nor "good".
                     || ((!word.is_graded() || t.is_graded())
-                        && (t.shares_lemma(word)
-                            || (!literal
-                                && (t.same_meaning(word, lexicon)
-                                    || (t.role == Role::Content && t.kind_of(word, lexicon)))))))
+                        && (t.shares_lemma(word) || (!literal && t.same_meaning(word, lexicon)))))
         })
 }
 

@@ -546,7 +546,8 @@ impl Lexicon {
         self.held_in_one_place.iter().any(|relation| {
             relation.len() > 1 && {
                 let words = [verb.to_owned(), relation[1].clone()];
-                self.first_stated(std::iter::once(relation), &words).is_some()
+                self.first_stated(std::iter::once(relation), &words)
+                    .is_some()
             }
         })
     }

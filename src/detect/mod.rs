@@ -212,7 +212,6 @@ impl<'a> Prepared<'a> {
         let c = align::compare(a, b, lexicon);
         let both_sides = c.extra[0] > 0 && c.extra[1] > 0;
         !c.never_merged()
-            && (!both_sides || c.generalisations == 0)
             && (!both_sides
                 || (settings.fuse_merges
                     && c.extra.iter().all(|&e| e <= settings.fuse_max_details)

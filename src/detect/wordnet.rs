@@ -1139,7 +1139,9 @@ impl WordNet {
     /// Whether the most frequent verb sense of `verb` is one of change
     /// ("increased", "rose"; not "went", whose first sense is going).
     pub fn changes(&self, verb: &Word) -> bool {
-        verb.verbs.first().is_some_and(|s| self.changing.contains(s))
+        verb.verbs
+            .first()
+            .is_some_and(|s| self.changing.contains(s))
     }
 
     /// Whether some sense of the phrasal verb `phrase` ("go up") is one

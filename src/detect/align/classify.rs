@@ -1149,7 +1149,6 @@ pub(super) fn classify<'t>(
                 .find(|o| lexicon.is_a(&o.info, &t.info) || within(o, t))
             {
                 comparison.generalisations += 1;
-                comparison.general_words[side] += 1;
                 let (general, specific) = (t.word.clone(), specific.word.clone());
                 let pair = if side == 0 {
                     (general, specific)
@@ -1566,9 +1565,6 @@ pub(super) fn one_name<'t>(
 fn titled(title: &Token, name: &Token) -> bool {
     name.span.0 <= title.span.1 + 2 && listed(&TITLES, &title.word)
 }
-
-/// Courtesy and professional titles ("Mr.", "Dr.").
-static TITLES: WordClass = WordClass::new("titles");
 
 /// What two different names both are, when they can fill one slot: values
 /// of one lexicon class, words of one WordNet class ("Monday" /

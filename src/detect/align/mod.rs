@@ -286,8 +286,8 @@ impl Token {
         self.shares_lemma(other) || lexicon.synonyms(self.pair(), other.pair())
     }
 
-    /// Whether WordNet has this word as a kind of `general`'s ("prefers" /
-    /// "likes", "dish" / "food").
+    /// Whether WordNet has this word as a kind of `general`'s ("latte" /
+    /// "coffee").
     pub fn kind_of(&self, general: &Token, lexicon: &Lexicon) -> bool {
         lexicon.is_a(&self.info, &general.info)
     }
@@ -377,11 +377,7 @@ pub struct Comparison {
     /// Each general word of a hunk with the specific one it stands for
     /// (`("person", "man")`), for the verdict.
     generalised: Vec<(String, String)>,
-    /// Per side, the generalisations among its details whose general word
-    /// it holds: where all are on one side, the other side says the same
-    /// more precisely ("prefers window seats" / "likes window seats") and
-    /// may stand for it.
-    general_words: [usize; 2],
+
     /// Per side, the details that are those specific words ("`car`" /
     /// "vehicle"): they name the shared thing, more precisely.
     specifics: [usize; 2],
@@ -535,6 +531,10 @@ fn written_together(first: &Token, then: &Token) -> bool {
 fn plain_noun(t: &Token) -> bool {
     t.is_content() && t.info.is_noun() && !t.info.inflected_verb
 }
+
+/// Courtesy and professional titles ("Mr.", "Dr."): each is one person's
+/// as written, and stays with the name it precedes.
+static TITLES: WordClass = WordClass::new("titles");
 
 /// Adverbial particles that are nouns too ("down", "back").
 static PARTICLES: WordClass = WordClass::new("particles");

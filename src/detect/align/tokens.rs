@@ -597,7 +597,12 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
         } else {
             Role::Content
         };
-        let mut info = lexicon.word(word);
+        // A title is one person's as written: "Mrs" is no plural of "Mr".
+        let mut info = if listed(&TITLES, word) {
+            Word::plain(word)
+        } else {
+            lexicon.word(word)
+        };
         if lexicon.is_value(word) {
             info.lemmas.push(lexicon.canonical(word).to_owned());
         }

@@ -15,8 +15,8 @@
 //! "the user"): a change of the user's sister is no change of the user.
 
 use super::changes::governed;
-use super::clauses::redone;
 use super::classify::DESTINATIONS;
+use super::clauses::redone;
 use super::compare::compare;
 use super::frame::frame;
 use super::*;
@@ -112,20 +112,23 @@ impl<'t> Change<'t> {
         let holder = newer
             .iter()
             .position(|t| t.word == holder.word || t.shares_lemma(holder))?;
-        let words = |text: &[Token]| -> Vec<String> { text.iter().map(|t| t.word.clone()).collect() };
+        let words =
+            |text: &[Token]| -> Vec<String> { text.iter().map(|t| t.word.clone()).collect() };
         let marked = lexicon
             .change_marker_in(&words(newer))
             .filter(|marker| lexicon.change_marker_in(&words(older)).as_ref() != Some(marker));
         let marker = marked.or_else(|| {
             // A verb both texts state is no change between them.
             let new_verb = |&(at, _): &(usize, usize)| !states(older, &newer[at]);
-            change_verb_at(newer, older, lexicon).filter(new_verb).map(|(at, len)| {
-                newer[at..at + len]
-                    .iter()
-                    .map(|t| t.word.as_str())
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            })
+            change_verb_at(newer, older, lexicon)
+                .filter(new_verb)
+                .map(|(at, len)| {
+                    newer[at..at + len]
+                        .iter()
+                        .map(|t| t.word.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
         })?;
         Some(Change {
             older,
@@ -241,7 +244,9 @@ fn done(text: &[Token], at: usize) -> bool {
     let auxiliaries = text[..at].iter().rev().take_while(|t| !t.is_content());
     past_form(&text[at])
         && !governed(text, at)
-        && !auxiliaries.into_iter().any(|t| listed("is are am be being", &t.word))
+        && !auxiliaries
+            .into_iter()
+            .any(|t| listed("is are am be being", &t.word))
 }
 
 /// The token of `older` whose verb `verb` does again ("rewrote" /
@@ -273,7 +278,8 @@ fn redoes<'o>(verb: &Token, older: &'o [Token], lexicon: &Lexicon) -> Option<&'o
 /// showed the user is not lactose intolerant after all".
 fn restated_change(change: &Change<'_>, lexicon: &Lexicon) -> Option<String> {
     let core = core(change, lexicon);
-    if core.len() == change.newer.len() && core.iter().zip(change.newer).all(|(a, b)| a.word == b.word)
+    if core.len() == change.newer.len()
+        && core.iter().zip(change.newer).all(|(a, b)| a.word == b.word)
     {
         return None;
     }
@@ -441,9 +447,12 @@ fn ends_what_the_older_names(change: &Change<'_>, lexicon: &Lexicon) -> Option<S
             .iter()
             .skip_while(|t| t.word == "from")
             .take_while(|t| {
-                !listed(&CLAUSE_BREAKS, &t.word)
-                    && !(is_preposition(&t.word) && t.word != "of")
-                    && !(t.role == Role::Content && past_form(t))
+                // The object ends at a clause, a phrase ("at", not "of")
+                // or the next verb in the past ("lost her job, started …").
+                let ends = listed(&CLAUSE_BREAKS, &t.word)
+                    || (is_preposition(&t.word) && t.word != "of")
+                    || (t.role == Role::Content && past_form(t));
+                !ends
             })
             .filter(|t| t.is_content())
             .collect();
@@ -455,7 +464,10 @@ fn ends_what_the_older_names(change: &Change<'_>, lexicon: &Lexicon) -> Option<S
             .any(|t| !(t.info.inflected_verb && t.word.ends_with("ing")));
         let ended: Vec<&str> = ended.iter().map(|t| t.word.as_str()).collect();
         thing.then(|| {
-            let verb: Vec<&str> = newer[at..object_at].iter().map(|t| t.word.as_str()).collect();
+            let verb: Vec<&str> = newer[at..object_at]
+                .iter()
+                .map(|t| t.word.as_str())
+                .collect();
             format!(
                 "`{}` ends `{}`, which the older states",
                 verb.join(" "),
@@ -488,7 +500,11 @@ fn parts_the_pair(change: &Change<'_>, lexicon: &Lexicon) -> Option<String> {
             newer[at].word,
             newer[at + 1].word,
             newer[change.holder].word,
-            others.iter().map(|t| t.word.as_str()).collect::<Vec<_>>().join(" ")
+            others
+                .iter()
+                .map(|t| t.word.as_str())
+                .collect::<Vec<_>>()
+                .join(" ")
         )
     })
 }
@@ -542,7 +558,12 @@ fn now_another_way(change: &Change<'_>, _lexicon: &Lexicon) -> Option<String> {
         .older
         .iter()
         .position(|t| t.is_content())
-        .and_then(|h| change.older[h + 1..].iter().position(Token::is_content).map(|d| h + 1 + d));
+        .and_then(|h| {
+            change.older[h + 1..]
+                .iter()
+                .position(Token::is_content)
+                .map(|d| h + 1 + d)
+        });
     if after_holder != Some(old_verb) || !change.older[old_verb].info.is_verb() {
         return None;
     }
@@ -550,7 +571,11 @@ fn now_another_way(change: &Change<'_>, _lexicon: &Lexicon) -> Option<String> {
     // now ready" says something else is, and "currently" only that it
     // holds.
     let marked = new_verb > 0 && phrase_ends_at(&NOW, &newer[..new_verb]);
-    if !marked || newer[new_verb..].iter().any(|t| listed(&CLAUSE_BREAKS, &t.word)) {
+    if !marked
+        || newer[new_verb..]
+            .iter()
+            .any(|t| listed(&CLAUSE_BREAKS, &t.word))
+    {
         return None;
     }
     let (old, new) = (&change.older[old_verb], &newer[new_verb]);
@@ -572,7 +597,6 @@ fn now_another_way(change: &Change<'_>, _lexicon: &Lexicon) -> Option<String> {
         )
     })
 }
-
 
 /// **switches_within_a_kind**: a change "to" a thing of the kind the older
 /// text's object is, or of one kind with it (WordNet's kinds and classes):

@@ -115,19 +115,8 @@ impl Comparison {
             || !self.substitutions.is_empty()
             || self.negation_differs
             || !self.relations.is_empty()
-            || !self.generalises_one_way()
+            || self.generalisations > 0
             || self.retensed
-    }
-
-    /// Whether every word paired with a more general one is a detail of
-    /// one side, the general words all on the other: then that side says
-    /// the same more precisely and may stand for the other ("prefers
-    /// window seats" / "likes window seats"), as long as the general side
-    /// adds nothing of its own ([`Self::covers`]). Not a general word for a
-    /// changed or denied one, nor general words on both sides.
-    pub fn generalises_one_way(&self) -> bool {
-        let [first, second] = self.general_words;
-        self.generalisations == first + second && (first == 0 || second == 0)
     }
 
     /// Neither text covers the other: what is [never
@@ -208,7 +197,7 @@ impl Comparison {
         // Fridays"), so only details decide which text covers the other.
         let decision = if self.contradicts() {
             "contradiction"
-        } else if self.never_merged() || !keeps_order || self.generalised_both_ways() {
+        } else if self.never_merged() || !keeps_order {
             "not a contradiction; never merged"
         } else if self.extra[0] > 0 && self.extra[1] > 0 && !fusable {
             "neither covers the other; never merged (a detail of each beside one shared word, or a denial)"
@@ -222,12 +211,6 @@ impl Comparison {
             "mergeable into the second"
         };
         format!("{decision} ({})", parts.join("; "))
-    }
-
-    /// Generalisations with details on both sides: no fused text may join
-    /// them, as it would keep the general word beside the specific one.
-    fn generalised_both_ways(&self) -> bool {
-        self.generalisations > 0 && self.extra[0] > 0 && self.extra[1] > 0
     }
 
     /// The conflicts as one readable sentence.
