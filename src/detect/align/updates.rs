@@ -18,7 +18,6 @@ use super::changes::governed;
 use super::classify::DESTINATIONS;
 use super::clauses::redone;
 use super::compare::compare;
-use super::frame::frame;
 use super::*;
 
 /// A knowledge update: the rule that found it, what it read, and the word
@@ -103,7 +102,7 @@ impl<'t> Change<'t> {
         }
         // Nor does it undo a past event ("lost his job", "signed with the
         // Wolves"): only a standing fact changes.
-        if frame(older).is_some_and(|f| f.tense == Tense::Past) {
+        if !standing(older) {
             return None;
         }
         let holder = older.iter().find(|t| t.is_content())?;
@@ -147,6 +146,31 @@ impl<'t> Change<'t> {
         }
         &self.newer[start..]
     }
+}
+
+/// Whether `text` states a standing fact: nothing in it is in the past
+/// tense. A participle after a present form of "be" or "have" is present
+/// ("is engaged", "are shipped", "has been"); "was", "had", "did" and a
+/// verb in the past of its own ("settled", "lost") are not.
+fn standing(text: &[Token]) -> bool {
+    text.iter().enumerate().all(|(k, t)| {
+        if listed("was were had did", &t.word) {
+            return false;
+        }
+        // After a determiner a word is a noun: "the user's `rent`" is no
+        // past of "rend".
+        let noun = k > 0 && listed(&DETERMINERS, &text[k - 1].word);
+        if noun || t.role != Role::Content || !t.info.inflected_verb || !past_form(t) {
+            return true;
+        }
+        // The word the participle leans on, past a negation or an adverb
+        // that is no content of the clause ("is not engaged").
+        let before = text[..k]
+            .iter()
+            .rev()
+            .find(|b| b.role != Role::Negation && (b.is_content() || joins(b)));
+        before.is_some_and(|b| listed("is are am be been being has have", &b.word))
+    })
 }
 
 /// Where `text` has a verb of change in the past, neither denied nor
