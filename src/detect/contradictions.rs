@@ -529,7 +529,18 @@ mod tests {
         let found = found_in(pair("The team now has 7 engineers", 0.55), &settings());
         assert_eq!(found.len(), 1, "{found:?}");
         assert!(found[0].supersession.is_some(), "{found:?}");
-        assert!(found_in(pair("The team now has 7 engineers", 0.45), &settings()).is_empty());
+        assert_eq!(found[0].signals[0].kind, "value");
+        // Below the negation floor only the update rules read the pair,
+        // down to `update_min_similarity`, and say which rule decided.
+        let found = found_in(pair("The team now has 7 engineers", 0.45), &settings());
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].signals[0].kind, "update");
+        assert!(
+            found[0].signals[0]
+                .detail
+                .contains("rule `restated_change`")
+        );
+        assert!(found_in(pair("The team now has 7 engineers", 0.30), &settings()).is_empty());
         assert!(found_in(pair("The team has 7 engineers", 0.55), &settings()).is_empty());
     }
 

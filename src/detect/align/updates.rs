@@ -76,8 +76,7 @@ static ADDITIVES: WordClass = WordClass::new("additives");
 /// "`since` May").
 static TIME_PREPOSITIONS: WordClass = WordClass::new("time_prepositions");
 
-/// Prepositions that open a date or a span when a time follows ("`in`
-/// May", "`for` a year").
+/// Prepositions that open a date when a time follows ("`in` May").
 static SPAN_PREPOSITIONS: WordClass = WordClass::new("span_prepositions");
 
 /// The newer text as a change of the older one.
@@ -111,6 +110,22 @@ impl<'t> Change<'t> {
         let holder = newer
             .iter()
             .position(|t| t.word == holder.word || t.shares_lemma(holder))?;
+        // "The user's `son`", "the user's `brother`": another person,
+        // whose changes are not the holder's, unless the older speaks of
+        // that person too ("Kim's dentist").
+        let possessed = |text: &[Token], at: usize| -> Option<String> {
+            (text.get(at + 1)?.word == "s").then(|| text.get(at + 2).map(|n| n.word.clone()))?
+        };
+        let older_holder = older.iter().position(|t| t.is_content()).unwrap_or(0);
+        let another_person = possessed(newer, holder).is_some_and(|noun| {
+            let n = &newer[holder + 2];
+            noun != possessed(older, older_holder).unwrap_or_default()
+                && !n.info.modifies()
+                && lexicon.first_names_person(&n.info)
+        });
+        if another_person {
+            return None;
+        }
         let words =
             |text: &[Token]| -> Vec<String> { text.iter().map(|t| t.word.clone()).collect() };
         let marked = lexicon
@@ -448,9 +463,11 @@ fn ends_what_the_older_names(change: &Change<'_>, lexicon: &Lexicon) -> Option<S
     let newer = change.newer;
     let holder = &newer[change.holder];
     let named = |t: &Token| t.is_content() && !t.shares_lemma(holder) && states(change.older, t);
+    // A single verb: a phrasal one ends a pair ([`parts_the_pair`]) or
+    // breaks up what it names ("broke up the crowd").
     let ending = ending_verb_at(newer, lexicon)
         .filter(|&(at, _)| at > change.holder && !states(change.older, &newer[at]))
-        .filter(|&(at, len)| len > 1 || ends_its_object(newer, at, lexicon))
+        .filter(|&(at, len)| len == 1 && ends_its_object(newer, at, lexicon))
         .map(|(at, len)| (at, at + len))
         .into_iter()
         .chain(
@@ -475,11 +492,46 @@ fn ends_what_the_older_names(change: &Change<'_>, lexicon: &Lexicon) -> Option<S
                 // or the next verb in the past ("lost her job, started …").
                 let ends = listed(&CLAUSE_BREAKS, &t.word)
                     || (is_preposition(&t.word) && t.word != "of")
+                    || listed(&TIME_DEICTICS, &t.word)
                     || (t.role == Role::Content && past_form(t));
                 !ends
             })
             .filter(|t| t.is_content())
             .collect();
+        // The object's head must be what the older names: "lost his iPhone
+        // `charger`" loses no iPhone.
+        if !object.last().is_some_and(|head| named(head)) {
+            return None;
+        }
+        // Parting with a thing ends having it, not what one does with it
+        // ("sold trucks" / "drives trucks"); a time bounds a departure
+        // ("left Berlin `for a week`").
+        let verb = newer[at].info.in_first_verb_sense();
+        let parting_only = lexicon.parts_with(&verb)
+            && !(lexicon.leaves(&verb) || lexicon.ends_activity(&verb) || lexicon.concludes(&verb));
+        // The older must have the thing: by "has" or a copula, or one
+        // thing it does something with ("drives a pickup" / "sold the
+        // pickup"), not a kind of thing ("writes screenplays" / "sold her
+        // screenplay").
+        let has = |t: &Token| listed("has have own owns is are", &t.word);
+        let head = object.last().copied();
+        let one_thing = change.older.iter().any(|o| {
+            head.is_some_and(|h| o.shares_lemma(h))
+                && !(o.word.ends_with('s') && !o.info.lemmas.contains(&o.word))
+        });
+        if parting_only && !one_thing && !change.older.iter().any(has) {
+            return None;
+        }
+        // "for a week", "after her shift": a departure that ends or
+        // recurs, not a change.
+        let bounded = newer[object_at..].iter().enumerate().any(|(k, t)| {
+            let rest = &newer[object_at + k + 1..];
+            listed(&TIME_PREPOSITIONS, &t.word)
+                || (t.word == "for" && rest.iter().any(|t| names_time(t, lexicon)))
+        });
+        if bounded {
+            return None;
+        }
         let ended: Vec<&Token> = object.iter().copied().filter(|t| named(t)).collect();
         // A thing the older names, not only its activity: "finished
         // `writing` her book" ends no other writing.
@@ -533,15 +585,24 @@ fn parts_the_pair(change: &Change<'_>, lexicon: &Lexicon) -> Option<String> {
     })
 }
 
-/// **moves_home**: the older text says where the holder lives; the newer
-/// moves the holder into or to a place. "The user lives with roommates in
+/// **moves_home**: the older text says where and how the holder lives; the
+/// newer moves the holder into or to a place. "The user lives with roommates in
 /// Austin" / "The user `moved into` a flat of their own in Austin".
 fn moves_home(change: &Change<'_>, lexicon: &Lexicon) -> Option<String> {
-    let lives = change
+    let Some(dwells) = change
         .older
         .iter()
-        .any(|t| t.role == Role::Content && lexicon.dwells(&t.word));
-    if !lives {
+        .position(|t| t.role == Role::Content && lexicon.dwells(&t.word))
+    else {
+        return None;
+    };
+    // The home must say more than its place, which a move within the
+    // place ends ("lives `with roommates` in Austin"); "lives in Chicago"
+    // still holds after "moved to a bigger apartment in Chicago".
+    let about_the_home = change.older[dwells + 1..]
+        .iter()
+        .any(|t| t.role == Role::Content && !t.names_place(lexicon));
+    if !about_the_home {
         return None;
     }
     let newer = change.newer;
