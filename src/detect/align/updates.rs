@@ -515,10 +515,11 @@ fn ends_what_the_older_names(change: &Change<'_>, lexicon: &Lexicon) -> Option<S
         // screenplay").
         let has = |t: &Token| listed("has have own owns is are", &t.word);
         let head = object.last().copied();
-        let one_thing = change.older.iter().any(|o| {
-            head.is_some_and(|h| o.shares_lemma(h))
-                && !(o.word.ends_with('s') && !o.info.lemmas.contains(&o.word))
-        });
+        let plural = |o: &Token| o.word.ends_with('s') && !o.info.lemmas.contains(&o.word);
+        let one_thing = change
+            .older
+            .iter()
+            .any(|o| head.is_some_and(|h| o.shares_lemma(h)) && !plural(o));
         if parting_only && !one_thing && !change.older.iter().any(has) {
             return None;
         }
@@ -589,13 +590,10 @@ fn parts_the_pair(change: &Change<'_>, lexicon: &Lexicon) -> Option<String> {
 /// newer moves the holder into or to a place. "The user lives with roommates in
 /// Austin" / "The user `moved into` a flat of their own in Austin".
 fn moves_home(change: &Change<'_>, lexicon: &Lexicon) -> Option<String> {
-    let Some(dwells) = change
+    let dwells = change
         .older
         .iter()
-        .position(|t| t.role == Role::Content && lexicon.dwells(&t.word))
-    else {
-        return None;
-    };
+        .position(|t| t.role == Role::Content && lexicon.dwells(&t.word))?;
     // The home must say more than its place, which a move within the
     // place ends ("lives `with roommates` in Austin"); "lives in Chicago"
     // still holds after "moved to a bigger apartment in Chicago".
