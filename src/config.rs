@@ -178,8 +178,8 @@ pub struct ConsolidationConfig {
     /// Where a text states a change ("now", "switched to", "left"), the
     /// similarity from which only the knowledge-update rules read the pair
     /// against an older one: a restated fact is often worded far from the
-    /// one it replaces ("The user cycles to work every day" / "The user now
-    /// takes the train to work": 0.38). Below `negation_min_similarity`
+    /// one it replaces (four of the thirty updates of `memory-pairs-dev.tsv`
+    /// score 0.38 to 0.48 against it). Below `negation_min_similarity`
     /// nothing else is decided of such a pair.
     pub update_min_similarity: f64,
     pub change_min_similarity: f64,

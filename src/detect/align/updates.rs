@@ -1,8 +1,8 @@
 //! Knowledge updates: a newer fact that states how an older one changed.
 //!
 //! A stated change says more than its new value: when ("in May", "after
-//! the move"), how it is known ("Tests showed …"), what came with it ("The
-//! building was sold and …"), and the words that mark it ("now", "these
+//! the surgery"), how it is known ("A new test showed …"), what came with
+//! it ("The clinic closed and …"), and the words that mark it ("now", "these
 //! days", "after all"). The alignment reads all of that as other facts, so
 //! the pair stays apart. The rules here read the newer text as a change of
 //! the older one. Each rule is named, with its example in its doc; they are
@@ -11,7 +11,7 @@
 //! Every rule needs the newer text to state a change ([`Change::read`]): a
 //! change marker the older lacks, or a verb in the past, neither denied nor
 //! wished, that ends, leaves, parts with or redoes something. And both
-//! texts must speak of one holder, the older's first name or noun ("Maya",
+//! texts must speak of one holder, the older's first name or noun ("Nora",
 //! "the user"): a change of the user's sister is no change of the user.
 
 use super::changes::governed;
@@ -48,7 +48,7 @@ pub fn update_rules() -> impl Iterator<Item = &'static str> {
 }
 
 /// Whether `newer` states a change of what `older` states, by the first
-/// rule of [`RULES`] that holds.
+/// rule of the table that holds.
 pub fn update(older: &[Token], newer: &[Token], lexicon: &Lexicon) -> Option<Update> {
     let change = Change::read(older, newer, lexicon)?;
     RULES.iter().find_map(|(rule, applies)| {
@@ -80,7 +80,7 @@ static TIME_PREPOSITIONS: WordClass = WordClass::new("time_prepositions");
 static SPAN_PREPOSITIONS: WordClass = WordClass::new("span_prepositions");
 
 /// The newer text as a change of the older one.
-pub(super) struct Change<'t> {
+struct Change<'t> {
     older: &'t [Token],
     newer: &'t [Token],
     /// Where the older's holder stands in the newer text.
@@ -114,7 +114,8 @@ impl<'t> Change<'t> {
         // whose changes are not the holder's, unless the older speaks of
         // that person too ("Kim's dentist").
         let possessed = |text: &[Token], at: usize| -> Option<String> {
-            (text.get(at + 1)?.word == "s").then(|| text.get(at + 2).map(|n| n.word.clone()))?
+            let noun = text.get(at + 2)?;
+            (text.get(at + 1)?.word == "s").then(|| noun.word.clone())
         };
         let older_holder = older.iter().position(|t| t.is_content()).unwrap_or(0);
         let another_person = possessed(newer, holder).is_some_and(|noun| {
@@ -172,7 +173,7 @@ fn standing(text: &[Token]) -> bool {
         if listed("was were had did", &t.word) {
             return false;
         }
-        // After a determiner a word is a noun: "the user's `rent`" is no
+        // After a determiner a word is a noun: "the flat's `rent`" is no
         // past of "rend".
         let noun = k > 0 && listed(&DETERMINERS, &text[k - 1].word);
         if noun || t.role != Role::Content || !t.info.inflected_verb || !past_form(t) {
@@ -263,9 +264,8 @@ fn ending_verb_at(text: &[Token], lexicon: &Lexicon) -> Option<(usize, usize)> {
 
 /// Whether the single verb at `at` ends or gives up what follows it: a
 /// verb whose most frequent sense is ending, leaving, parting, concluding
-/// or replacing, or a change
-/// marker's verb right before "from" ("moved from Trello"); not one that
-/// starts or alters ("started", "changed").
+/// or replacing, or a change marker's verb right before "from" ("moved
+/// from Dropbox"); not one that starts or alters ("started", "changed").
 fn ends_its_object(text: &[Token], at: usize, lexicon: &Lexicon) -> bool {
     let verb = &text[at].info.in_first_verb_sense();
     lexicon.ends_activity(verb)
@@ -311,10 +311,10 @@ fn redoes<'o>(verb: &Token, older: &'o [Token], lexicon: &Lexicon) -> Option<&'o
 /// **restated_change**: the newer text's clause about the holder, without
 /// the words that mark the change and the time that closes it, and with a
 /// verb done again or a change "to" a value read as the older's verb or
-/// copula, contradicts the older. "The user works night shifts" / "The user
-/// switched to day shifts in May"; "The user's rent is $1,800 a month" /
-/// "… went up to $2,050 a month"; "The user is lactose intolerant" / "Tests
-/// showed the user is not lactose intolerant after all".
+/// copula, contradicts the older. "Jonah works night shifts" / "Jonah
+/// switched to day shifts in March"; "The team's budget is $40,000 a year" /
+/// "… went up to $55,000 a year"; "Ana is allergic to penicillin" / "A new
+/// test showed Ana is not allergic to penicillin after all".
 fn restated_change(change: &Change<'_>, lexicon: &Lexicon) -> Option<String> {
     let core = core(change, lexicon);
     if core.len() == change.newer.len()
@@ -389,10 +389,10 @@ fn has_phrase(class: &WordClass, words: &[Token]) -> bool {
     (0..words.len()).any(|k| phrase_len(class, &words[k..]) > 0)
 }
 
-/// `clause` with a change of the subject "to" a value ("The user's rent
-/// `went up to` $2,050") read as the older text's copula ("is"), where the
-/// older assigns its value to the same subject by one ("The user's rent
-/// `is` $1,800"): the state after the change, against the state before.
+/// `clause` with a change of the subject "to" a value ("The team's budget
+/// `went up to` $55,000") read as the older text's copula ("is"), where the
+/// older assigns its value to the same subject by one ("The team's budget
+/// `is` $40,000"): the state after the change, against the state before.
 /// Only a verb of change: one WordNet files under change, or a change
 /// marker's ("moved", "switched").
 fn to_the_older_copula(mut clause: Vec<Token>, older: &[Token], lexicon: &Lexicon) -> Vec<Token> {
@@ -405,24 +405,24 @@ fn to_the_older_copula(mut clause: Vec<Token>, older: &[Token], lexicon: &Lexico
             .map(|t| t.word.clone())
             .collect()
     };
+    // The same subject, as many words long, then the change.
     let at = copula;
-    if clause.len() <= at + 1 || subject(&clause[..at]) != subject(&older[..copula]) {
+    if clause.len() <= at + 1
+        || subject(&clause[..at]) != subject(&older[..copula])
+        || !past_form(&clause[at])
+    {
         return clause;
     }
-    if !past_form(&clause[at]) {
-        return clause;
+    if let Some(to) = changes_to(&clause, at, lexicon) {
+        clause.splice(at..=to, [older[copula].clone()]);
     }
-    let Some(to) = changes_to(&clause, at, lexicon) else {
-        return clause;
-    };
-    clause.splice(at..=to, [older[copula].clone()]);
     clause
 }
 
 /// `clause` without the time that closes it, where the older text names
-/// none of its words: "in May", "this year", "after the move", "for a
-/// year". Not the clause's last content word before it, which is the new
-/// value.
+/// none of its words: "in May", "this year", "after the move". Not a span
+/// ("for a week" bounds the change), and not the clause's content before
+/// it, which holds the new value.
 fn without_closing_time(clause: Vec<Token>, older: &[Token], lexicon: &Lexicon) -> Vec<Token> {
     // A date's own words: "the spring", "a year", "2019", "last"; not a
     // value of a lexicon class that WordNet also knows as a time ("Go").
@@ -454,11 +454,11 @@ fn without_closing_time(clause: Vec<Token>, older: &[Token], lexicon: &Lexicon) 
 }
 
 /// **ends_what_the_older_names**: a verb of ending, leaving, parting or
-/// replacing, or "instead of", whose object the older text names. "Maya is
-/// a nurse at St. Mary's Hospital" / "Maya `left` St. Mary's and joined a
-/// clinic"; "The user rides a Honda scooter" / "The user `replaced` the
-/// scooter with an e-bike"; "Logs are shipped to Splunk" / "Logs now go to
-/// Grafana Loki `instead of` Splunk".
+/// replacing, or "instead of", whose object the older text names. "Nora
+/// teaches at Lincoln High" / "Nora `left` Lincoln High and joined a
+/// startup"; "The user drives a Toyota pickup" / "The user `sold` the
+/// pickup and bought a bicycle"; "Invoices are stored in Dropbox" /
+/// "Invoices now go to Box `instead of` Dropbox".
 fn ends_what_the_older_names(change: &Change<'_>, lexicon: &Lexicon) -> Option<String> {
     let newer = change.newer;
     let holder = &newer[change.holder];
@@ -556,8 +556,8 @@ fn ends_what_the_older_names(change: &Change<'_>, lexicon: &Lexicon) -> Option<S
 
 /// **parts_the_pair**: a phrasal verb of separating or ending whose
 /// subject joins the holder and the one the older text relates it to.
-/// "Omar is dating Lena" / "Omar and Lena `broke up` in August"; "Lena is
-/// engaged to Marco" / "Lena and Marco `called off` the engagement".
+/// "Tom is dating Priscilla" / "Tom and Priscilla `broke up` last year";
+/// "Rosa is engaged to Ivan" / "Rosa and Ivan `called off` the wedding".
 fn parts_the_pair(change: &Change<'_>, lexicon: &Lexicon) -> Option<String> {
     let newer = change.newer;
     let (at, len) = ending_verb_at(newer, lexicon)?;
@@ -587,15 +587,15 @@ fn parts_the_pair(change: &Change<'_>, lexicon: &Lexicon) -> Option<String> {
 }
 
 /// **moves_home**: the older text says where and how the holder lives; the
-/// newer moves the holder into or to a place. "The user lives with roommates in
-/// Austin" / "The user `moved into` a flat of their own in Austin".
+/// newer moves the holder into or to a place. "Mia lives with her parents in
+/// Lyon" / "Mia `moved into` a studio in Lyon".
 fn moves_home(change: &Change<'_>, lexicon: &Lexicon) -> Option<String> {
     let dwells = change
         .older
         .iter()
         .position(|t| t.role == Role::Content && lexicon.dwells(&t.word))?;
     // The home must say more than its place, which a move within the
-    // place ends ("lives `with roommates` in Austin"); "lives in Chicago"
+    // place ends ("lives `with her parents` in Lyon"); "lives in Chicago"
     // still holds after "moved to a bigger apartment in Chicago".
     let about_the_home = change.older[dwells + 1..]
         .iter()
@@ -623,8 +623,8 @@ fn moves_home(change: &Change<'_>, lexicon: &Lexicon) -> Option<String> {
 }
 
 /// **now_another_way**: "now" (or "these days") with another verb for the
-/// same complement, nothing added beside the old: "The user cycles to work
-/// every day" / "The user `now` takes the train to work". Not "now also".
+/// same complement, nothing added beside the old: "Dev walks to the
+/// office" / "Dev `now` drives to the office". Not "now also".
 fn now_another_way(change: &Change<'_>, _lexicon: &Lexicon) -> Option<String> {
     let newer = change.clause();
     if !has_phrase(&NOW, newer) || has_phrase(&ADDITIVES, newer) {
