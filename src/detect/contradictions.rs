@@ -105,14 +105,21 @@ pub fn detect(
         {
             continue;
         }
-        if updates_only(i, j, similarity) {
-            if let Some(update) = prepared.update(i, j, lexicon) {
+        // A knowledge update the newer states, its signal and how time
+        // resolves it.
+        let updated = || {
+            prepared.update(i, j, lexicon).map(|update| {
                 let resolved =
                     supersession::resolve(&items[i], &items[j], Some(&update.marker), lexicon);
+                (vec![update_signal(&update)], resolved)
+            })
+        };
+        if updates_only(i, j, similarity) {
+            if let Some((signals, resolved)) = updated() {
                 found.push(contradiction(
                     (&items[i], &items[j]),
                     similarity,
-                    vec![update_signal(&update)],
+                    signals,
                     resolved,
                     settings,
                 ));
@@ -135,16 +142,8 @@ pub fn detect(
             Some(whole) => whole,
             None => match prepared.clause_conflict(i, j, lexicon) {
                 Some(clauses) => (signals(&clauses, false), resolve(&clauses)),
-                None => match prepared.update(i, j, lexicon) {
-                    Some(update) => {
-                        let resolved = supersession::resolve(
-                            &items[i],
-                            &items[j],
-                            Some(&update.marker),
-                            lexicon,
-                        );
-                        (vec![update_signal(&update)], resolved)
-                    }
+                None => match updated() {
+                    Some(update) => update,
                     None => continue,
                 },
             },
