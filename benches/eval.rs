@@ -836,8 +836,11 @@ fn content_words(text: &str) -> Vec<(String, bool)> {
 
 /// Whether `kept` carries `word`: the same word (a name also with or
 /// without a possessive "s": "Alaskas" / "Alaska's", or an apostrophe), a
-/// negation by any negation, or, for a word WordNet knows, one of its
-/// lemmas or a synonym.
+/// negation by any negation, a verb by one WordNet defines as it with
+/// more said, a verb of having or using by a possessive, or, for a word
+/// WordNet knows, one of its lemmas or a synonym (a derived noun or a
+/// verb defined as being included: "allergy" / "allergic", "works" /
+/// "employed").
 fn carries(kept: &[(String, bool)], word: &str, literal: bool, wordnet: &WordNet) -> bool {
     // A negation is carried by any negation: "does not have" says "without".
     const NEGATIONS: [&str; 7] = ["not", "no", "never", "without", "none", "nothing", "nobody"];
@@ -859,6 +862,29 @@ fn carries(kept: &[(String, bool)], word: &str, literal: bool, wordnet: &WordNet
             .iter()
             .find_map(|suffix| w.strip_suffix(suffix))
             .filter(|d| !d.is_empty() && d.chars().all(|c| c.is_ascii_digit()))
+    }
+    // A verb defined as the absorbed one with more said carries it:
+    // "prefer" is "like better".
+    let absorbed = wordnet.word(word);
+    if kept
+        .iter()
+        .any(|(k, _)| wordnet.says_more_than(&wordnet.word(k), &absorbed))
+    {
+        return true;
+    }
+    // A possessive frame carries a verb of having or using: "the user's
+    // browser is Firefox" says that the user uses Firefox. Not the "'s"
+    // of "it's", which is "it is".
+    const NOT_OWNERS: [&str; 7] = ["it", "that", "what", "he", "she", "there", "let"];
+    let possessive = kept
+        .windows(2)
+        .any(|w| w[1].0 == "s" && !NOT_OWNERS.contains(&w[0].0.as_str()));
+    if possessive
+        && ["have", "use"]
+            .iter()
+            .any(|verb| wordnet.first_means(&absorbed, verb))
+    {
+        return true;
     }
     kept.iter().any(|(k, _)| {
         k == word

@@ -688,3 +688,28 @@ fn a_verdict_names_every_reason_a_pair_is_never_merged() {
         );
     }
 }
+
+#[test]
+fn a_definition_or_a_derivation_relates_words_of_one_fact() {
+    let wordnet = wordnet();
+    let word = |w: &str| wordnet.word(w);
+    // A verb defined as being in a state ("work": "be employed"), in a
+    // common sense of its own; not another verb's irregular past ("left":
+    // "remain", "be left").
+    assert!(wordnet.same_or_synonym("works", "employed"));
+    assert!(wordnet.same_or_synonym("sit", "seated"));
+    assert!(!wordnet.same_or_synonym("remains", "left"));
+    // A verb defined as another with more said, where WordNet files it
+    // under that verb too: "prefer" is "like better". One way only; not
+    // a definition WordNet files elsewhere ("run" is "move fast …", a kind
+    // of travelling rapidly), nor a kind alone ("a man" is a person).
+    assert!(wordnet.says_more_than(&word("prefers"), &word("likes")));
+    assert!(!wordnet.says_more_than(&word("likes"), &word("prefers")));
+    assert!(!wordnet.says_more_than(&word("runs"), &word("moves")));
+    assert!(!wordnet.says_more_than(&word("man"), &word("person")));
+    // A noun derived from an adjective's first sense, not a country
+    // from its adjective.
+    assert!(word("allergic").derives(&word("allergy")));
+    assert!(word("allergy").derives(&word("allergic")));
+    assert!(!word("french").derives(&word("france")));
+}

@@ -226,6 +226,14 @@ impl Lexicon {
             .is_some_and(|w| w.kind_of(specific, general))
     }
 
+    /// Whether the verb `specific` is defined as `general` with more said
+    /// ([`WordNet::says_more_than`]).
+    pub fn says_more_than(&self, specific: &Word, general: &Word) -> bool {
+        self.wordnet
+            .as_ref()
+            .is_some_and(|w| w.says_more_than(specific, general))
+    }
+
     /// Whether WordNet lists the compound as a noun that is no kind of its
     /// head ([`WordNet::compound_names_another`]).
     pub fn compound_names_another(&self, compound: &str, head: &str) -> bool {

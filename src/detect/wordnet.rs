@@ -149,6 +149,18 @@ pub struct WordNet {
     /// Noun synsets defined as another name for their hypernym ("lady":
     /// "a polite name for any woman"), with that hypernym.
     other_names: HashMap<u32, Vec<u32>>,
+    /// An adjective sense → the noun senses derived from it ("allergic" →
+    /// "allergy"): "is allergic to shellfish" states what "has a
+    /// shellfish allergy" does.
+    derived_nouns: HashMap<u32, Vec<u32>>,
+    /// A word a verb sense is defined as being ("employed": "work", "be
+    /// employed"; "seated": "sit") → those senses, where each is common
+    /// for a word of its own: "is employed at" says "works at".
+    defined_as_being: HashMap<String, Vec<u32>>,
+    /// The verb a verb sense's definition opens with, where that verb is
+    /// also its hypernym ("prefer": "like better"): the sense is that verb
+    /// and says more.
+    opened_by: HashMap<u32, String>,
     /// An adverb of manner → the adjective it is formed from, where its
     /// most frequent sense is that adjective's ("fluently" → "fluent",
     /// "quickly" → "quick"; not "hardly", which first means "barely").
@@ -237,6 +249,12 @@ fn named_otherwise(definition: &str) -> Option<Vec<String>> {
     })
 }
 
+/// Prepositions a definition of being may end with ("be dressed `in`",
+/// "be fond `of`").
+const DEFINING_PREPOSITIONS: [&str; 11] = [
+    "in", "on", "at", "to", "with", "by", "of", "for", "from", "into", "about",
+];
+
 /// Openings of a definition that deny what follows.
 const DENYING: [&str; 11] = [
     "not",
@@ -308,8 +326,11 @@ impl WordNet {
         let mut pending_hypernyms: Vec<(u32, (usize, u32))> = Vec::new();
         let mut pending_similar: Vec<(u32, (usize, u32))> = Vec::new();
         let mut pending_wholes: Vec<(u32, (usize, u32))> = Vec::new();
+        let mut pending_derived: Vec<(u32, (usize, u32))> = Vec::new();
         let mut denials: Vec<(u32, (String, [usize; 3]))> = Vec::new();
         let mut named: Vec<(u32, Vec<String>)> = Vec::new();
+        // Verb senses defined as being one word, with that word.
+        let mut being: Vec<(u32, String)> = Vec::new();
         // An adverb synset's word, with the adjective word it pertains to.
         let mut pertaining: Vec<(u32, usize, (usize, u32), usize)> = Vec::new();
         for (pos, name) in POS.iter().enumerate() {
@@ -400,6 +421,22 @@ impl WordNet {
                 {
                     named.push((id, names));
                 }
+                if pos == VERB
+                    && let Some(definition) = definition
+                {
+                    let mut words = definition.split_whitespace();
+                    match (words.next(), words.next(), words.next(), words.next()) {
+                        (Some("be"), Some(state), last, None)
+                            if last.is_none_or(|p| DEFINING_PREPOSITIONS.contains(&p)) =>
+                        {
+                            being.push((id, state.to_owned()))
+                        }
+                        (Some(verb), Some(_), ..) => {
+                            wordnet.opened_by.insert(id, verb.to_owned());
+                        }
+                        _ => {}
+                    }
+                }
                 words.push(names);
                 part_of_speech.push(pos);
                 for (symbol, target, target_pos, source_target) in pointers {
@@ -414,6 +451,9 @@ impl WordNet {
                     match symbol {
                         "@" | "@i" => pending_hypernyms.push((id, (target_pos, target))),
                         "#p" => pending_wholes.push((id, (target_pos, target))),
+                        "+" if pos == ADJECTIVE && target_pos == NOUN => {
+                            pending_derived.push((id, (target_pos, target)))
+                        }
                         // Only a satellite's pointer to its head: a head's
                         // pointers to its satellites run the other way.
                         "&" if fields.get(2) == Some(&"s") => {
@@ -442,6 +482,11 @@ impl WordNet {
                 .collect();
             if !hypernyms.is_empty() {
                 wordnet.other_names.insert(id, hypernyms);
+            }
+        }
+        for (id, target) in pending_derived {
+            if let Some(&noun) = ids.get(&target) {
+                wordnet.derived_nouns.entry(id).or_default().push(noun);
             }
         }
         for (id, target) in pending_wholes {
@@ -616,6 +661,37 @@ impl WordNet {
         }
         for (a, b) in indirect {
             wordnet.add_antonyms(&a, &b);
+        }
+        // A definition opening with a verb names what the sense is only
+        // where WordNet also files it under that verb ("prefer": "like
+        // better", a kind of liking; not "run": "move fast", whose
+        // hypernym is "travel rapidly").
+        let opened_by = std::mem::take(&mut wordnet.opened_by);
+        wordnet.opened_by = opened_by
+            .into_iter()
+            .filter(|(id, verb)| {
+                let senses = wordnet.senses[VERB].get(verb.as_str());
+                wordnet.synsets[*id as usize]
+                    .hypernyms
+                    .iter()
+                    .any(|h| senses.is_some_and(|s| s.contains(h)))
+            })
+            .collect();
+        // A state a verb is defined as being: a participle ("employed") or
+        // an adjective that is no adverb ("asleep", "about" are both), not
+        // another verb's irregular past ("left": "remain", "be left"), in
+        // a sense common for a word of the verb's own other than "be".
+        for (id, state) in being {
+            let participle = state.ends_with("ed") || state.ends_with("ing");
+            let adjective = wordnet.senses[ADJECTIVE].contains_key(&state)
+                && !wordnet.senses[ADVERB].contains_key(&state);
+            let common = words[id as usize]
+                .iter()
+                .any(|w| w != "be" && wordnet.ranks(VERB, w, id, COMMON_SENSES));
+            if (participle || adjective) && common && !wordnet.exceptions[VERB].contains_key(&state)
+            {
+                wordnet.defined_as_being.entry(state).or_default().push(id);
+            }
         }
         wordnet.ending = wordnet.senses[VERB]
             .get("discontinue")
@@ -878,6 +954,19 @@ impl WordNet {
         if let Some(names) = nouns.first().and_then(|first| self.other_names.get(first)) {
             senses.extend(names);
         }
+        // The nouns derived from its most frequent adjective sense.
+        let derived = self
+            .common_senses(word, ADJECTIVE)
+            .next()
+            .and_then(|first| self.derived_nouns.get(&first))
+            .cloned()
+            .unwrap_or_default();
+        senses.extend(&derived);
+        // The verb sense a state defines ("employed": "work", "be
+        // employed").
+        if let Some(verbs) = self.defined_as_being.get(word) {
+            senses.extend(verbs);
+        }
         senses.sort_unstable();
         senses.dedup();
         Word {
@@ -885,6 +974,7 @@ impl WordNet {
             senses,
             nouns,
             verbs,
+            derived,
             inflected_verb: self.base_forms(word, 1).iter().any(|base| base != word),
             irregular_degree: [ADJECTIVE, ADVERB].iter().any(|&pos| {
                 self.exceptions[pos]
@@ -959,6 +1049,19 @@ impl WordNet {
             && pairs
                 .iter()
                 .all(|(x, y)| self.person_antonyms.contains(&((*x).clone(), (*y).clone())))
+    }
+
+    /// Whether the most frequent sense of the verb `specific` is defined
+    /// as the verb `general` with more said ("prefer": "like better"), so
+    /// that `specific` states `general`, as a hypernym alone does not ("a
+    /// `man`" is a person of whom more is said, but WordNet does not say
+    /// it in one word).
+    pub fn says_more_than(&self, specific: &Word, general: &Word) -> bool {
+        specific
+            .verbs
+            .first()
+            .and_then(|first| self.opened_by.get(first))
+            .is_some_and(|verb| general.lemmas.contains(verb))
     }
 
     /// Whether a common noun sense of `specific` lies at most four
@@ -1317,6 +1420,9 @@ pub struct Word {
     nouns: Vec<u32>,
     /// Its common verb senses.
     verbs: Vec<u32>,
+    /// The noun senses derived from its most frequent adjective sense
+    /// ("allergic": "allergy"), also among `senses`.
+    derived: Vec<u32>,
     /// An inflected verb form ("riding", "rode").
     pub inflected_verb: bool,
     /// A comparative or superlative WordNet lists as an irregular form of
@@ -1355,6 +1461,14 @@ impl Word {
             lemmas: vec![word.to_owned()],
             ..Word::default()
         }
+    }
+
+    /// Whether one of the two is the noun derived from the other, an
+    /// adjective ("allergy" / "allergic"): one word, in another part of
+    /// speech.
+    pub fn derives(&self, other: &Word) -> bool {
+        self.derived.iter().any(|s| other.nouns.contains(s))
+            || other.derived.iter().any(|s| self.nouns.contains(s))
     }
 
     /// Whether one of its common senses is a noun.

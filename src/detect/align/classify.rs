@@ -292,7 +292,9 @@ pub(super) fn moved_out<'t>(hunk: &[&'t Token], other: &[Token]) -> Vec<&'t Toke
 /// aligned words): a word the alignment already pairs with one of this
 /// side's stays where it is, so a second word of this side that shares
 /// its lemma is another thing ("Two white `cats` are playing with a brown
-/// dog" / "Two white `dogs` … with a brown dog"). A name mentioned again
+/// dog" / "Two white `dogs` … with a brown dog"). A word moves into its
+/// derived noun too ("is `allergic` to peanuts" / "has a peanut
+/// `allergy`"). A name mentioned again
 /// is the same one ("said Jim Walton, `CNN`'s president … the way `CNN`
 /// collects").
 pub(super) fn moved_out_of_alignment<'t>(
@@ -308,7 +310,8 @@ pub(super) fn moved_out_of_alignment<'t>(
                     o.is_content()
                         && (t.role == Role::Name || !aligned.iter().any(|a| std::ptr::eq(*a, o)))
                         && (!t.is_graded() || o.is_graded())
-                        && o.info.lemmas.iter().any(|l| t.info.lemmas.contains(l))
+                        && (o.info.lemmas.iter().any(|l| t.info.lemmas.contains(l))
+                            || o.info.derives(&t.info))
                 })
         })
         .collect()
@@ -1139,6 +1142,17 @@ pub(super) fn classify<'t>(
             }
             if theirs.iter().any(|o| lexicon.synonyms(t.pair(), o.pair())) {
                 // Counted once, from the first side.
+                if side == 0 {
+                    comparison.synonymous += 1;
+                }
+                continue;
+            }
+            // A verb defined as this one with more said ("prefers": "like
+            // better") states it: the other side's detail, no general word.
+            if theirs
+                .iter()
+                .any(|o| lexicon.is_a(&o.info, &t.info) && lexicon.says_more_than(&o.info, &t.info))
+            {
                 if side == 0 {
                     comparison.synonymous += 1;
                 }

@@ -452,11 +452,16 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
         for side in 0..2 {
             let hunks = [hunk_x, hunk_y];
             // A head the other text has elsewhere is no added noun: "a
-            // camera `lens`" / "the lens of a camera".
+            // camera `lens`" / "the lens of a camera", "a shellfish
+            // `allergy`" / "`allergic` to shellfish".
             let has_elsewhere = hunks[side]
                 .iter()
                 .find(|t| t.is_content())
-                .is_some_and(|head| [b, a][side].iter().any(|t| t.shares_lemma(head)));
+                .is_some_and(|head| {
+                    [b, a][side]
+                        .iter()
+                        .any(|t| t.shares_lemma(head) || t.info.derives(&head.info))
+                });
             if hunks[1 - side].iter().all(|t| !t.is_content())
                 && !has_elsewhere
                 && (modifies_an_added_noun(hunks[side], [a, b][side], end[side], lexicon)
@@ -563,6 +568,14 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                         .is_none_or(|t| !t.is_content() || t.info.inflected_verb)
                 }))
         {
+            // Unless the possessive frame restates a verb of having or
+            // using: "the user's browser is Firefox" says that the user
+            // uses Firefox, and what Firefox is to the user besides, a
+            // detail of its own.
+            if restates_possession([&x, &y][side], [&x, &y][1 - side], lexicon) {
+                comparison.extra[side] += content([&x, &y][side]).len();
+                continue;
+            }
             let (possessive, bare) = (format!("{}'s {owned}", owner.word), owner.word.clone());
             comparison.substitutions.push(if side == 0 {
                 (possessive, bare)
@@ -954,6 +967,31 @@ pub(super) fn one_way_place(middle: &[&Token], lexicon: &Lexicon) -> Option<Stri
     });
     (!relates_before && !own_particle && !before.iter().any(|t| past_form(t)))
         .then(|| words[end - relation_len..].join(" "))
+}
+
+/// Whether `possessive`, an owner's noun phrase up to a copula in the
+/// present ("'s browser is"; "'s car `was`" is another time), restates `bare`, a verb of having or using in the
+/// present and nothing else ("uses", "has", "owns"): both say what the
+/// owner has or uses, before the same value.
+pub(super) fn restates_possession(
+    possessive: &[&Token],
+    bare: &[&Token],
+    lexicon: &Lexicon,
+) -> bool {
+    let having = |t: &Token| {
+        t.info.inflected_verb
+            && !past_form(t)
+            && (listed(&POSSESSIVE_VERBS, &t.word)
+                || means_have(t, lexicon)
+                || lexicon.first_means(&t.info, USE))
+    };
+    matches!(content(bare).as_slice(), [verb] if having(verb))
+        && bare
+            .iter()
+            .all(|t| t.is_content() || listed(&ARTICLES, &t.word))
+        && possessive
+            .last()
+            .is_some_and(|t| listed(&COPULAS, &t.word) && !past_form(t))
 }
 
 /// The other text denies the same words, the negation moved with them

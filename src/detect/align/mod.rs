@@ -63,6 +63,8 @@ static FINITE_AUXILIARIES: WordClass = WordClass::new("finite_auxiliaries");
 
 /// The verb of possession.
 const HAVE: &str = "have";
+/// The verb whose first sense a verb of using shares ("uses", "employs").
+const USE: &str = "use";
 static COPULAS: WordClass = WordClass::new("copulas");
 
 static ARTICLES: WordClass = WordClass::new("articles");
