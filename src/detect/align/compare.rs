@@ -202,12 +202,18 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
         }),
     ] = comparison.frames
     {
+        // The main verbs aligned, or neither aligned with anything: the
+        // same fact in other words at another time ("`worked` at a bakery"
+        // / "`is` employed at a bakery", "`has` a Volvo" / "'s car `was` a
+        // Volvo").
+        let aligned = |side: &[&Token], verb: &Token| side.iter().any(|t| std::ptr::eq(*t, verb));
         comparison.retensed = x.apart(y)
             && !lexicon.tells(&a[p].info)
-            && aligned_words
+            && (aligned_words
                 .iter()
                 .zip(&aligned_in_second)
-                .any(|(s, t)| std::ptr::eq(*s, &a[p]) && std::ptr::eq(*t, &b[q]));
+                .any(|(s, t)| std::ptr::eq(*s, &a[p]) && std::ptr::eq(*t, &b[q]))
+                || (!aligned(&aligned_words, &a[p]) && !aligned(&aligned_in_second, &b[q])));
     }
     if !hunk_a.is_empty() || !hunk_b.is_empty() {
         hunks.push(Hunk {

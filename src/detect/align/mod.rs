@@ -414,9 +414,11 @@ pub struct Comparison {
     pub class_changes: Vec<(String, String, String)>,
     /// Per side: when its main verb places what it says, if it tells.
     frames: [Option<Frame>; 2],
-    /// The main verb, aligned, in the past on one side and in the present
-    /// or the future on the other ("Tom `worked` for Google" / "Tom
-    /// `works` for Google", "will `visit` Tokyo" / "`visited` Tokyo"): two
+    /// The main verb, aligned or unaligned on both sides, in the past on
+    /// one side and in the present or the future on the other ("Tom
+    /// `worked` for Google" / "Tom `works` for Google", "will `visit`
+    /// Tokyo" / "`visited` Tokyo", "`worked` at a bakery" / "`is` employed
+    /// at a bakery"): two
     /// times of one state or event, and a merge would keep one and lose
     /// the other. Not a verb of telling ("Byrne `said`" / "Byrne
     /// `says`"): when a thing was said does not change what was.
