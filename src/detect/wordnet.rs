@@ -678,7 +678,7 @@ impl WordNet {
             })
             .collect();
         // A state a verb is defined as being: a participle ("employed") or
-        // an adjective that is no adverb ("asleep", "about" are both), not
+        // an adjective that is no adverb too (not "about", "asleep"), not
         // another verb's irregular past ("left": "remain", "be left"), in
         // a sense common for a word of the verb's own other than "be".
         for (id, state) in being {

@@ -976,9 +976,10 @@ pub(super) fn one_way_place(middle: &[&Token], lexicon: &Lexicon) -> Option<Stri
 }
 
 /// Whether `possessive`, an owner's noun phrase up to a copula in the
-/// present ("'s browser is"; "'s car `was`" is another time), restates `bare`, a verb of having or using in the
-/// present and nothing else ("uses", "has", "owns"): both say what the
-/// owner has or uses, before the same value.
+/// present ("'s browser is"; "'s car `was`" is another time), restates
+/// `bare`, a verb of having or using in the present and nothing else
+/// ("uses", "has", "owns"): both say what the owner has or uses, before
+/// the same value.
 pub(super) fn restates_possession(
     possessive: &[&Token],
     bare: &[&Token],

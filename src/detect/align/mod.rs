@@ -418,9 +418,8 @@ pub struct Comparison {
     /// one side and in the present or the future on the other ("Tom
     /// `worked` for Google" / "Tom `works` for Google", "will `visit`
     /// Tokyo" / "`visited` Tokyo", "`worked` at a bakery" / "`is` employed
-    /// at a bakery"): two
-    /// times of one state or event, and a merge would keep one and lose
-    /// the other. Not a verb of telling ("Byrne `said`" / "Byrne
+    /// at a bakery"): two times of one state or event, and a merge would
+    /// keep one and lose the other. Not a verb of telling ("Byrne `said`" / "Byrne
     /// `says`"): when a thing was said does not change what was.
     pub retensed: bool,
     /// Per side, the words beside an antonym that is the predicate
