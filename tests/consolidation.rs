@@ -2834,6 +2834,30 @@ fn terms_traded_around_a_preposition_are_another_statement_and_never_merged() {
 }
 
 #[test]
+fn a_preference_traded_round_another_pivot_is_its_opposite() {
+    // "over", "to", "rather than" and "instead of" set the preferred
+    // thing against the rejected one alike: traded, the preference is
+    // turned round, whichever of them each text uses.
+    for (first, second) in [
+        ("Ana prefers tea over coffee", "Ana prefers coffee to tea"),
+        (
+            "Ana prefers trains to planes",
+            "Ana prefers planes over trains",
+        ),
+        (
+            "Ana prefers email rather than calls",
+            "Ana prefers calls over email",
+        ),
+        (
+            "Ana chose Lisbon instead of Porto",
+            "Ana chose Porto over Lisbon",
+        ),
+    ] {
+        assert_flagged_once(first, second);
+    }
+}
+
+#[test]
 fn two_cities_one_lives_in_clash_and_a_city_and_its_country_do_not() {
     // WordNet files Berlin under "national capital", a kind of city, and
     // Munich under "city": one step up both are cities, values of one slot.

@@ -827,7 +827,8 @@ pub(super) fn without_rejected_alternative<'t>(
 }
 
 /// The two sides of a comparison or a preference traded, nothing else
-/// different: "prefers tea `over` coffee" / "prefers coffee `over` tea",
+/// different: "prefers tea `over` coffee" / "prefers coffee `over` tea"
+/// (or `to`, `rather than`, `instead of`: a preference's pivots are one),
 /// "Ann is taller `than` Ben" / "Ben is taller `than` Ann". Such a
 /// relation holds one way only, so the texts state opposites, where other
 /// traded roles ("from Berlin to Paris" / "from Paris to Berlin", "as tall
@@ -856,12 +857,20 @@ pub(super) fn traded_comparison(a: &[Token], b: &[Token], lexicon: &Lexicon) -> 
     if a.len() > LONGEST || !(compared || contrasted) {
         return None;
     }
-    let unchanged = |side| -> Vec<&Token> {
-        <[Token]>::iter(side)
-            .filter(|t| !lexicon.is_change_word(&t.word))
+    // "rather than" and "instead of" set one thing against another as
+    // "over" does: read as their second word, one pivot like it.
+    fn unchanged<'s>(side: &'s [Token], lexicon: &Lexicon) -> Vec<&'s Token> {
+        side.iter()
+            .enumerate()
+            .filter(|&(k, t)| {
+                let opens_pivot = listed("rather instead", &t.word)
+                    && side.get(k + 1).is_some_and(|n| listed("than of", &n.word));
+                !lexicon.is_change_word(&t.word) && !opens_pivot
+            })
+            .map(|(_, t)| t)
             .collect()
-    };
-    let (a, b) = (unchanged(a), unchanged(b));
+    }
+    let (a, b) = (unchanged(a, lexicon), unchanged(b, lexicon));
     let n = a.len();
     if n != b.len() {
         return None;
@@ -902,11 +911,17 @@ pub(super) fn traded_comparison(a: &[Token], b: &[Token], lexicon: &Lexicon) -> 
             let compares = middle.iter().any(|t| t.word == "than")
                 || (prefers && middle.iter().all(|t| listed(&PIVOTS, &t.word)))
                 || place.is_some();
+            // A preference's pivots are one relation, whichever each
+            // text writes: "prefers tea `over` coffee" / "prefers coffee
+            // `to` tea".
+            let pivots = |run: &[&Token]| run.iter().all(|t| listed(&PIVOTS, &t.word));
+            let same_middle =
+                same_run(&b[k..l], middle) || (prefers && pivots(middle) && pivots(&b[k..l]));
             if (contrast || compares)
                 && first.iter().any(|t| t.is_content())
                 && second.iter().any(|t| t.is_content())
                 && same_run(&b[lo..k], second)
-                && same_run(&b[k..l], middle)
+                && same_middle
                 && same_run(&b[l..hi], first)
             {
                 let why = match place {
