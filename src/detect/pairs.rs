@@ -47,8 +47,9 @@ pub struct Floor<'m> {
     pub general: f64,
     pub negation: f64,
     pub pronoun: f64,
-    /// Where either states a change: from here the knowledge-update rules
-    /// read the pair ([`crate::detect::align::update`]).
+    /// Where the newer states a change: from here the knowledge-update
+    /// rules read the pair ([`crate::detect::align::update`]). Where only
+    /// the older does, the pair gets the negation floor.
     pub change: f64,
     /// Per item index; items past its end deny nothing.
     pub denials: &'m [Denial],
@@ -86,12 +87,31 @@ impl Floor<'_> {
         }
     }
 
-    /// The floor of the pair of items `i` and `j`.
+    /// The lowest floor any pair may have.
+    fn lowest(&self) -> f64 {
+        self.general
+            .min(self.negation)
+            .min(self.pronoun)
+            .min(self.change)
+    }
+
+    /// Whether a pair at `similarity` reaches its floor: the one
+    /// comparison with [`Floor::lowest`] first, as nearly every pair of a
+    /// search lies below every floor and need not look up its items.
+    fn admits(&self, lowest: f64, i: usize, j: usize, similarity: f64) -> bool {
+        similarity >= lowest && similarity >= self.of(i, j)
+    }
+
+    /// The floor of the pair of items `i` and `j`, which are in `(created_at,
+    /// id)` order, so the greater index is the newer memory.
     pub fn of(&self, i: usize, j: usize) -> f64 {
         let denial = |k: usize| self.denials.get(k).copied().unwrap_or_default();
         let floor = match denial(i).max(denial(j)) {
             Denial::None => self.general,
-            Denial::Change => self.change,
+            // Only a newer text's change updates the older one: where only
+            // the older states a change, no update rule reads the pair.
+            Denial::Change if denial(i.max(j)) == Denial::Change => self.change,
+            Denial::Change => self.negation,
             Denial::Negation => self.negation,
             Denial::Existence | Denial::Pronoun => self.pronoun,
         };
@@ -153,11 +173,12 @@ pub fn similar_pairs(
             (v.len() == dimension && dimension > 0).then_some((i, v))
         })
         .collect();
+    let lowest = floor.lowest();
     if with_vectors.len() <= search.exact_pairs_up_to.max(1) {
         for (n, &(i, a)) in with_vectors.iter().enumerate() {
             for &(j, b) in &with_vectors[n + 1..] {
                 let similarity = dot(a, b);
-                if f64::from(similarity) >= floor.of(i, j) {
+                if floor.admits(lowest, i, j, f64::from(similarity)) {
                     found.push((i, j, Some(similarity)));
                 }
             }
@@ -179,11 +200,13 @@ pub fn similar_pairs(
                 }
                 _ => prepared.similarity(first, second)?,
             };
-            (similarity >= floor.of(first, second)).then_some(Pair {
-                first,
-                second,
-                similarity,
-            })
+            floor
+                .admits(lowest, first, second, similarity)
+                .then_some(Pair {
+                    first,
+                    second,
+                    similarity,
+                })
         })
         .collect()
 }
@@ -236,11 +259,12 @@ fn blocked_pairs(
     // List by list, so a list's rows stay in cache while its probers pass:
     // row by row, every probe would fetch its lists from memory again.
     let list_ids: Vec<usize> = (0..centroids.len()).collect();
+    let lowest = floor.lowest();
     let per_list = parallel_map(&list_ids, |&list| {
         let mut out = Vec::new();
         let block = &matrix[offsets[list] * dimension..offsets[list + 1] * dimension];
         let mut keep = |i: usize, j: usize, similarity: f32| {
-            if j != i && f64::from(similarity) >= floor.of(i, j) {
+            if j != i && floor.admits(lowest, i, j, f64::from(similarity)) {
                 out.push((i.min(j), i.max(j), Some(similarity)));
             }
         };
@@ -469,5 +493,28 @@ mod tests {
         );
         assert_eq!(pairs.len(), 1);
         assert_eq!(pairs[0].similarity, 1.0);
+    }
+
+    #[test]
+    fn only_a_newer_change_lowers_the_floor_to_the_update_floor() {
+        // Items in time order: the older states a change, the newer too,
+        // the newest none. An update rule reads a newer text's change of
+        // an older one, so only pairs whose newer item states a change
+        // are searched from the update floor.
+        let denials = [Denial::Change, Denial::Change, Denial::None];
+        let floor = Floor {
+            general: 0.6,
+            negation: 0.5,
+            pronoun: 0.35,
+            change: 0.35,
+            denials: &denials,
+            relations: &[],
+            opposites: &[],
+        };
+        assert_eq!(floor.of(0, 1), 0.35);
+        assert_eq!(floor.of(1, 0), 0.35);
+        assert_eq!(floor.of(1, 2), 0.5);
+        assert_eq!(floor.of(2, 1), 0.5);
+        assert_eq!(floor.without_update_floor().of(0, 1), 0.5);
     }
 }
