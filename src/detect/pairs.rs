@@ -98,8 +98,8 @@ impl Floor<'_> {
     /// Whether a pair at `similarity` reaches its floor: the one
     /// comparison with [`Floor::lowest`] first, as nearly every pair of a
     /// search lies below every floor and need not look up its items.
-    fn admits(&self, lowest: f64, i: usize, j: usize, similarity: f64) -> bool {
-        similarity >= lowest && similarity >= self.of(i, j)
+    fn admits(&self, i: usize, j: usize, similarity: f64) -> bool {
+        similarity >= self.lowest() && similarity >= self.of(i, j)
     }
 
     /// The floor of the pair of items `i` and `j`, which are in `(created_at,
@@ -173,12 +173,11 @@ pub fn similar_pairs(
             (v.len() == dimension && dimension > 0).then_some((i, v))
         })
         .collect();
-    let lowest = floor.lowest();
     if with_vectors.len() <= search.exact_pairs_up_to.max(1) {
         for (n, &(i, a)) in with_vectors.iter().enumerate() {
             for &(j, b) in &with_vectors[n + 1..] {
                 let similarity = dot(a, b);
-                if floor.admits(lowest, i, j, f64::from(similarity)) {
+                if floor.admits(i, j, f64::from(similarity)) {
                     found.push((i, j, Some(similarity)));
                 }
             }
@@ -200,13 +199,11 @@ pub fn similar_pairs(
                 }
                 _ => prepared.similarity(first, second)?,
             };
-            floor
-                .admits(lowest, first, second, similarity)
-                .then_some(Pair {
-                    first,
-                    second,
-                    similarity,
-                })
+            floor.admits(first, second, similarity).then_some(Pair {
+                first,
+                second,
+                similarity,
+            })
         })
         .collect()
 }
@@ -259,12 +256,11 @@ fn blocked_pairs(
     // List by list, so a list's rows stay in cache while its probers pass:
     // row by row, every probe would fetch its lists from memory again.
     let list_ids: Vec<usize> = (0..centroids.len()).collect();
-    let lowest = floor.lowest();
     let per_list = parallel_map(&list_ids, |&list| {
         let mut out = Vec::new();
         let block = &matrix[offsets[list] * dimension..offsets[list + 1] * dimension];
         let mut keep = |i: usize, j: usize, similarity: f32| {
-            if j != i && floor.admits(lowest, i, j, f64::from(similarity)) {
+            if j != i && floor.admits(i, j, f64::from(similarity)) {
                 out.push((i.min(j), i.max(j), Some(similarity)));
             }
         };

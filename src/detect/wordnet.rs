@@ -331,6 +331,8 @@ impl WordNet {
         let mut named: Vec<(u32, Vec<String>)> = Vec::new();
         // Verb senses defined as being one word, with that word.
         let mut being: Vec<(u32, String)> = Vec::new();
+        // Verb senses with the verb their definition opens with.
+        let mut opened: Vec<(u32, String)> = Vec::new();
         // An adverb synset's word, with the adjective word it pertains to.
         let mut pertaining: Vec<(u32, usize, (usize, u32), usize)> = Vec::new();
         for (pos, name) in POS.iter().enumerate() {
@@ -431,9 +433,7 @@ impl WordNet {
                         {
                             being.push((id, state.to_owned()))
                         }
-                        (Some(verb), Some(_), ..) => {
-                            wordnet.opened_by.insert(id, verb.to_owned());
-                        }
+                        (Some(verb), Some(_), ..) => opened.push((id, verb.to_owned())),
                         _ => {}
                     }
                 }
@@ -666,8 +666,7 @@ impl WordNet {
         // where WordNet also files it under that verb ("prefer": "like
         // better", a kind of liking; not "run": "move fast", whose
         // hypernym is "travel rapidly").
-        let opened_by = std::mem::take(&mut wordnet.opened_by);
-        wordnet.opened_by = opened_by
+        wordnet.opened_by = opened
             .into_iter()
             .filter(|(id, verb)| {
                 let senses = wordnet.senses[VERB].get(verb.as_str());

@@ -15,7 +15,7 @@
 //! "the user"): a change of the user's sister is no change of the user.
 
 use super::changes::governed;
-use super::classify::DESTINATIONS;
+use super::classify::{DESTINATIONS, POSSESSIVE_VERBS};
 use super::clauses::redone;
 use super::compare::compare;
 use super::*;
@@ -185,7 +185,8 @@ fn standing(text: &[Token]) -> bool {
             .iter()
             .rev()
             .find(|b| b.role != Role::Negation && (b.is_content() || joins(b)));
-        before.is_some_and(|b| listed("is are am be been being has have", &b.word))
+        // (A past form of either has already ended the walk above.)
+        before.is_some_and(|b| listed(&COPULAS, &b.word) || listed(&POSSESSIVE_VERBS, &b.word))
     })
 }
 
