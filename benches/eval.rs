@@ -886,6 +886,17 @@ fn carries(kept: &[(String, bool)], word: &str, literal: bool, wordnet: &WordNet
     {
         return true;
     }
+    // An owner's more specific noun, at most two words after the "'s",
+    // carries the general one: "Leo's car is a Volvo" says what "Leo's
+    // vehicle is a Volvo" says.
+    let owned = |k: usize| {
+        kept[k.saturating_sub(3)..k]
+            .windows(2)
+            .any(|w| w[1].0 == "s" && !NOT_OWNERS.contains(&w[0].0.as_str()))
+    };
+    if (0..kept.len()).any(|k| owned(k) && wordnet.kind_of(&wordnet.word(&kept[k].0), &absorbed)) {
+        return true;
+    }
     kept.iter().any(|(k, _)| {
         k == word
             || digits(word) == Some(k.as_str())

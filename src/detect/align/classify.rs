@@ -392,6 +392,10 @@ pub(super) struct Place<'t> {
     /// Right before an aligned possessive "s": whose the next word is ("is
     /// `Sarah`'s manager"), not a value the predicate assigns.
     pub(super) possessor: bool,
+    /// Between an aligned possessive, past at most modifiers, and an
+    /// aligned copula ("Leo's `car` is a Volvo", "her favourite `sport`
+    /// is tennis"): the noun names what the value is to its owner.
+    pub(super) owners_noun: bool,
     /// Right after an aligned possessive that no copula assigns ("wins his
     /// `second` tournament", "Sam's `fourth` marathon", not "is his
     /// second wife"): an ordinal there counts one of the possessor's
@@ -1156,6 +1160,13 @@ pub(super) fn classify<'t>(
                 if side == 0 {
                     comparison.synonymous += 1;
                 }
+                continue;
+            }
+            // An owner's more specific noun before the same value says
+            // what the general one says ("Leo's `vehicle` is a Volvo" /
+            // "Leo's `car` is …"): the specific side keeps it as a detail.
+            if place.owners_noun && theirs.iter().any(|o| lexicon.is_a(&o.info, &t.info)) {
+                comparison.synonymous += 1;
                 continue;
             }
             if let Some(specific) = theirs

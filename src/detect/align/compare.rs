@@ -388,6 +388,12 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                                 && (!thing.info.inflected_verb || after_determiner)
                         }))
             }),
+            owners_noun: after_hunk.is_some_and(|t| listed(&COPULAS, &t.word))
+                && aligned_words[..value_at]
+                    .iter()
+                    .rev()
+                    .find(|t| !t.is_content() || t.info.inflected_verb)
+                    .is_some_and(|t| listed(&POSSESSIVES, &t.word)),
             among_possessions: value_at.checked_sub(1).is_some_and(|k| {
                 listed(&POSSESSIVES, &aligned_words[k].word)
                     && k.checked_sub(1)
