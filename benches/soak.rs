@@ -31,7 +31,7 @@ const INPUT: &str = "engram.input";
 const PARTITIONS: i32 = 4;
 const USERS: u64 = 200;
 const MEMORY_POOL: u64 = 20_000;
-/// Stated bounds (ARCHITECTURE.md, "Soak").
+/// Stated bounds (docs/faults-and-limits.md, "Soak").
 const MAX_RSS_GROWTH_MIB: f64 = 64.0;
 const MAX_FD_GROWTH: i64 = 8;
 const WARM_UP: Duration = Duration::from_secs(120);

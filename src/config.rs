@@ -133,7 +133,7 @@ impl Default for PipelineConfig {
 
 /// Consolidation settings; they are hashed into every run report.
 /// Consolidation settings (docs/design.md §4–§5). Similarity defaults come from
-/// measurements with all-MiniLM-L6-v2 (ARCHITECTURE.md, "Thresholds").
+/// measurements with all-MiniLM-L6-v2 (docs/detectors.md).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ConsolidationConfig {
@@ -200,7 +200,7 @@ pub struct ConsolidationConfig {
     pub verbose_min_age: Duration,
     pub verbose_min_accesses: u64,
     /// Up to this many memories a cycle compares every pair; above it, an
-    /// inverted-file index blocks the comparisons (ARCHITECTURE.md).
+    /// inverted-file index blocks the comparisons (docs/pair-search.md).
     pub exact_pairs_up_to: usize,
     /// Most active memories one cycle considers (the newest); the older
     /// ones wait for a later cycle. Bounds a cycle's time and memory (0: no
@@ -465,7 +465,7 @@ pub struct ScyllaConfig {
     #[serde(with = "duration")]
     pub retry_backoff: Duration,
     /// A user's writes in one flush go in one logged batch up to this size;
-    /// above it they are split as ARCHITECTURE.md describes. Keep it below
+    /// above it they are split and journaled as docs/stores.md describes. Keep it below
     /// the cluster's `batch_size_fail_threshold_in_kb`.
     pub max_batch_bytes: usize,
     /// Connect with TLS.

@@ -2858,6 +2858,33 @@ fn a_preference_traded_round_another_pivot_is_its_opposite() {
 }
 
 #[test]
+fn winner_and_loser_traded_is_a_conflict() {
+    // Of two sides, one wins a given contest: traded round a verb whose
+    // first sense is defeating, the texts cannot both hold.
+    for (first, second) in [
+        (
+            "Arsenal beat Chelsea in the final",
+            "Chelsea beat Arsenal in the final",
+        ),
+        (
+            "The Hawks have defeated the Bears",
+            "The Bears have defeated the Hawks",
+        ),
+    ] {
+        assert_flagged_once(first, second);
+    }
+    // Two contests, or a verb both sides do together, hold side by side.
+    assert_not_flagged(
+        "Arsenal defeated Chelsea in 2019",
+        "Chelsea defeated Arsenal in 2021",
+    );
+    assert_not_flagged("Arsenal played Chelsea", "Chelsea played Arsenal");
+    // In progress, such a verb does something else: "lick" first means
+    // "beat in a competition".
+    assert_not_flagged("A dog is licking a baby", "A baby is licking a dog");
+}
+
+#[test]
 fn two_cities_one_lives_in_clash_and_a_city_and_its_country_do_not() {
     // WordNet files Berlin under "national capital", a kind of city, and
     // Munich under "city": one step up both are cities, values of one slot.

@@ -13,7 +13,7 @@ use engram::event::*;
 const USERS: usize = 100;
 const MEMORIES: usize = 100_000;
 const ACCESSES: usize = 1_000_000;
-/// The bound ARCHITECTURE.md states ("Limits"): the state of 100k memories
+/// The bound docs/faults-and-limits.md states ("Memory"): the state of 100k memories
 /// lives in the store, not in the process; what stays in memory is one
 /// batch, the store's page cache (64 MiB) and the schedule.
 const MAX_RSS_MIB: i64 = 256;

@@ -305,6 +305,14 @@ impl Lexicon {
             .is_some_and(|w| w.mainly_ends_activity(verb))
     }
 
+    /// Whether WordNet's first sense of `verb` is winning a victory over
+    /// another ([`WordNet::mainly_defeats`]); never without WordNet.
+    pub fn defeats(&self, verb: &Word) -> bool {
+        self.wordnet
+            .as_ref()
+            .is_some_and(|w| w.mainly_defeats(verb))
+    }
+
     /// Whether WordNet knows `verb` as leaving a place or an association
     /// ([`WordNet::leaves`]); never without WordNet.
     pub fn leaves(&self, verb: &Word) -> bool {

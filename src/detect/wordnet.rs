@@ -118,6 +118,10 @@ pub struct WordNet {
     /// The verb sense "discontinue an association or relation; go
     /// different ways" (separate, split up, break up), above "divorce".
     separating: Vec<u32>,
+    /// The verb sense "win a victory over" (the first sense of "defeat"),
+    /// above "beat", "trounce" and "outscore": of two sides, only one wins
+    /// a given contest.
+    defeating: Vec<u32>,
     /// The noun sense "color" (a visual attribute of things), under which
     /// every colour lies, with a hue or without.
     colour: Option<u32>,
@@ -729,6 +733,7 @@ impl WordNet {
             .chain(moving_out)
             .collect();
         wordnet.separating = above_first("divorce").into_iter().collect();
+        wordnet.defeating = first_verb_sense("defeat").into_iter().collect();
         // "end" in its two first senses: to have an end, and to bring one
         // about ("finish" the program is a kind of the second).
         wordnet.concluding = wordnet.senses[VERB]
@@ -1136,6 +1141,15 @@ impl WordNet {
                 .and_then(|senses| senses.first())
                 .is_some_and(|&first| self.one_ends(&[first]))
         })
+    }
+
+    /// Whether the most frequent verb sense of `verb` is winning a victory
+    /// over another, or a kind of it ("beat", "defeated", "outscored"; not
+    /// "won", whose first sense needs no opponent).
+    pub fn mainly_defeats(&self, verb: &Word) -> bool {
+        verb.verbs
+            .first()
+            .is_some_and(|&first| self.one_of(&[first], &self.defeating))
     }
 
     /// Whether a common verb sense of `verb` is leaving a place or an

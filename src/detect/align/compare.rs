@@ -858,7 +858,8 @@ pub(super) fn traded_comparison(a: &[Token], b: &[Token], lexicon: &Lexicon) -> 
         && denied_b == 0
         && (a.iter().any(|t| t.word == "than")
             || (a.iter().any(prefers_at_all) && a.iter().any(|t| listed(&PIVOTS, &t.word)))
-            || a.iter().any(|t| listed(&ONE_WAY_PLACES, &t.word)));
+            || a.iter().any(|t| listed(&ONE_WAY_PLACES, &t.word))
+            || a.iter().any(|t| lexicon.defeats(&t.info)));
     let contrasted = denied_a == 1 && denied_b == 1;
     if a.len() > LONGEST || !(compared || contrasted) {
         return None;
@@ -914,9 +915,26 @@ pub(super) fn traded_comparison(a: &[Token], b: &[Token], lexicon: &Lexicon) -> 
                 continue;
             }
             let place = one_way_place(middle, lexicon);
+            // Of two sides, one wins a contest: "Arsenal `beat` Chelsea",
+            // "the Hawks `have defeated the` Bears". A victory is an
+            // outcome, never in progress: "a dog is `licking` a baby", "is
+            // `beating` eggs" do something else.
+            let undetermined = middle
+                .iter()
+                .rposition(|t| !listed(&DETERMINERS, &t.word))
+                .map_or(&middle[..0], |k| &middle[..=k]);
+            let victory = match undetermined {
+                [auxiliaries @ .., verb] => {
+                    lexicon.defeats(&verb.info)
+                        && !verb.word.ends_with("ing")
+                        && auxiliaries.iter().all(|t| listed(&AUXILIARIES, &t.word))
+                }
+                [] => false,
+            };
             let compares = middle.iter().any(|t| t.word == "than")
                 || (prefers && middle.iter().all(|t| listed(&PIVOTS, &t.word)))
-                || place.is_some();
+                || place.is_some()
+                || victory;
             // A preference's pivots are one relation, whichever each
             // text writes: "prefers tea `over` coffee" / "prefers coffee
             // `to` tea".
@@ -932,6 +950,7 @@ pub(super) fn traded_comparison(a: &[Token], b: &[Token], lexicon: &Lexicon) -> 
             {
                 let why = match place {
                     _ if contrast => "the contrasted sides traded".to_owned(),
+                    _ if victory => "winner and loser traded".to_owned(),
                     Some(relation) => format!("the sides of `{relation}` traded"),
                     None => "the compared sides traded".to_owned(),
                 };
