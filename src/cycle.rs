@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::config::ConsolidationConfig;
-use crate::detect::{DetectSettings, Lexicon, PairSearch, Snapshot, WordNet};
+use crate::detect::{DetectSettings, Lexicon, PairSearch, Snapshot, WordNet, detect};
 use crate::embed::{EmbedError, Embedder, SubBatch, embed_bucketed};
 use crate::event::{
     ConsolidationCompleted, ConsolidationTriggered, ContradictionDetected, Event, PatternExtracted,
@@ -371,15 +371,21 @@ pub fn plan_cycle(request: &CycleRequest, snapshot: &Snapshot, settings: &CycleS
         0 => Cow::Borrowed(snapshot),
         waiting => Cow::Owned(without_oldest_active(snapshot, waiting)),
     };
+    let detections = detect(
+        &considered,
+        request.now,
+        &detect_settings,
+        &settings.lexicon,
+    );
     let mut plan = plan(
         &considered,
+        &detections,
         &PlanRequest {
             run_id: &request.run_id,
             now: request.now,
             tier,
             settings: &detect_settings,
             rules: &settings.rules,
-            lexicon: &settings.lexicon,
         },
     );
     plan.tokens = tokens;

@@ -132,6 +132,7 @@ pub(super) fn median(values: &mut [f64]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::super::{PlanRequest, RuleSet, plan};
+    use crate::detect::detect;
     use crate::detect::testing::*;
     use crate::model::{Link, LinkType, Tier};
 
@@ -164,15 +165,16 @@ mod tests {
             link("a", "b", LinkType::Related),
         ];
         let (settings, rules, lexicon) = (settings(), RuleSet::default_rules(), lexicon());
+        let detections = detect(&snapshot, T0 + 5, &settings, &lexicon);
         let plan = plan(
             &snapshot,
+            &detections,
             &PlanRequest {
                 run_id: "r",
                 now: T0 + 5,
                 tier: Tier::Gentle,
                 settings: &settings,
                 rules: &rules,
-                lexicon: &lexicon,
             },
         );
         let merge = plan

@@ -22,7 +22,7 @@ pub use rules::{ActionType, Detection, Facts, Rule, RuleSet, RulesError};
 pub use tier::{Tier, tokens, usage};
 
 use crate::detect::patterns::PATTERN_CATEGORY;
-use crate::detect::{Contradiction, DetectSettings, Detections, Lexicon, Snapshot, detect, round4};
+use crate::detect::{Contradiction, DetectSettings, Detections, Snapshot, round4};
 use crate::event::{ContradictionResolution, RunCounts};
 use crate::ids::derived_id;
 use crate::model::{Link, LinkType, Memory, MemoryKind, MemoryStatus, Millis};
@@ -36,7 +36,6 @@ pub struct PlanRequest<'a> {
     pub tier: Tier,
     pub settings: &'a DetectSettings,
     pub rules: &'a RuleSet,
-    pub lexicon: &'a Lexicon,
 }
 
 /// One action, as reported.
@@ -398,8 +397,7 @@ impl Working<'_> {
 }
 
 /// Plans one cycle over a snapshot.
-pub fn plan(snapshot: &Snapshot, request: &PlanRequest<'_>) -> Plan {
-    let detections = detect(snapshot, request.now, request.settings, request.lexicon);
+pub fn plan(snapshot: &Snapshot, detections: &Detections, request: &PlanRequest<'_>) -> Plan {
     let mut w = Working {
         request,
         user_id: snapshot.user_id.clone(),
@@ -433,14 +431,14 @@ pub fn plan(snapshot: &Snapshot, request: &PlanRequest<'_>) -> Plan {
     for key in w.links.keys() {
         index_link(&mut w.links_at, key);
     }
-    let flagged = supersede(&mut w, &detections);
-    merge_duplicates(&mut w, &detections, &request.settings.salience);
-    promote(&mut w, &detections);
-    flag(&mut w, &detections, &flagged);
-    extract_patterns(&mut w, snapshot, &detections);
+    let flagged = supersede(&mut w, detections);
+    merge_duplicates(&mut w, detections, &request.settings.salience);
+    promote(&mut w, detections);
+    flag(&mut w, detections, &flagged);
+    extract_patterns(&mut w, snapshot, detections);
     // After patterns: an episode a pattern now carries may fade away.
-    archive(&mut w, &detections);
-    split(&mut w, &detections);
+    archive(&mut w, detections);
+    split(&mut w, detections);
     finish(w, snapshot)
 }
 
