@@ -66,7 +66,9 @@ pub(super) fn frame(tokens: &[Token]) -> Option<Frame> {
                 ),
             });
         }
-        let verb = t.is_content() && t.info.inflected_verb && !after_determiner(tokens, k);
+        let verb = t.is_content()
+            && (t.info.inflected_verb || unchanged_past(tokens, k))
+            && !after_determiner(tokens, k);
         // A predicate without a finite verb ("There is no boy `standing`",
         // "no milk `being` drunk") tells no tense.
         if (verb && t.word.ends_with("ing")) || listed("be being been", &t.word) {
@@ -91,6 +93,29 @@ pub(super) fn frame(tokens: &[Token]) -> Option<Frame> {
         }
     }
     None
+}
+
+/// Verbs of doing whose past is spelled as their base ("read", "put",
+/// "beat"): WordNet lists no inflection for them.
+static UNCHANGED_PASTS: WordClass = WordClass::new("unchanged_pasts");
+
+/// Personal pronouns that can be a clause's subject.
+static SUBJECT_PRONOUNS: WordClass = WordClass::new("subject_pronouns");
+
+/// Whether token `k` is a verb [spelled as its own past](UNCHANGED_PASTS)
+/// right after a subject: a name, a pronoun or a noun ("The user `read`
+/// Dune", "Arsenal `beat` Chelsea"), not a noun after a determiner ("a
+/// `set` of keys") or another verb ("wants to `read`").
+fn unchanged_past(tokens: &[Token], k: usize) -> bool {
+    let t = &tokens[k];
+    let subject = |s: &Token| {
+        s.role == Role::Name
+            || listed(&SUBJECT_PRONOUNS, &s.word)
+            || (s.is_content() && s.info.is_noun() && !s.info.is_verb())
+    };
+    listed(&UNCHANGED_PASTS, &t.word)
+        && t.info.is_verb()
+        && k.checked_sub(1).is_some_and(|p| subject(&tokens[p]))
 }
 
 /// Modal auxiliaries: what they govern is possible, wanted or owed, not
