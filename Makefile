@@ -102,7 +102,10 @@ bench-cycle:
 
 ## Kafka throughput on a local Apache Kafka broker: raw consume (rdkafka, and Confluent's
 ## Python client, installed into the cache) vs engram on access events vs
-## engram on memory-created events (with embedding) vs the raw model.
+## engram on memory-created events (with embedding) vs the raw model; then
+## CPU time per access event (user + system) of the raw consumer and of
+## engram, and their ratio, for JSON and Avro input on 2 and 8 partitions.
+## ENGRAM_BENCH_ACCESSES sets the access events per run (default 300,000).
 bench-kafka: models
 	@sh scripts/bench_client.sh "$(ENGRAM_CACHE)"
 	$(CARGO) bench --bench kafka

@@ -129,7 +129,7 @@ fn parent() {
 fn child(mode: &str) {
     let texts = sentences();
     let started = Instant::now();
-    let cpu_before = cpu_seconds();
+    let cpu_before = common::cpu_seconds("self");
     let count = match mode {
         "raw" => raw(&texts),
         "bucketed" => batched(&texts, true),
@@ -141,7 +141,7 @@ fn child(mode: &str) {
     println!(
         "{} {} {}",
         count as f64 / elapsed,
-        cpu_seconds() - cpu_before,
+        common::cpu_seconds("self") - cpu_before,
         common::peak_rss_mib()
     );
 }
@@ -257,18 +257,4 @@ fn raw(texts: &[String]) -> usize {
         done += rows;
     }
     done
-}
-
-fn cpu_seconds() -> f64 {
-    // /proc/self/stat fields 14 and 15: user and system time in clock ticks.
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
-    let fields: Vec<&str> = after_name.split_whitespace().collect();
-    let ticks = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|f| f.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    (ticks(11) + ticks(12)) / 100.0
 }

@@ -78,7 +78,30 @@ fn text(i: usize) -> String {
     )
 }
 
-fn created_events() -> Vec<(String, Vec<u8>)> {
+/// How the bench writes its input events.
+#[derive(Clone, Copy)]
+enum Format {
+    Json,
+    Avro,
+}
+
+impl Format {
+    fn name(self) -> &'static str {
+        match self {
+            Format::Json => "JSON",
+            Format::Avro => "Avro",
+        }
+    }
+
+    fn encode(self, codec: &EventCodec, event: &Event) -> Vec<u8> {
+        match self {
+            Format::Json => codec.encode_json(event),
+            Format::Avro => codec.encode_avro(event).expect("an event the schema holds"),
+        }
+    }
+}
+
+fn created_events(format: Format) -> Vec<(String, Vec<u8>)> {
     let codec = EventCodec::new(Limits::default()).expect("schemas");
     (0..MEMORIES)
         .map(|i| {
@@ -96,12 +119,12 @@ fn created_events() -> Vec<(String, Vec<u8>)> {
                 source: None,
                 embedding: None,
             });
-            (user, codec.encode_json(&event))
+            (user, format.encode(&codec, &event))
         })
         .collect()
 }
 
-fn access_events(count: usize) -> Vec<(String, Vec<u8>)> {
+fn access_events(count: usize, format: Format) -> Vec<(String, Vec<u8>)> {
     let codec = EventCodec::new(Limits::default()).expect("schemas");
     (0..count)
         .map(|i| {
@@ -114,7 +137,7 @@ fn access_events(count: usize) -> Vec<(String, Vec<u8>)> {
                 accessed_at: at((MEMORIES + i) as i64),
                 context: None,
             });
-            (user, codec.encode_json(&event))
+            (user, format.encode(&codec, &event))
         })
         .collect()
 }
@@ -144,22 +167,55 @@ struct Rate {
     steady: f64,
     /// Events per second from assignment, start-up included.
     overall: f64,
+    /// Process CPU time (user + system) per event after the first, in
+    /// microseconds: the figure that holds from machine to machine.
+    cpu_us: f64,
 }
 
 impl Rate {
-    fn new(count: usize, started: Instant, first: Instant, before_first: usize) -> Self {
+    /// `cpu_since_first`: the consuming process's CPU seconds from the
+    /// first message (or commit) to the end.
+    fn new(
+        count: usize,
+        started: Instant,
+        first: Instant,
+        before_first: usize,
+        cpu_since_first: f64,
+    ) -> Self {
         let total = started.elapsed().as_secs_f64();
         let after = first.elapsed().as_secs_f64();
+        let events = count.saturating_sub(before_first).max(1) as f64;
         Rate {
             startup: first.duration_since(started).as_secs_f64(),
-            steady: count.saturating_sub(before_first) as f64 / after.max(1e-6),
+            steady: events / after.max(1e-6),
             overall: count as f64 / total,
+            cpu_us: cpu_since_first * 1e6 / events,
         }
     }
 }
 
+/// User + system CPU seconds this process has used, to the microsecond
+/// (`getrusage`): the raw consumer's run lasts a fraction of a second,
+/// where clock ticks would be too coarse.
+fn own_cpu_seconds() -> f64 {
+    // SAFETY: an all-zero `rusage` is a valid value for getrusage to fill.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `usage` is a valid, writable rusage.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
+        return 0.0;
+    }
+    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    seconds(usage.ru_utime) + seconds(usage.ru_stime)
+}
+
 /// (a): messages/s of a consumer that only receives, with extra settings.
-fn raw_consume(broker: &Broker, topic: &str, count: usize, settings: &[(&str, &str)]) -> Rate {
+fn raw_consume(
+    broker: &Broker,
+    topic: &str,
+    partitions: i32,
+    count: usize,
+    settings: &[(&str, &str)],
+) -> Rate {
     let mut config = ClientConfig::new();
     config
         .set("bootstrap.servers", &broker.address)
@@ -170,7 +226,7 @@ fn raw_consume(broker: &Broker, topic: &str, count: usize, settings: &[(&str, &s
     }
     let consumer: BaseConsumer = config.create().expect("consumer");
     let mut list = TopicPartitionList::new();
-    for partition in 0..PARTITIONS {
+    for partition in 0..partitions {
         list.add_partition_offset(topic, partition, Offset::Beginning)
             .expect("partition");
     }
@@ -178,10 +234,14 @@ fn raw_consume(broker: &Broker, topic: &str, count: usize, settings: &[(&str, &s
     consumer.assign(&list).expect("assign");
     let mut seen = 0;
     let mut first = None;
+    let mut cpu_at_first = 0.0;
     while seen < count {
         // Queued messages come back without a wait; only an empty queue blocks.
         if let Some(Ok(_)) = consumer.poll(Duration::from_millis(100)) {
-            first.get_or_insert_with(Instant::now);
+            first.get_or_insert_with(|| {
+                cpu_at_first = own_cpu_seconds();
+                Instant::now()
+            });
             seen += 1;
             while seen < count {
                 match consumer.poll(Duration::ZERO) {
@@ -192,7 +252,8 @@ fn raw_consume(broker: &Broker, topic: &str, count: usize, settings: &[(&str, &s
         }
         assert!(started.elapsed() < WAIT, "raw consumer stalled at {seen}");
     }
-    Rate::new(count, started, first.unwrap_or(started), 1)
+    let cpu = own_cpu_seconds() - cpu_at_first;
+    Rate::new(count, started, first.unwrap_or(started), 1, cpu)
 }
 
 /// Messages/s of Confluent's Python client consuming `topic` in batches,
@@ -238,18 +299,27 @@ print((count - first) / (time.perf_counter() - started))
 /// Events/s of an engram run over `count` events of `topic`, from the
 /// moment partitions are assigned (and from its first commit) until every
 /// offset is committed.
+#[allow(clippy::too_many_arguments)]
 fn engram_run(
     broker: &Broker,
     state: &std::path::Path,
     name: &str,
+    topics: &Topics,
     topic: &str,
     ends: Vec<i64>,
     count: usize,
     embedding: bool,
 ) -> Rate {
     let log = state.with_extension(format!("{name}.log"));
+    let group = format!("bench-{}", topics.prefix);
     let settings = [
-        ("ENGRAM_KAFKA_GROUP_ID", "bench"),
+        ("ENGRAM_KAFKA_GROUP_ID", group.as_str()),
+        ("ENGRAM_KAFKA_TOPIC_MEMORY_CREATED", &topics.created),
+        ("ENGRAM_KAFKA_TOPIC_MEMORY_ACCESSED", &topics.accessed),
+        (
+            "ENGRAM_KAFKA_TOPIC_CONSOLIDATION_REQUESTED",
+            &topics.requested,
+        ),
         ("ENGRAM_KAFKA_OUTPUT_FORMAT", "json"),
         ("ENGRAM_KAFKA_COMMIT_INTERVAL", "100ms"),
         ("ENGRAM_LOG_LEVEL", "warn,engram::kafka::consume=info"),
@@ -261,13 +331,16 @@ fn engram_run(
         ),
     ];
     let engram = Engram::start(broker, state, log, &settings);
+    let pid = engram.pid().to_string();
     engram.wait_assigned(WAIT);
     let started = Instant::now();
     let mut first = None;
+    let mut cpu_at_first = 0.0;
     loop {
-        let committed = broker.committed("bench", topic, PARTITIONS);
+        let committed = broker.committed(&group, topic, topics.partitions);
         let done: i64 = committed.iter().map(|c| (*c).max(0)).sum();
         if done > 0 && first.is_none() {
+            cpu_at_first = common::cpu_seconds(&pid);
             first = Some((Instant::now(), usize::try_from(done).unwrap_or(0)));
         }
         if committed.iter().zip(&ends).all(|(have, want)| have >= want) {
@@ -279,10 +352,83 @@ fn engram_run(
         );
         std::thread::sleep(Duration::from_millis(20));
     }
+    let cpu = common::cpu_seconds(&pid) - cpu_at_first;
     let (first, before_first) = first.unwrap_or((started, 0));
-    let rate = Rate::new(count, started, first, before_first);
+    let rate = Rate::new(count, started, first, before_first, cpu);
     engram.stop();
     rate
+}
+
+/// One set of input topics, co-partitioned, under a prefix of their own.
+struct Topics {
+    prefix: String,
+    partitions: i32,
+    created: String,
+    accessed: String,
+    requested: String,
+}
+
+impl Topics {
+    fn create(broker: &Broker, prefix: &str, partitions: i32) -> Topics {
+        let name = |topic: &str| {
+            if prefix.is_empty() {
+                topic.to_owned()
+            } else {
+                format!("{prefix}.{topic}")
+            }
+        };
+        let topics = Topics {
+            prefix: if prefix.is_empty() { "default" } else { prefix }.to_owned(),
+            partitions,
+            created: name("memory.created"),
+            accessed: name("memory.accessed"),
+            requested: name("consolidation.requested"),
+        };
+        broker.create_topics(
+            &[&topics.created, &topics.accessed, &topics.requested],
+            partitions,
+        );
+        topics
+    }
+}
+
+/// CPU per access event: the tuned raw consumer and engram on the same
+/// events, for one input format and partition count. The memories are
+/// created first (without embedding: only the reads are measured).
+fn cpu_per_event(
+    broker: &Broker,
+    dir: &std::path::Path,
+    format: Format,
+    partitions: i32,
+    count: usize,
+) -> (Rate, Rate) {
+    let prefix = format!("{}-p{partitions}", format.name().to_lowercase());
+    let topics = Topics::create(broker, &prefix, partitions);
+    let state = dir.join(&prefix);
+    let created = broker.produce(&topics.created, &created_events(format));
+    engram_run(
+        broker,
+        &state,
+        "created",
+        &topics,
+        &topics.created,
+        ends(&created, partitions),
+        MEMORIES,
+        false,
+    );
+    let accessed = broker.produce(&topics.accessed, &access_events(count, format));
+    let raw = raw_consume(broker, &topics.accessed, partitions, count, TUNED);
+    let engram = engram_run(
+        broker,
+        &state,
+        "accessed",
+        &topics,
+        &topics.accessed,
+        ends(&accessed, partitions),
+        count,
+        false,
+    );
+    (raw, engram)
 }
 
 /// Texts/s of the model alone, in the batcher's length-bucketed calls.
@@ -311,14 +457,7 @@ fn main() {
         .with_writer(std::io::stderr)
         .init();
     let broker = Broker::start();
-    broker.create_topics(
-        &[
-            "memory.created",
-            "memory.accessed",
-            "consolidation.requested",
-        ],
-        PARTITIONS,
-    );
+    let topics = Topics::create(&broker, "", PARTITIONS);
     broker.create_topics(&OUTPUT_TOPICS, PARTITIONS);
     let dir = tempfile::tempdir().expect("temp dir");
     let state = dir.path().join("state");
@@ -327,33 +466,45 @@ fn main() {
     println!(
         "producing {MEMORIES} memory.created and {accesses_count} memory.accessed events ({PARTITIONS} partitions)"
     );
-    let created = created_events();
-    let created_positions = broker.produce("memory.created", &created);
+    let created = created_events(Format::Json);
+    let created_positions = broker.produce(&topics.created, &created);
     let c = engram_run(
         &broker,
         &state,
         "created",
-        "memory.created",
+        &topics,
+        &topics.created,
         ends(&created_positions, PARTITIONS),
         MEMORIES,
         true,
     );
 
-    let accesses = access_events(accesses_count);
-    let access_positions = broker.produce("memory.accessed", &accesses);
+    let accesses = access_events(accesses_count, Format::Json);
+    let access_positions = broker.produce(&topics.accessed, &accesses);
     println!("consuming them raw, then with engram");
-    let a_default = raw_consume(&broker, "memory.accessed", accesses_count, &[]);
-    let a = raw_consume(&broker, "memory.accessed", accesses_count, TUNED);
-    let python = python_consume(&broker, "memory.accessed", accesses_count);
+    let a_default = raw_consume(&broker, &topics.accessed, PARTITIONS, accesses_count, &[]);
+    let a = raw_consume(&broker, &topics.accessed, PARTITIONS, accesses_count, TUNED);
+    let python = python_consume(&broker, &topics.accessed, accesses_count);
     let b = engram_run(
         &broker,
         &state,
         "accessed",
-        "memory.accessed",
+        &topics,
+        &topics.accessed,
         ends(&access_positions, PARTITIONS),
         accesses_count,
         false,
     );
+
+    println!("CPU per access event: JSON and Avro, 2 and 8 partitions");
+    let mut costs = Vec::new();
+    for partitions in [2, 8] {
+        for format in [Format::Json, Format::Avro] {
+            let (raw, engram) =
+                cpu_per_event(&broker, dir.path(), format, partitions, accesses_count);
+            costs.push((format, partitions, raw, engram));
+        }
+    }
 
     let texts: Vec<String> = (0..MEMORIES).map(text).collect();
     let embed = raw_embedding(&texts);
@@ -401,4 +552,20 @@ fn main() {
             .unwrap_or_default()
     );
     println!("c/raw embedding = {:.2}", c.steady / embed);
+    println!();
+    println!(
+        "| input | partitions | raw msg/s | raw CPU-µs/msg | engram events/s | engram CPU-µs/event | CPU ratio (target <= 3) |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    for (format, partitions, raw, engram) in costs {
+        println!(
+            "| {} | {partitions} | {:.0} | {:.2} | {:.0} | {:.2} | {:.1}x |",
+            format.name(),
+            raw.steady,
+            raw.cpu_us,
+            engram.steady,
+            engram.cpu_us,
+            engram.cpu_us / raw.cpu_us.max(1e-9)
+        );
+    }
 }

@@ -2863,7 +2863,10 @@ fn past_events_of_a_verb_whose_past_is_its_base_hold_side_by_side() {
     // tell past events, and two of those at two times are two occasions.
     for (first, second) in [
         ("The user read Dune in 2019", "The user read Dune in 2021"),
-        ("Arsenal beat Chelsea in 2019", "Arsenal beat Chelsea in 2021"),
+        (
+            "Arsenal beat Chelsea in 2019",
+            "Arsenal beat Chelsea in 2021",
+        ),
         (
             "Sam put the keys in the drawer on Monday",
             "Sam put the keys in the drawer on Friday",

@@ -74,3 +74,20 @@ pub fn embedding_config() -> engram::embed::EmbeddingConfig {
         .expect("configuration")
         .embedding
 }
+
+/// User + system CPU seconds a process has used (`self` or a pid;
+/// `/proc/<process>/stat`, fields 14 and 15, in clock ticks).
+pub fn cpu_seconds(process: &str) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{process}/stat")).unwrap_or_default();
+    let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    // SAFETY: sysconf only reads a system constant.
+    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    (ticks(11) + ticks(12)) / per_second
+}
