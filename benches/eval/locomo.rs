@@ -503,6 +503,7 @@ pub fn locomo(data: &Path, out: &Path) {
          verbatim  archived  archived evidence  flagged (/1k)  merges"
     );
     let mut questions = 0;
+    let mut fused = Vec::new();
     // Episodes are merged only when identical and never compared for
     // contradictions; the same observations as semantic memories put the
     // contradiction detector and the merges to work on conversation facts.
@@ -542,6 +543,10 @@ pub fn locomo(data: &Path, out: &Path) {
             merges.values().map(Vec::len).sum::<usize>(),
         );
         write_listings(&dir, &run, &patterns);
+        fused.push((name, run));
+    }
+    for (name, run) in &fused {
+        print_fused(name, run);
     }
     println!(
         "  recall over the {questions} questions whose evidence turns have observations; \
@@ -581,6 +586,47 @@ fn other_texts(conversations: &[Conversation], dir: &Path) {
         dir.display()
     );
     write_listings(dir, &run, "");
+    print_fused("other texts", &run);
+}
+
+/// The additions of fused texts among a replay's merges, and those that
+/// are fragments: an ellipsis, or only function words ("(also: Among)").
+fn fused_additions(run: &Replay) -> (usize, Vec<String>) {
+    let lexicon = engram::detect::Lexicon::default();
+    let mut count = 0;
+    let mut fragments = Vec::new();
+    for merged in run.merges().values() {
+        for (canonical, _) in merged {
+            let text = canonical["content"].as_str().unwrap_or_default();
+            let Some((_, list)) = text.rsplit_once(" (also: ") else {
+                continue;
+            };
+            let list = list.trim_end_matches('.').trim_end_matches(')');
+            for addition in list.split("; ") {
+                count += 1;
+                let tokens = engram::detect::align::tokens(addition, &lexicon);
+                let ellipsis = addition.contains('…') || addition.contains("...");
+                if ellipsis || !tokens.iter().any(|t| t.is_content()) {
+                    fragments.push(addition.to_owned());
+                }
+            }
+        }
+    }
+    (count, fragments)
+}
+
+/// One line on a replay's fused additions.
+fn print_fused(name: &str, run: &Replay) {
+    let (count, fragments) = fused_additions(run);
+    println!(
+        "  {name}: {count} fused additions, {} fragments (an ellipsis or only function words){}",
+        fragments.len(),
+        if fragments.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", fragments.join(" | "))
+        }
+    );
 }
 
 fn write_listings(dir: &Path, run: &Replay, patterns: &str) {
