@@ -876,9 +876,8 @@ fn carries(kept: &[(String, bool)], word: &str, literal: bool, wordnet: &WordNet
     // browser is Firefox" says that the user uses Firefox. Not the "'s"
     // of "it's", which is "it is".
     const NOT_OWNERS: [&str; 7] = ["it", "that", "what", "he", "she", "there", "let"];
-    let possessive = kept
-        .windows(2)
-        .any(|w| w[1].0 == "s" && !NOT_OWNERS.contains(&w[0].0.as_str()));
+    let owner_s = |w: &[(String, bool)]| w[1].0 == "s" && !NOT_OWNERS.contains(&w[0].0.as_str());
+    let possessive = kept.windows(2).any(owner_s);
     if possessive
         && ["have", "use"]
             .iter()
@@ -889,11 +888,7 @@ fn carries(kept: &[(String, bool)], word: &str, literal: bool, wordnet: &WordNet
     // An owner's more specific noun, at most two words after the "'s",
     // carries the general one: "Leo's car is a Volvo" says what "Leo's
     // vehicle is a Volvo" says.
-    let owned = |k: usize| {
-        kept[k.saturating_sub(3)..k]
-            .windows(2)
-            .any(|w| w[1].0 == "s" && !NOT_OWNERS.contains(&w[0].0.as_str()))
-    };
+    let owned = |k: usize| kept[k.saturating_sub(3)..k].windows(2).any(owner_s);
     if (0..kept.len()).any(|k| owned(k) && wordnet.kind_of(&wordnet.word(&kept[k].0), &absorbed)) {
         return true;
     }

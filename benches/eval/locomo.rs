@@ -598,11 +598,7 @@ fn fused_additions(run: &Replay) -> (usize, Vec<String>) {
     for merged in run.merges().values() {
         for (canonical, _) in merged {
             let text = canonical["content"].as_str().unwrap_or_default();
-            let Some((_, list)) = text.rsplit_once(" (also: ") else {
-                continue;
-            };
-            let list = list.trim_end_matches('.').trim_end_matches(')');
-            for addition in list.split("; ") {
+            for addition in engram::detect::fuse::listed_additions(text) {
                 count += 1;
                 let tokens = engram::detect::align::tokens(addition, &lexicon);
                 let ellipsis = addition.contains('…') || addition.contains("...");

@@ -296,26 +296,17 @@ pub fn fuse<'a>(
     if phrases.is_empty() {
         return None;
     }
-    let trimmed = base.trim_end();
-    let (mut body, stop) = match trimmed.strip_suffix('.') {
-        Some(body) => (body, "."),
-        None => (trimmed, ""),
-    };
     // A text fused before keeps one list: later merges add to it.
-    if let Some((before, earlier)) = body
-        .strip_suffix(')')
-        .and_then(|b| b.rsplit_once(ALSO))
-        .filter(|(_, earlier)| !earlier.contains(['(', ')']))
-    {
-        body = before;
+    let (body, earlier, stop) = fused_parts(base);
+    if let Some(earlier) = earlier {
         phrases.splice(0..0, earlier.split("; ").map(str::to_owned));
     }
     Some(format!("{body}{ALSO}{}){stop}", phrases.join("; ")))
 }
 
-/// A fused text without the details [`fuse`] appended: the canonical's own
-/// text (a text never fused comes back as it is).
-pub fn without_additions(text: &str) -> String {
+/// A text's own words, the list of details [`fuse`] appended to it
+/// (`None` for a text never fused), and its closing full stop.
+fn fused_parts(text: &str) -> (&str, Option<&str>, &str) {
     let trimmed = text.trim_end();
     let (body, stop) = match trimmed.strip_suffix('.') {
         Some(body) => (body, "."),
@@ -326,9 +317,26 @@ pub fn without_additions(text: &str) -> String {
         .and_then(|b| b.rsplit_once(ALSO))
         .filter(|(_, listed)| !listed.contains(['(', ')']))
     {
-        Some((own, _)) => format!("{own}{stop}"),
-        None => text.to_owned(),
+        Some((own, listed)) => (own, Some(listed), stop),
+        None => (body, None, stop),
     }
+}
+
+/// A fused text without the details [`fuse`] appended: the canonical's own
+/// text (a text never fused comes back as it is).
+pub fn without_additions(text: &str) -> String {
+    match fused_parts(text) {
+        (own, Some(_), stop) => format!("{own}{stop}"),
+        (_, None, _) => text.to_owned(),
+    }
+}
+
+/// The details [`fuse`] appended to a text, in order; none for a text
+/// never fused.
+pub fn listed_additions(text: &str) -> Vec<&str> {
+    fused_parts(text)
+        .1
+        .map_or_else(Vec::new, |listed| listed.split("; ").collect())
 }
 
 /// Titles written before a name.
