@@ -1,41 +1,81 @@
-//! Restatements: one fact said in other words merges, and near misses
-//! stay apart, on cases kept as data (`tests/cases/restatements.tsv`),
-//! with the real WordNet as `engram run` has it.
+//! Cases kept as data, with the real WordNet as `engram run` has it:
+//! restatements (one fact said in other words merges, and near misses stay
+//! apart, `tests/cases/restatements.tsv`), and each decision rule with the
+//! pairs it must decide (`tests/cases/rules.tsv`).
 
 mod common;
 
 use common::*;
-use engram::detect::align::{compare, tokens};
+use engram::detect::Lexicon;
+use engram::detect::align::{Comparison, compare, tokens};
+
+/// The case lines of a cases file, split on tabs into `N` fields, with
+/// their line numbers.
+fn cases<const N: usize>(file: &'static str, name: &str) -> Vec<(usize, [&'static str; N])> {
+    file.lines()
+        .enumerate()
+        .filter(|(_, case)| !case.starts_with('#') && !case.trim().is_empty())
+        .map(|(line, case)| {
+            let fields: [&str; N] = case
+                .split('\t')
+                .collect::<Vec<_>>()
+                .try_into()
+                .unwrap_or_else(|_| panic!("{name} line {}: {N} tab-separated fields", line + 1));
+            (line + 1, fields)
+        })
+        .collect()
+}
+
+/// The alignment of two texts, and its verdict as `engram similarity`
+/// prints it: a block moved whole is no detail ("`allergic` to peanuts" /
+/// "a peanut `allergy`").
+fn judged(first: &str, second: &str, lexicon: &Lexicon) -> (Comparison, &'static str) {
+    let found = compare(&tokens(first, lexicon), &tokens(second, lexicon), lexicon);
+    let verdict = if found.contradicts() {
+        "conflict"
+    } else if found.never_merged() || (found.extra[0] > 0 && found.extra[1] > 0) {
+        "apart"
+    } else {
+        "covers"
+    };
+    (found, verdict)
+}
 
 #[test]
 fn each_restatement_case_gets_its_verdict() {
     let settings = settings_with_wordnet();
     let lexicon = &settings.lexicon;
     let mut failures = Vec::new();
-    for (line, case) in include_str!("cases/restatements.tsv").lines().enumerate() {
-        if case.starts_with('#') || case.trim().is_empty() {
-            continue;
-        }
-        let [first, second, expected] = case.split('\t').collect::<Vec<_>>()[..] else {
-            panic!(
-                "restatements.tsv line {}: three tab-separated fields",
-                line + 1
-            );
-        };
-        let found = compare(&tokens(first, lexicon), &tokens(second, lexicon), lexicon);
-        // As the verdict `engram similarity` prints: a block moved whole
-        // is no detail ("`allergic` to peanuts" / "a peanut `allergy`").
-        let verdict = if found.contradicts() {
-            "conflict"
-        } else if found.never_merged() || (found.extra[0] > 0 && found.extra[1] > 0) {
-            "apart"
-        } else {
-            "covers"
-        };
+    let file = include_str!("cases/restatements.tsv");
+    for (line, [first, second, expected]) in cases(file, "restatements.tsv") {
+        let (found, verdict) = judged(first, second, lexicon);
         if verdict != expected {
             failures.push(format!(
-                "line {}: {first:?} / {second:?}: {verdict}, not {expected} ({})",
-                line + 1,
+                "line {line}: {first:?} / {second:?}: {verdict}, not {expected} ({})",
+                found.verdict(true, false)
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn each_rule_decides_its_cases() {
+    let settings = settings_with_wordnet();
+    let lexicon = &settings.lexicon;
+    let mut failures = Vec::new();
+    let file = include_str!("cases/rules.tsv");
+    for (line, [first, second, expected, rule]) in cases(file, "rules.tsv") {
+        let (found, verdict) = judged(first, second, lexicon);
+        let named = if rule == "-" {
+            found.rules().is_empty()
+        } else {
+            found.rules().contains(&rule)
+        };
+        if verdict != expected || !named {
+            failures.push(format!(
+                "line {line}: {first:?} / {second:?}: {verdict} by {:?}, not {expected} by {rule} ({})",
+                found.rules(),
                 found.verdict(true, false)
             ));
         }

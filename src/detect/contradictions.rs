@@ -201,8 +201,8 @@ pub fn signals(comparison: &Comparison, states_change: bool) -> Vec<Signal> {
             .conflicts
             .iter()
             .map(|c| Signal {
-                kind: c.kind,
-                detail: c.detail.clone(),
+                kind: c.kind.name(),
+                detail: format!("{} (rule `{}`)", c.detail, c.rule),
             })
             .collect();
     }

@@ -1,5 +1,6 @@
-//! What a hunk is: where it sits in the sentences ([`Place`]) and
-//! whether it is a conflict, a substitution, a detail or nothing.
+//! Where a hunk sits in the sentences ([`Place`]), and the word tests the
+//! hunk rules of [`super::rules`] ask: what a side adds, which value a
+//! slot holds, whether two words are opposed.
 
 use super::*;
 use super::{changes::*, tokens::*};
@@ -693,516 +694,6 @@ pub(super) fn non_prefixed(prefixed: &Token, word: &Token) -> bool {
     !stems.is_empty() && forms(word).iter().any(|f| stems.contains(f))
 }
 
-pub(super) fn classify<'t>(
-    x: &[&'t Token],
-    y: &[&'t Token],
-    next: Option<&Token>,
-    names_before: [&[&Token]; 2],
-    place: Place<'_>,
-    lexicon: &Lexicon,
-    comparison: &mut Comparison,
-) {
-    let (cx, cy) = (content(x), content(y));
-    // Two deictic modifiers of one time ("`last` year" / "`this` year")
-    // name two times: whatever else the texts share, they speak of
-    // different occasions.
-    let deictic = |side: &[&Token]| {
-        !side.is_empty()
-            && side.iter().all(|t| {
-                listed(&TIME_DEICTICS, t.word.as_str()) || listed(&ARTICLES, t.word.as_str())
-            })
-            && side.iter().any(|t| listed(&TIME_DEICTICS, t.word.as_str()))
-    };
-    if place.before_time && deictic(x) && deictic(y) && words_of(x) != words_of(y) {
-        comparison.extra[0] += cx.len();
-        comparison.extra[1] += cy.len();
-        comparison.substitutions.push((words_of(x), words_of(y)));
-        return;
-    }
-    // One number spelled in words on one side and in digits on the other
-    // ("twenty-eight" / "28"): the same value. Two numbers in digits with
-    // one value are two things ("1990" / "1990s").
-    let only_numbers = |side: &[&Token]| side.iter().all(|t| t.role == Role::Number);
-    let spelled = |side: &[&Token]| side.iter().any(|t| spelled_number(&t.word).is_some());
-    if !cx.is_empty()
-        && !cy.is_empty()
-        && only_numbers(&cx)
-        && only_numbers(&cy)
-        && (spelled(&cx) || spelled(&cy))
-        && number_values(&cx) == number_values(&cy)
-    {
-        comparison.synonymous += 1;
-        return;
-    }
-    // Words of one closed class that mean the same say one fact in other
-    // words: "on `every` flight" / "on `all` flights".
-    let universal = |side: &[&Token]| {
-        !side.is_empty() && side.iter().all(|t| listed(&UNIVERSAL_QUANTIFIERS, &t.word))
-    };
-    if universal(x) && universal(y) {
-        comparison.synonymous += 1;
-        return;
-    }
-    // A change verb with its "to" against the other side's verb in the
-    // present, before what both go on to ("`uses` a MacBook" / "`switched
-    // to` a ThinkPad", where the shared article splits the verb from the
-    // value): the change restates the relation, as it does in one hunk
-    // with the value, and says more: the older verb is its general word.
-    // A merge would lose that it changed (or, merged the other way, the
-    // older verb), so the two stay apart when the values agree.
-    if next.is_some() {
-        let present_verb = |t: &Token| t.role == Role::Content && t.info.is_verb() && !past_form(t);
-        for (side, changing, stating) in [(0, x, &cy), (1, y, &cx)] {
-            let changed = content(changing);
-            let restated = match (changed.as_slice(), stating.as_slice()) {
-                ([change], [verb])
-                    if present_verb(verb)
-                        && changing.last().is_some_and(|t| t.word == "to")
-                        && change_verbs(changing, lexicon).next().is_some() =>
-                {
-                    Some((verb.word.clone(), change.word.clone()))
-                }
-                _ => None,
-            };
-            if let Some((general, specific)) = restated {
-                comparison.generalisations += 1;
-                comparison.generalised.push(if side == 1 {
-                    (general, specific)
-                } else {
-                    (specific, general)
-                });
-                return;
-            }
-        }
-    }
-    // Antonyms first ("always" / "never" is an antonym, not a negation),
-    // when they are what the hunk is about: at most one other content word
-    // a side.
-    let antonym = antonym_in(x, y, next, place, lexicon);
-    if let Some((p, q)) = antonym {
-        let others = |side: &[&'t Token], phrase: &str| -> Vec<&'t Token> {
-            side.iter()
-                .copied()
-                .filter(|t| {
-                    // "part-time" is "part" and "time".
-                    t.is_content()
-                        && !phrase
-                            .split([' ', '-'])
-                            .any(|w| w == t.word || t.info.lemmas.iter().any(|l| l == w))
-                })
-                .collect()
-        };
-        let (wx, wy) = (others(&cx, &p), others(&cy, &q));
-        let (ox, oy) = (wx.len(), wy.len());
-        // Opposed words about different things are two facts: "lives
-        // `near` the sea" / "lives `far` from her parents". A verb beside
-        // its particle is one phrase ("taking `off`" / "putting `on`").
-        let thing = |t: &Token| {
-            t.role == Role::Name
-                || (t.role == Role::Content && t.info.is_noun() && !t.word.ends_with("ing"))
-        };
-        let other_things =
-            |t: &Token, o: &Token| thing(t) && thing(o) && !lexicon.related(t.pair(), o.pair());
-        if let ([t], [o]) = (wx.as_slice(), wy.as_slice())
-            && other_things(t, o)
-        {
-            comparison.extra[0] += cx.len();
-            comparison.extra[1] += cy.len();
-            comparison
-                .substitutions
-                .push((words_of(&cx), words_of(&cy)));
-            return;
-        }
-        // Opening both sides and followed by their predicate ("`no woman`
-        // playing" / "`a man` is playing"), the hunk is a subject too; an
-        // imperative's verb ("`Enable` two-factor …") is not.
-        let opening_subject = place.at_start == [true, true]
-            && next.is_some_and(|t| t.info.inflected_verb || t.word.ends_with("ing"));
-        if ox <= 1 && oy <= 1 && !place.subject && !opening_subject {
-            comparison.extra[0] += ox;
-            comparison.extra[1] += oy;
-            // A negated antonym states the same ("is `not open`" / "is
-            // `closed`"): the two sides agree here, though in other words,
-            // so this is neither a conflict nor a merge.
-            // The antonym may be a negation phrase itself: "`still`" /
-            // "`no longer`" (WordNet's adverbs).
-            let negations_besides = |side: &[&Token], phrase: &str| {
-                side.iter()
-                    .filter(|t| {
-                        t.role == Role::Negation
-                            && t.word != phrase
-                            && !phrase.split(' ').any(|w| w == t.word)
-                    })
-                    .count()
-            };
-            if negations_besides(x, &p) % 2 != negations_besides(y, &q) % 2 {
-                comparison.synonymous += 1;
-                comparison.negation_differs = true;
-                return;
-            }
-            // Beside the bare antonym, a complement that only names who or
-            // where ("married to `Ana`", "employed at `Acme`") leaves the
-            // predicate whole; a common noun narrows it ("unhappy with her
-            // `job`", "short of `money`") or is what the antonym qualifies
-            // ("a new `employee`").
-            comparison.opposed_predicate = ((ox == 0 || oy == 0)
-                && wx.iter().chain(&wy).all(|t| t.role == Role::Name))
-            .then_some([ox, oy]);
-            comparison
-                .conflicts
-                .push(Conflict::opposed("antonym", &p, &q, "antonyms"));
-            return;
-        }
-    }
-    // Another preposition relates the shared words another way: "flew
-    // `to` Paris" / "… `from` Paris".
-    if let Some(relations) = other_relations(x, y) {
-        comparison.relations.push(relations);
-    }
-    let negations = |side: &[&Token]| side.iter().filter(|t| t.role == Role::Negation).count();
-    let (nx, ny) = (negations(x), negations(y));
-    if nx != ny {
-        let (side, negating, other, other_content) = if nx > ny {
-            (0, x, y, &cy)
-        } else {
-            (1, y, x, &cx)
-        };
-        let negation = negating
-            .iter()
-            .find(|t| t.role == Role::Negation)
-            .map_or("", |t| t.word.as_str());
-        // A denied presence ("was not `at` the meeting", "has never been
-        // `to` Japan") denies a verb of being or going there ("attended",
-        // "visited"), not another relation to the place ("organised the
-        // meeting", "loves Japan").
-        let presence = negating.iter().any(|t| listed(&COPULAS, &t.word))
-            && negating.iter().any(|t| is_preposition(&t.word))
-            && !other.iter().any(|t| is_preposition(&t.word));
-        // A place within the denied one is in it, where both sides speak of
-        // being there ("has never been to `Japan`" / "visited `Tokyo`";
-        // not "loves Tokyo").
-        let there = place.locative
-            || (negating.iter().any(|t| listed(&LOCATIVES, &t.word))
-                && other_content.iter().any(|o| verb_of_presence(o, lexicon)));
-        let names = |t: &Token, o: &Token| {
-            lexicon.synonyms(t.pair(), o.pair())
-                || lexicon.is_a(&o.info, &t.info)
-                || (there && lexicon.within(&o.info, &t.info))
-        };
-        // The negating side's words that name what the other side says, in
-        // the same or more general terms ("no `woman`" / "a lady"; "does
-        // not `own`" / "has"), are the denied argument, not a fact of its
-        // own: a general denial denies every specific case.
-        let negating_content = content(negating);
-        // What an exception is taken from is no fact of its own: "all
-        // `fruit` except bananas" denies the bananas the other text has.
-        let excepted_from = |t: &Token| {
-            negation == "except"
-                && next.is_some_and(|n| {
-                    listed(&QUANTIFIERS, &t.word) || lexicon.is_a(&n.info, &t.info)
-                })
-        };
-        let own_content = negating_content
-            .iter()
-            .filter(|t| {
-                let names_other = other_content.iter().any(|o| names(t, o));
-                let says_has = possessive(other) && means_have(t, lexicon);
-                !names_other && !says_has && !excepted_from(t)
-            })
-            .count();
-        let pronoun = listed(&NEGATIVE_PRONOUNS, negation);
-        // The negation must bear on aligned words: a negated clause of its
-        // own ("when there are no tournaments") is a detail, not a denial.
-        // Inside the subject only a leading determiner denies ("`No` dog is
-        // running"); "a man with `no` shirt" is another referent.
-        let denies = !place.subject || place.at_start[side];
-        // A denied possession ("has `no` car") does not deny another verb
-        // of the thing ("`rents` a car"), only a synonym ("owns a car").
-        let possession = possessive(negating) && !negating.iter().any(|t| t.word == "been");
-        let other_relation = presence
-            && other_content
-                .iter()
-                .any(|t| t.info.inflected_verb && !lexicon.means_presence(&t.info));
-        let other_predicate =
-            other_relation || (possession && verb_besides_having(other_content, lexicon).is_some());
-        // The other side's words the denial names are the denied argument
-        // the two share ("a `car`" / "not … a `vehicle`"; "`visited`" /
-        // "has never been to"), not details.
-        let named = other_content
-            .iter()
-            .filter(|o| {
-                negating_content.iter().any(|t| names(t, o))
-                    || (presence && verb_of_presence(o, lexicon))
-            })
-            .count();
-        if denies && own_content == 0 && !other_predicate && (!pronoun || other_content.len() <= 2)
-        {
-            let quantifier = other.iter().find(|t| listed(&QUANTIFIERS, t.word.as_str()));
-            // What is denied: the word the negation stands before in the
-            // hunk ("is not `cutting`" / "is slicing", "does not `have`"),
-            // or the aligned word after the hunk.
-            let scope = negating
-                .iter()
-                .rposition(|t| t.role == Role::Negation)
-                .map_or(&[][..], |k| &negating[k + 1..]);
-            let shown = scope
-                .iter()
-                .find(|t| !listed(&ARTICLES, &t.word))
-                .filter(|t| t.is_content() || listed(&POSSESSIVE_VERBS, &t.word))
-                .or_else(|| {
-                    scope
-                        .iter()
-                        .find(|t| t.is_content() && other_content.iter().any(|o| names(t, o)))
-                })
-                .copied()
-                .or(place.negated_word[side])
-                .or(next);
-            let target = match (pronoun, shown) {
-                (true, _) | (_, None) => String::new(),
-                (false, Some(shown)) => format!(" `{}`", shown.word),
-            };
-            let which = if side == 0 { "first" } else { "second" };
-            let conflict = match quantifier {
-                Some(q) => Conflict {
-                    kind: "quantifier",
-                    detail: format!("`{}` ↔ `{negation}` (quantifiers)", q.word),
-                    negated_side: Some(side),
-                    denied: None,
-                },
-                None => Conflict {
-                    kind: "negation",
-                    detail: format!("`{negation}` negates{target} in the {which} only"),
-                    negated_side: Some(side),
-                    denied: next.filter(|_| !pronoun).map(|t| t.word.clone()),
-                },
-            };
-            comparison.conflicts.push(conflict);
-            // What a pronoun replaced is the denied argument, aligned with
-            // it ("`Nobody` is typing" / "`Someone` is typing on a keyboard"),
-            // not a detail.
-            if !pronoun {
-                comparison.extra[1 - side] += other_content.len() - named;
-                comparison.generalisations += named;
-            } else if !other_content.is_empty() {
-                comparison.aligned += 1;
-            }
-            return;
-        }
-        comparison.negation_differs = true;
-    }
-    if cx.is_empty() && cy.is_empty() {
-        return;
-    }
-    // A value added beside another ("now `also` uses Rust") changes no
-    // slot, whatever change word dates it.
-    for p in &cx {
-        for q in &cy {
-            let (vp, vq) = (lexicon.canonical(&p.word), lexicon.canonical(&q.word));
-            if !place.additive
-                && p.role == Role::Name
-                && q.role == Role::Name
-                && vp != vq
-                && let (Some(class), Some(other)) =
-                    (lexicon.class_of(&p.word), lexicon.class_of(&q.word))
-                && class == other
-            {
-                comparison
-                    .class_changes
-                    .push((class.to_owned(), vp.to_owned(), vq.to_owned()));
-            }
-        }
-    }
-    if cx.is_empty() || cy.is_empty() {
-        // Having a thing and doing something with it are two predicates,
-        // though "has" is no content word: "`has` a bike" / "`sold` his
-        // bike" (and the sale may be the older fact), not "sold" as a
-        // detail beside a shared "bike".
-        comparison.extra[0] += cx.len();
-        comparison.extra[1] += cy.len();
-        // So are having it and what befell it ("`has` a dentist
-        // appointment" / "the dentist appointment `was cancelled`"), where
-        // only one text has it, and having it and being something toward
-        // it ("`has` a cat" / "`is allergic` to cats").
-        let (having, doing) = if cx.is_empty() { (0, &cy) } else { (1, &cx) };
-        if (place.has[having] || (place.owns[having] && !place.has_anywhere[1 - having]))
-            && let Some(verb) = verb_besides_having(doing, lexicon)
-                .or_else(|| predicate_adjective([x, y][1 - having]))
-        {
-            let has = [x, y][having]
-                .iter()
-                .find(|t| listed(&POSSESSIVE_VERBS, &t.word))
-                .map_or(HAVE, |t| t.word.as_str());
-            comparison.substitutions.push(if having == 0 {
-                (has.to_owned(), verb.word.clone())
-            } else {
-                (verb.word.clone(), has.to_owned())
-            });
-        }
-        return;
-    }
-    // A time the value has held since or until ("in Berlin `since 2015`")
-    // dates it and leaves the slot to the value. The change words that
-    // date it ("is `now` blue") and the "years old" that restates what
-    // the other side's bare number is are no details of their own.
-    let (dated_x, dated_y) = (
-        without_change_words(&cx, lexicon),
-        without_change_words(&cy, lexicon),
-    );
-    let (undated_x, undated_y) = (
-        without_closing_date(dated_x, x, y, lexicon),
-        without_closing_date(dated_y, y, x, lexicon),
-    );
-    let (valued_x, valued_y) = (
-        value_before_its_details(without_time_span(undated_x, lexicon), x, lexicon),
-        value_before_its_details(without_time_span(undated_y, lexicon), y, lexicon),
-    );
-    let (vx, vy) = (
-        without_age_unit(valued_x, valued_y, lexicon),
-        without_age_unit(valued_y, valued_x, lexicon),
-    );
-    // A change verb before a value ("`switched to` Firefox") says it took
-    // the place of another: against a verb the other side states now with
-    // the value as its object ("uses Chrome"), the two values fill one
-    // slot. Not a past verb ("visited Chicago" / "moved to Boston"), one of
-    // feeling ("likes Chrome": one may still), nor one through a
-    // preposition ("banks `with` Chase"), where the rule file's relations
-    // decide ("lives in").
-    let present_object = |stating: &[&Token]| {
-        stating.iter().enumerate().any(|(k, t)| {
-            t.role == Role::Content
-                && t.info.is_verb()
-                && !past_form(t)
-                && !lexicon.feels(&t.info)
-                && !stating[k + 1..].iter().any(|u| is_preposition(&u.word))
-        })
-    };
-    let place = Place {
-        single_valued: place.single_valued
-            || (!place.object_of_feeling
-                && ((change_verbs(x, lexicon).next().is_some() && present_object(y))
-                    || (change_verbs(y, lexicon).next().is_some() && present_object(x)))),
-        ..place
-    };
-    // A value and at most one other word a side ("5 minutes" / "20
-    // minutes" aligns the unit; "lives in New York" / "moved to Boston":
-    // a name of several words is one value; "in Rome once" / "supports
-    // Jon and believes" is not one slot). A negated value is not the
-    // other value ("is `not red`" / "is `blue`"): another fact, not a
-    // conflict.
-    if !place.subject
-        && !place.additive
-        && !place.of_an_indefinite
-        && !place.wished
-        && nx == ny
-        && words_with_names_as_one(vx) <= 2
-        && words_with_names_as_one(vy) <= 2
-        && let Some((conflict, words)) = compound_value(vx, vy, place, lexicon)
-            .map(|c| (c, [2, 2]))
-            .or_else(|| different_value(vx, vy, names_before, place, lexicon))
-    {
-        let mut extra = [
-            vx.len().saturating_sub(words[0]),
-            vy.len().saturating_sub(words[1]),
-        ];
-        // A change verb before the new value ("`switched to` Vim", "`moved
-        // to` London") says the other side's relation holds it now: it
-        // restates that side's verb ("uses", "lives in") or copula ("is
-        // on"), and neither is a detail of its own. What dates or follows
-        // the value is ("moved to London `with her family`").
-        let restated = |changing: &[&Token], side: usize| {
-            extra[side] == 1
-                && (extra[1 - side] == 0
-                    || [&cx, &cy][1 - side]
-                        .iter()
-                        .any(|t| t.role == Role::Content && t.info.is_verb()))
-                && change_verbs(changing, lexicon).next().is_some()
-        };
-        if restated(x, 0) || restated(y, 1) {
-            extra = [0, 0];
-            comparison.synonymous += 1;
-        }
-        comparison.extra[0] += extra[0] + (dated_x.len() - valued_x.len());
-        comparison.extra[1] += extra[1] + (dated_y.len() - valued_y.len());
-        comparison.conflicts.push(conflict);
-        return;
-    }
-    // Each content word pairs off with a synonym on the other side, or is
-    // the general word of a more specific one there ("person" / "man": the
-    // specific side keeps it as a detail), or is left: a substitution or a
-    // detail.
-    let mut left: [Vec<String>; 2] = Default::default();
-    // A place is the general word of a place within it ("Germany" /
-    // "Berlin") where the texts speak of being there.
-    let within =
-        |part: &Token, whole: &Token| place.locative && lexicon.within(&part.info, &whole.info);
-    for (side, (mine, theirs)) in [(&cx, &cy), (&cy, &cx)].into_iter().enumerate() {
-        for t in mine {
-            // What the other side says is absent is no general word of
-            // what it has: "`alcohol`" / "`alcohol-free` beer".
-            let absent = format!("{}-free", t.word);
-            if theirs.iter().any(|o| o.word == absent) {
-                left[side].push(t.word.clone());
-                continue;
-            }
-            if theirs.iter().any(|o| lexicon.synonyms(t.pair(), o.pair())) {
-                // Counted once, from the first side.
-                if side == 0 {
-                    comparison.synonymous += 1;
-                }
-                continue;
-            }
-            // A verb defined as this one with more said ("prefers": "like
-            // better") states it: the other side's detail, no general word.
-            if theirs
-                .iter()
-                .any(|o| lexicon.is_a(&o.info, &t.info) && lexicon.says_more_than(&o.info, &t.info))
-            {
-                if side == 0 {
-                    comparison.synonymous += 1;
-                }
-                continue;
-            }
-            // An owner's more specific noun before the same value says
-            // what the general one says ("Leo's `vehicle` is a Volvo" /
-            // "Leo's `car` is …"): the specific side keeps it as a detail.
-            if place.owners_noun && theirs.iter().any(|o| lexicon.is_a(&o.info, &t.info)) {
-                comparison.synonymous += 1;
-                continue;
-            }
-            if let Some(specific) = theirs
-                .iter()
-                .find(|o| lexicon.is_a(&o.info, &t.info) || within(o, t))
-            {
-                comparison.generalisations += 1;
-                let (general, specific) = (t.word.clone(), specific.word.clone());
-                let pair = if side == 0 {
-                    (general, specific)
-                } else {
-                    (specific, general)
-                };
-                // A hunk may be classified again as part of a clause.
-                if !comparison.generalised.contains(&pair) {
-                    comparison.generalised.push(pair);
-                }
-                continue;
-            }
-            if theirs
-                .iter()
-                .any(|o| lexicon.is_a(&t.info, &o.info) || within(t, o))
-            {
-                comparison.specifics[side] += 1;
-            }
-            left[side].push(t.word.clone());
-        }
-    }
-    let [ux, uy] = left;
-    comparison.extra[0] += ux.len();
-    comparison.extra[1] += uy.len();
-    if !ux.is_empty() && !uy.is_empty() {
-        comparison.substitutions.push((ux.join(" "), uy.join(" ")));
-    }
-}
-
 /// "alone" on one side and "with" someone on the other ("lives `alone`"
 /// / "lives `with her parents`"): alone is with nobody. Not "with" a
 /// thing ("with a cat", "with an umbrella"), nor under a negation.
@@ -1789,7 +1280,7 @@ pub(super) fn compound_value<'t>(
     let (numbers, _) = different_value(&[nx], &[ny], [&[], &[]], place, lexicon)?;
     let (words, _) = different_value(&[wx], &[wy], [&[], &[]], place, lexicon)?;
     Some(Conflict {
-        kind: "value",
+        kind: ConflictKind::Value,
         detail: format!(
             "`{}` ↔ `{}` (each part differs: {}; {})",
             words_of(x),
@@ -1799,6 +1290,7 @@ pub(super) fn compound_value<'t>(
         ),
         negated_side: None,
         denied: None,
+        rule: "",
     })
 }
 
@@ -1828,7 +1320,7 @@ pub(super) fn different_value<'t>(
         let clock_times = numbers.0.iter().chain(&numbers.1).any(|v| v.contains(':'));
         return Some((
             Conflict::opposed(
-                "value",
+                ConflictKind::Value,
                 &numbers.0.join(" "),
                 &numbers.1.join(" "),
                 if clock_times {
@@ -1895,7 +1387,7 @@ pub(super) fn different_value<'t>(
     {
         return Some((
             Conflict::opposed(
-                "value",
+                ConflictKind::Value,
                 lexicon.canonical(&p.word),
                 lexicon.canonical(&q.word),
                 &what,
@@ -1916,7 +1408,7 @@ pub(super) fn different_value<'t>(
         && !lexicon.related(p.pair(), q.pair())
     {
         return Some((
-            Conflict::opposed("value", &words_of(x), &words_of(y), "roles"),
+            Conflict::opposed(ConflictKind::Value, &words_of(x), &words_of(y), "roles"),
             [x.len(), y.len()],
         ));
     }
@@ -1935,7 +1427,7 @@ pub(super) fn different_value<'t>(
     {
         return Some((
             Conflict::opposed(
-                "value",
+                ConflictKind::Value,
                 &p.word,
                 &q.word,
                 &format!("both a kind of {class}"),
@@ -1968,7 +1460,10 @@ pub(super) fn different_value<'t>(
             None
         };
         if let Some(why) = why {
-            return Some((Conflict::opposed("value", &p.word, &q.word, &why), [1, 1]));
+            return Some((
+                Conflict::opposed(ConflictKind::Value, &p.word, &q.word, &why),
+                [1, 1],
+            ));
         }
     }
     None

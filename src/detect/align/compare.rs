@@ -500,9 +500,8 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
         // Before words the other side has elsewhere leave the hunks: "with
         // other `women`" is company though "woman" is the other's subject.
         if let Some((p, q)) = alone_against_company(x, y, lexicon) {
-            comparison
-                .conflicts
-                .push(Conflict::opposed("antonym", &p, &q, "antonyms"));
+            let alone = Conflict::opposed(ConflictKind::Antonym, &p, &q, "antonyms");
+            comparison.add_conflict(alone.found_by("alone_against_company"));
             continue;
         }
         let before_moving = content(x).len() + content(y).len();
@@ -617,12 +616,13 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                     .push(("and".to_owned(), "or".to_owned()));
             }
         }
-        classify(&x, &y, next, names_before, place, lexicon, &mut comparison);
+        let hunk = rules::Hunk::new(&x, &y, next, names_before);
+        rules::classify(&hunk, &place, lexicon, &mut comparison);
     }
     cancel_denials_of_one_word(&mut comparison.conflicts);
     cancel_moved_denials(&mut comparison.conflicts, a, b);
     if let Some(conflict) = traded_comparison(a, b, lexicon) {
-        comparison.conflicts.push(conflict);
+        comparison.add_conflict(conflict.found_by("traded_comparison"));
     }
     if let Some(pronouns) = other_doer(a, b) {
         comparison.substitutions.push(pronouns);
@@ -955,7 +955,7 @@ pub(super) fn traded_comparison(a: &[Token], b: &[Token], lexicon: &Lexicon) -> 
                     None => "the compared sides traded".to_owned(),
                 };
                 return Some(Conflict::opposed(
-                    "order",
+                    ConflictKind::Order,
                     &words_of(&a[lo..hi]),
                     &words_of(&b[lo..hi]),
                     &why,
@@ -1105,7 +1105,7 @@ pub(super) fn denied_runs(tokens: &[Token]) -> Vec<Vec<&str>> {
 /// negation in a hunk of its own around "have", yet both deny "state".
 pub(super) fn cancel_denials_of_one_word(conflicts: &mut Vec<Conflict>) {
     fn denial(c: &Conflict, side: usize) -> Option<&str> {
-        (c.kind == "negation" && c.negated_side == Some(side))
+        (c.kind == ConflictKind::Negation && c.negated_side == Some(side))
             .then_some(c.denied.as_deref())
             .flatten()
     }

@@ -19,8 +19,9 @@
 //! lists and types (`Token`, `Conflict`, `Comparison`, `Frame`):
 //! [`tokens`] reads a text into tokens; `frame` tells its tense and what
 //! frames it; `changes` finds a state entered or ended and a value
-//! changed; `classify` says what one hunk is; `compare` aligns two texts
-//! and classifies their hunks; `clauses` compares clause by clause and
+//! changed; `classify` holds the word tests the hunk rules ask; `rules`
+//! says what one hunk is, with named rules in a table; `compare` aligns
+//! two texts and reads their hunks with the rules; `clauses` compares clause by clause and
 //! restates a text as one statement; `verdict` reads a comparison as
 //! a contradiction, a cover or neither.
 
@@ -34,6 +35,7 @@ mod classify;
 mod clauses;
 mod compare;
 mod frame;
+mod rules;
 #[cfg(test)]
 mod tests;
 mod tokens;
@@ -338,25 +340,61 @@ pub fn predicate_opposites(words: &[String], lexicon: &Lexicon) -> Vec<(String, 
 /// A conflict between the two texts, with the words that make it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Conflict {
-    /// `negation`, `quantifier`, `antonym`, `value` or `order`.
-    pub kind: &'static str,
+    pub kind: ConflictKind,
     pub detail: String,
     /// Which side carries the negation (negation and quantifier only).
     negated_side: Option<usize>,
     /// The aligned word a negation bears on, when it names one.
     denied: Option<String>,
+    /// The rule that found it (a hunk rule of `align/rules.rs`, or a rule over the whole
+    /// texts).
+    pub rule: &'static str,
+}
+
+/// What kind of clash a [`Conflict`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConflictKind {
+    /// One side denies what the other states.
+    Negation,
+    /// "all" against "no".
+    Quantifier,
+    /// Opposed words ("wet" / "dry").
+    Antonym,
+    /// Two values in one slot.
+    Value,
+    /// The same words with their roles traded.
+    Order,
+}
+
+impl ConflictKind {
+    /// Its name in events and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            ConflictKind::Negation => "negation",
+            ConflictKind::Quantifier => "quantifier",
+            ConflictKind::Antonym => "antonym",
+            ConflictKind::Value => "value",
+            ConflictKind::Order => "order",
+        }
+    }
 }
 
 impl Conflict {
     /// Two words that cannot both hold, and why: "`up` ↔ `down`
     /// (antonyms)", "`5` ↔ `7` (numbers)".
-    fn opposed(kind: &'static str, first: &str, second: &str, why: &str) -> Self {
+    fn opposed(kind: ConflictKind, first: &str, second: &str, why: &str) -> Self {
         Conflict {
             kind,
             detail: format!("`{first}` ↔ `{second}` ({why})"),
             negated_side: None,
             denied: None,
+            rule: "",
         }
+    }
+
+    /// The same conflict, as found by `rule`.
+    fn found_by(self, rule: &'static str) -> Self {
+        Conflict { rule, ..self }
     }
 }
 
@@ -443,6 +481,9 @@ pub struct Comparison {
     /// What a shared owner owns is another thing on one side
     /// ([`another_possession`]): another owner's, or another kind.
     another_possession: bool,
+    /// The rules that said something of a hunk, in the order they first
+    /// did (`align/rules.rs`).
+    rules: Vec<&'static str>,
 }
 
 /// Prepositions that relate a verb or noun to what follows: place,

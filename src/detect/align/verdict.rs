@@ -4,6 +4,26 @@
 use super::*;
 
 impl Comparison {
+    /// The rules that said something of the texts, in the order they first
+    /// did: the hunk rules (`align/rules.rs`) and the rules over the whole
+    /// texts that found a conflict.
+    pub fn rules(&self) -> &[&'static str] {
+        &self.rules
+    }
+
+    /// Records that `rule` said something.
+    pub(super) fn heard(&mut self, rule: &'static str) {
+        if !self.rules.contains(&rule) {
+            self.rules.push(rule);
+        }
+    }
+
+    /// Adds a conflict, and the rule that found it.
+    pub(super) fn add_conflict(&mut self, conflict: Conflict) {
+        self.heard(conflict.rule);
+        self.conflicts.push(conflict);
+    }
+
     /// The texts state the same proposition and disagree about it: at least
     /// one conflict, no other fact swapped, at most one antonym or value
     /// slot, and little else different. A side that negates may add
@@ -37,7 +57,7 @@ impl Comparison {
             // happy …"); two past events with another value are two
             // occurrences ("went to the gym on Monday" / "… on Wednesday").
             let occurrences =
-                x.event && y.event && self.conflicts.iter().all(|c| c.kind == "value");
+                x.event && y.event && self.conflicts.iter().all(|c| c.kind == ConflictKind::Value);
             if x.tense.apart(y.tense) || occurrences {
                 return false;
             }
@@ -45,9 +65,13 @@ impl Comparison {
         let slots = self
             .conflicts
             .iter()
-            .filter(|c| c.negated_side.is_none() && c.kind != "antonym")
+            .filter(|c| c.negated_side.is_none() && c.kind != ConflictKind::Antonym)
             .count()
-            + usize::from(self.conflicts.iter().any(|c| c.kind == "antonym"));
+            + usize::from(
+                self.conflicts
+                    .iter()
+                    .any(|c| c.kind == ConflictKind::Antonym),
+            );
         let negated: Vec<usize> = self
             .conflicts
             .iter()
@@ -64,7 +88,7 @@ impl Comparison {
         // jumping `into` the pool" / "the boy … `out of` …").
         if negated.is_empty()
             && self.narrows.contains(&true)
-            && self.conflicts.iter().all(|c| c.kind == "value")
+            && self.conflicts.iter().all(|c| c.kind == ConflictKind::Value)
         {
             return false;
         }
@@ -191,6 +215,9 @@ impl Comparison {
                 "details only in the first: {}, only in the second: {}",
                 self.extra[0], self.extra[1]
             ));
+        }
+        if !self.rules.is_empty() {
+            parts.push(format!("rules: {}", self.rules.join(", ")));
         }
         // As `Prepared::mergeable` decides: a block moved in one order is no
         // detail ("On Fridays the team deploys …" / "The team deploys … on
