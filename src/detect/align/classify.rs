@@ -3,7 +3,7 @@
 //! slot holds, whether two words are opposed.
 
 use super::*;
-use super::{changes::*, tokens::*};
+use super::{changes::*, place::Place, tokens::*};
 
 /// Whether `hunk`, words of `subject` ending before `end`, narrows what
 /// the subject names beyond `other`, the other side's words there: it has
@@ -338,103 +338,6 @@ pub(super) fn lemmas_of(tokens: &[&Token]) -> String {
 
 pub(super) fn content<'t>(side: &[&'t Token]) -> Vec<&'t Token> {
     side.iter().copied().filter(|t| t.is_content()).collect()
-}
-
-/// Where a hunk sits in the sentences.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Place<'t> {
-    /// Before the first auxiliary or copula on both sides.
-    pub(super) subject: bool,
-    /// Right after an aligned copula ("is `red`"), or between its article
-    /// and the aligned noun it assigns ("is a `red` sedan").
-    pub(super) after_copula: bool,
-    /// Right before an aligned noun: what the hunk's last number counts
-    /// ("`2000` dollars").
-    pub(super) before_noun: bool,
-    /// After an aligned copula or passive participle and at most an
-    /// article ("is the `winner`", "is named `Rex`"): what the subject is.
-    pub(super) predicate_noun: bool,
-    /// After aligned words ending with a relation held with one value at
-    /// a time ("works `at`", "married `to`"), and at most an article.
-    pub(super) single_valued: bool,
-    /// The aligned noun a copula's subject ends with, where the hunk is
-    /// what the copula assigns, past at most an article ("favorite `sport`
-    /// is tennis", "favorite `dog` is the beagle"): the kind of thing the
-    /// value names.
-    pub(super) kind_assigned: Option<&'t Token>,
-    /// That kind is one's favorite, in the singular ("favorite `food` is
-    /// sushi"): one value at a time, whatever its kind.
-    pub(super) one_favorite: bool,
-    /// Right after an aligned active verb: its direct object ("speaks
-    /// `Spanish`"), not a passive participle's complement ("is named
-    /// `Lily`") nor a preposition's ("lives in `Rome`").
-    pub(super) object: bool,
-    /// That object is one of a verb of feeling, which one holds toward
-    /// many things at once ("likes `Rust`", "loves", "hates"); not of a
-    /// preference ("prefers"), which ranks one above the rest.
-    pub(super) object_of_feeling: bool,
-    /// A side adds its value to another it leaves implied ("Bob `also`
-    /// likes Go", "… Go `too`", "… `as well`"): the values hold side by
-    /// side.
-    pub(super) additive: bool,
-    /// After an aligned "as" that follows an aligned verb, and at most an
-    /// article: the role the verb is done in ("works as a `nurse`").
-    pub(super) role: bool,
-    /// Starts each side's sentence (a determiner: "`No` dog is …").
-    pub(super) at_start: [bool; 2],
-    /// Right before an aligned time word ("`last` year" / "`this` year").
-    pub(super) before_time: bool,
-    /// Right after an aligned "every" or "each" ("swims `every` Monday").
-    pub(super) after_every: bool,
-    /// Right after an aligned bound ("less than", "at least", "up to",
-    /// "over"): each side's number is one end of a range, and two ranges
-    /// bounded the same way overlap.
-    pub(super) after_bound: bool,
-    /// Right before an aligned possessive "s": whose the next word is ("is
-    /// `Sarah`'s manager"), not a value the predicate assigns.
-    pub(super) possessor: bool,
-    /// Between an aligned possessive, past at most modifiers, and an
-    /// aligned copula ("Leo's `car` is a Volvo", "her favourite `sport`
-    /// is tennis"): the noun names what the value is to its owner.
-    pub(super) owners_noun: bool,
-    /// Right after an aligned possessive that no copula assigns ("wins his
-    /// `second` tournament", "Sam's `fourth` marathon", not "is his
-    /// second wife"): an ordinal there counts one of the possessor's
-    /// several things or occasions, and two ordinals count two of them.
-    pub(super) among_possessions: bool,
-    /// After an aligned preposition that brings in a party to what is
-    /// done ("works `with` Laura", "a letter `from` Laura", "a gift `to`
-    /// Sam"): one does it with, from or for many.
-    pub(super) party: bool,
-    /// Each side's hunk has "have" as its verb, not as an auxiliary
-    /// ("`has` a bike", not "`has` sold", "`has` been", "`has` to").
-    pub(super) has: [bool; 2],
-    /// Each side's sentence has "have" as its only verb ("the user `has`
-    /// a dog").
-    pub(super) owns: [bool; 2],
-    /// Each side's sentence has "have" as one of its verbs.
-    pub(super) has_anywhere: [bool; 2],
-    /// After an aligned preposition of being in or going to a place, or a
-    /// verb of presence, and at most an article ("lives `in` Berlin",
-    /// "`visited` Tokyo"): being there is being in what it lies within.
-    pub(super) locative: bool,
-    /// In a phrase about a referent an indefinite article brings in ("has
-    /// `a` meeting at 3pm", [`of_an_indefinite`]).
-    pub(super) of_an_indefinite: bool,
-    /// Under a verb of feeling that takes an infinitive ("`wants` to
-    /// visit Norway", "would `love` to live in Paris"): one wishes for
-    /// many things at once. Not a preference ("prefers to use"), which
-    /// ranks one above the rest.
-    pub(super) wished: bool,
-    /// On either side, where a verb of going in the simple present takes
-    /// its destination ("travels `to` Chicago", "I fly `to` Denver"): a
-    /// habit, and one goes to many places.
-    pub(super) habitual_destination: bool,
-    /// Per side, the first content word after the hunk's last negation as
-    /// the sentence has it, before the words the other text has elsewhere
-    /// leave the hunk: what a denial names when those words moved ("… and
-    /// does not `wear` glasses" / "wears glasses and …").
-    pub(super) negated_word: [Option<&'t Token>; 2],
 }
 
 /// Prepositions of where one goes: "travels `to` Chicago".

@@ -1,8 +1,10 @@
-//! The alignment itself: the two texts' shared words, found as a longest
-//! common subsequence, and the hunks between them.
+//! Two texts compared: each read as one statement, aligned ([`walk`]),
+//! each hunk placed ([`Around`]) and read with the hunk rules
+//! ([`super::rules`]), then the rules over the whole texts (sides traded,
+//! another doer).
 
 use super::*;
-use super::{changes::*, classify::*, frame::*};
+use super::{changes::*, classify::*, frame::*, place::*, walk::*};
 
 /// `side` with each two adjacent words that `other` writes as one word
 /// joined into that word: an open and a closed compound ("per cent" /
@@ -46,18 +48,6 @@ pub fn join_compounds<'t>(side: &'t [Token], other: &[Token]) -> Cow<'t, [Token]
     Cow::Owned(joined)
 }
 
-/// How much an aligned token weighs: content words and negations count
-/// double, so they anchor the alignment ("encourages him `not` to give up"
-/// / "… to keep pushing and `not` give up" pairs the two negations, not
-/// the two "to"s).
-pub(super) fn anchor_weight(t: &Token) -> u32 {
-    if t.is_content() || t.role == Role::Negation {
-        2
-    } else {
-        1
-    }
-}
-
 /// Aligns `a` with `b` (weighted longest common subsequence: content words
 /// count double, so they anchor the alignment) and classifies every hunk.
 pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
@@ -90,26 +80,6 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
         as_denial(b, ends[1].as_ref()),
     );
     let (a, b) = (a.as_ref(), b.as_ref());
-    let matches = |x: &Token, y: &Token| {
-        x.word == y.word
-            || (x.role != Role::Negation
-                && y.role != Role::Negation
-                && x.info.lemmas.iter().any(|l| y.info.lemmas.contains(l)))
-    };
-    let (n, m) = (a.len(), b.len());
-    let mut table = vec![0u32; (n + 1) * (m + 1)];
-    let at = |i: usize, j: usize| i * (m + 1) + j;
-    for i in (0..n).rev() {
-        for j in (0..m).rev() {
-            let skip = table[at(i + 1, j)].max(table[at(i, j + 1)]);
-            table[at(i, j)] = if matches(&a[i], &b[j]) {
-                let weight = anchor_weight(&a[i]);
-                skip.max(table[at(i + 1, j + 1)] + weight)
-            } else {
-                skip
-            };
-        }
-    }
     let mut comparison = Comparison {
         reframes: [reframes(a, b, lexicon), reframes(b, a, lexicon)],
         frames: [
@@ -145,50 +115,15 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
         ],
         ..Comparison::default()
     };
-    let (mut i, mut j) = (0, 0);
-    let (mut hunk_a, mut hunk_b) = (Vec::new(), Vec::new());
-    // The aligned content word after each hunk names the predicate a
-    // negation applies to: hunks remember how many words were aligned
-    // before them.
-    let mut aligned_words: Vec<&Token> = Vec::new();
-    // The second text's word of each aligned pair, for where its form
-    // matters ("`worked` at" / "`works` at").
-    let mut aligned_in_second: Vec<&Token> = Vec::new();
-    let mut hunks: Vec<Hunk<'_>> = Vec::new();
-    while i < n || j < m {
-        let aligned = i < n && j < m && matches(&a[i], &b[j]) && {
-            let weight = anchor_weight(&a[i]);
-            table[at(i, j)] == table[at(i + 1, j + 1)] + weight
-        };
-        if aligned {
-            if a[i].is_content() {
-                comparison.aligned += 1;
-            }
-            if (a[i].is_graded() || b[j].is_graded()) && compares(a, i) != compares(b, j) {
-                comparison
-                    .substitutions
-                    .push((a[i].word.clone(), b[j].word.clone()));
-            }
-            if !hunk_a.is_empty() || !hunk_b.is_empty() {
-                hunks.push(Hunk {
-                    x: std::mem::take(&mut hunk_a),
-                    y: std::mem::take(&mut hunk_b),
-                    before: aligned_words.len(),
-                    end: [i, j],
-                });
-            }
-            aligned_words.push(&a[i]);
-            aligned_in_second.push(&b[j]);
-            i += 1;
-            j += 1;
-        } else if i < n && (j == m || table[at(i + 1, j)] >= table[at(i, j + 1)]) {
-            hunk_a.push(&a[i]);
-            i += 1;
-        } else {
-            hunk_b.push(&b[j]);
-            j += 1;
-        }
-    }
+    let Walk {
+        aligned_words,
+        aligned_in_second,
+        hunks,
+        content_aligned,
+        graded,
+    } = walk(a, b);
+    comparison.aligned += content_aligned;
+    comparison.substitutions.extend(graded);
     if let [
         Some(Frame {
             tense: x,
@@ -215,15 +150,6 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
                 .any(|(s, t)| std::ptr::eq(*s, &a[p]) && std::ptr::eq(*t, &b[q]))
                 || (!aligned(&aligned_words, &a[p]) && !aligned(&aligned_in_second, &b[q])));
     }
-    if !hunk_a.is_empty() || !hunk_b.is_empty() {
-        hunks.push(Hunk {
-            x: hunk_a,
-            y: hunk_b,
-            before: aligned_words.len(),
-            end: [n, m],
-        });
-    }
-    let hunks = joined_lists(hunks, &aligned_words);
     // The subject is what comes before the first auxiliary or copula ("A
     // man | is slicing"), or before a negation that stands right before it
     // and so denies the predicate ("The user | no longer has a dog"); when
@@ -238,27 +164,6 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
         })
     };
     let subject_ends = [first_auxiliary(a), first_auxiliary(b)];
-    // An aligned participle after an aligned copula ("is `named`").
-    let passive = |k: usize| {
-        let verb: &Token = aligned_words[k];
-        verb.is_content()
-            && verb.info.inflected_verb
-            && !verb.word.ends_with("ing")
-            && k.checked_sub(1)
-                .is_some_and(|p| listed(&COPULAS, aligned_words[p].word.as_str()))
-    };
-    // A verb with its ending, or bare after a subject that takes the bare
-    // form ("I `speak` Spanish", "we `work` as nurses") or after a modal
-    // or "do" ("will `visit` Tokyo", "does `speak` French").
-    let tensed_verb = |k: usize| {
-        let verb: &Token = aligned_words[k];
-        verb.info.inflected_verb
-            || (verb.info.is_verb()
-                && k.checked_sub(1).is_some_and(|s| {
-                    let before = aligned_words[s].word.as_str();
-                    listed(&PLAIN_VERB_SUBJECTS, before) || listed(&BARE_VERB_AUXILIARIES, before)
-                }))
-    };
     let additive = adds_a_value(a) || adds_a_value(b);
     // Under a denial "or" joins what is denied ("no man `or` dog").
     let undenied = !a.iter().chain(b).any(|t| t.role == Role::Negation);
@@ -267,188 +172,24 @@ pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
     // Boston").
     let subject_bounds =
         [0, 1].map(|side| subject_ends[side].or(comparison.frames[side].and_then(|f| f.at)));
-    for Hunk { x, y, before, end } in &hunks {
-        let at_start = [end[0] == x.len(), end[1] == y.len()];
+    for Unaligned { x, y, before, end } in &hunks {
         let next = aligned_words[*before..]
             .iter()
             .chain(aligned_words[..*before].iter().rev())
             .find(|t| t.is_content())
             .copied();
-        // A hunk opening with a name on both sides goes on with the aligned
-        // names before it ("is Sarah `Connor`" / "is Sarah `Kowalski`"):
-        // its place is the whole name's.
-        let opens_with_name = |hunk: &[&Token]| hunk.first().is_some_and(|t| t.role == Role::Name);
-        let value_at = if opens_with_name(x) && opens_with_name(y) {
-            before
-                - aligned_words[..*before]
-                    .iter()
-                    .rev()
-                    .take_while(|t| t.role == Role::Name)
-                    .count()
-        } else {
-            *before
-        };
-        // The aligned word the hunk depends on, past an article ("is `a`
-        // nurse", "works as `a` nurse").
-        let governor = aligned_words[..value_at]
-            .iter()
-            .rposition(|t| !listed(&ARTICLES, t.word.as_str()));
         let (hunk_x, hunk_y) = (x.as_slice(), y.as_slice());
-        let object_verb = value_at
-            .checked_sub(1)
-            .map(|k| aligned_words[k])
-            .filter(|verb| {
-                verb.is_content() && tensed_verb(value_at - 1) && !passive(value_at - 1)
-            });
-        let after_hunk = aligned_words.get(*before);
-        let before_noun = after_hunk.is_some_and(|t| counting_noun(t));
-        let before_name = after_hunk.is_some_and(|t| t.role == Role::Name);
-        let place = Place {
-            subject: (0..2).all(|side| subject_ends[side].is_some_and(|f| end[side] <= f)),
-            after_copula: {
-                let copula_at = |k: usize| listed(&COPULAS, aligned_words[k].word.as_str());
-                let article_at = |k: usize| listed(&ARTICLES, aligned_words[k].word.as_str());
-                value_at.checked_sub(1).is_some_and(|k| {
-                    copula_at(k)
-                        || ((before_noun || before_name)
-                            && article_at(k)
-                            && k.checked_sub(1).is_some_and(copula_at))
-                })
-            },
-            before_noun,
-            predicate_noun: governor
-                .is_some_and(|k| listed(&COPULAS, aligned_words[k].word.as_str()) || passive(k)),
-            // Held at one time on both sides: "worked at Google" and
-            // "works at Microsoft" are a career, not a clash. The tense is
-            // the relation's and its auxiliaries' ("`has been` married to").
-            single_valued: governor.is_some_and(|k| {
-                let last_first = aligned_words[..=k]
-                    .iter()
-                    .rev()
-                    .map(|t| (t.word.as_str(), &t.info));
-                lexicon
-                    .single_valued_ending(last_first)
-                    .is_some_and(|length| {
-                        let mut start = k + 1 - length;
-                        while start > 0 && listed(&AUXILIARIES, &aligned_words[start - 1].word) {
-                            start -= 1;
-                        }
-                        (start..=k)
-                            .all(|v| past_form(aligned_words[v]) == past_form(aligned_in_second[v]))
-                    })
-            }),
-            kind_assigned: governor
-                .filter(|&k| listed(&COPULAS, &aligned_words[k].word))
-                .and_then(|k| k.checked_sub(1))
-                .map(|k| aligned_words[k])
-                .filter(|t| t.role == Role::Content && t.info.is_noun()),
-            one_favorite: governor
-                .filter(|&k| listed(&SINGULAR_COPULAS, &aligned_words[k].word))
-                .and_then(|k| k.checked_sub(2))
-                .is_some_and(|k| {
-                    let kind: &Token = aligned_words[k + 1];
-                    listed(&FAVORITES, &aligned_words[k].word)
-                        && kind.info.lemmas.contains(&kind.word)
-                }),
-            role: governor.is_some_and(|k| {
-                aligned_words[k].word == "as" && k.checked_sub(1).is_some_and(tensed_verb)
-            }),
-            object: object_verb.is_some(),
-            object_of_feeling: object_verb.is_some_and(|verb| {
-                lexicon.feels(&verb.info)
-                    && !verb
-                        .info
-                        .lemmas
-                        .iter()
-                        .any(|l| listed(&PREFERENCE_VERBS, l))
-            }),
+        let around = Around {
+            texts: [a, b],
+            aligned: [&aligned_words, &aligned_in_second],
+            hunks: [hunk_x, hunk_y],
+            before: *before,
+            end: *end,
+            subject_ends,
             additive,
-            at_start,
-            before_time: aligned_words
-                .get(*before)
-                .is_some_and(|t| t.is_content() && names_time(t, lexicon)),
-            possessor: aligned_words.get(*before).is_some_and(|t| t.word == "s"),
-            // "from" and "to" bring in a party after a thing passed on ("a
-            // letter from", "a gift to"); after a verb they may place
-            // ("comes from", "moved to").
-            party: governor.is_some_and(|k| {
-                let word = aligned_words[k].word.as_str();
-                listed(&PARTY_PREPOSITIONS, word)
-                    || (listed("from to", word)
-                        && k.checked_sub(1).is_some_and(|n| {
-                            let thing: &Token = aligned_words[n];
-                            // A verb's form may be a noun too ("thanks"):
-                            // after a determiner or a preposition it is.
-                            let after_determiner = n.checked_sub(1).is_some_and(|d| {
-                                let word = aligned_words[d].word.as_str();
-                                listed(&DETERMINERS, word) || is_preposition(word) || word == "of"
-                            });
-                            thing.role == Role::Content
-                                && thing.info.is_noun()
-                                && (!thing.info.inflected_verb || after_determiner)
-                        }))
-            }),
-            owners_noun: after_hunk.is_some_and(|t| listed(&COPULAS, &t.word))
-                && aligned_words[..value_at]
-                    .iter()
-                    .rev()
-                    .find(|t| !t.is_content() || t.info.inflected_verb)
-                    .is_some_and(|t| listed(&POSSESSIVES, &t.word)),
-            among_possessions: value_at.checked_sub(1).is_some_and(|k| {
-                listed(&POSSESSIVES, &aligned_words[k].word)
-                    && k.checked_sub(1)
-                        .is_none_or(|c| !listed(&COPULAS, &aligned_words[c].word))
-            }),
-            after_every: value_at
-                .checked_sub(1)
-                .is_some_and(|k| listed(&RECURRING, &aligned_words[k].word)),
-            after_bound: {
-                let back = |n: usize| {
-                    value_at
-                        .checked_sub(n)
-                        .map(|k| aligned_words[k].word.as_str())
-                };
-                matches!(
-                    (back(2), back(1)),
-                    (Some("less" | "fewer" | "more" | "greater"), Some("than"))
-                        | (Some("at"), Some("least" | "most"))
-                        | (Some("up"), Some("to"))
-                        | (_, Some("under" | "over" | "above" | "below"))
-                )
-            },
-            has: [(hunk_x, a), (hunk_y, b)].map(|(hunk, sentence)| has_as_verb(hunk, sentence)),
-            owns: [a, b].map(only_verb_is_have),
-            has_anywhere: [a, b].map(has_as_its_verb),
-            locative: governor.is_some_and(|k| {
-                let word: &Token = aligned_words[k];
-                listed(&LOCATIVES, &word.word) || verb_of_presence(word, lexicon)
-            }),
-            of_an_indefinite: of_an_indefinite(&aligned_words, value_at, lexicon),
-            wished: (0..value_at)
-                .rev()
-                .find(|&k| tensed_verb(k))
-                .is_some_and(|k| {
-                    let verb: &Token = aligned_words[k];
-                    lexicon.feels(&verb.info)
-                        && !verb
-                            .info
-                            .lemmas
-                            .iter()
-                            .any(|l| listed(&PREFERENCE_VERBS, l))
-                        && aligned_words.get(k + 1).is_some_and(|t| t.word == "to")
-                }),
-            habitual_destination: (0..2).any(|side| {
-                let (hunk, sentence) = [(hunk_x, a), (hunk_y, b)][side];
-                habitual_destination(sentence, end[side] - hunk.len(), lexicon)
-            }),
-            negated_word: [hunk_x, hunk_y].map(|hunk| {
-                let negation = hunk.iter().rposition(|t| t.role == Role::Negation)?;
-                hunk[negation + 1..]
-                    .iter()
-                    .find(|t| t.is_content())
-                    .copied()
-            }),
+            lexicon,
         };
+        let (place, value_at) = (around.place(), around.value_at());
         if let [Some(bound_a), Some(bound_b)] = subject_bounds
             && end[0] <= bound_a
             && end[1] <= bound_b
@@ -1118,40 +859,4 @@ pub(super) fn cancel_denials_of_one_word(conflicts: &mut Vec<Conflict>) {
         conflicts.remove(first);
         conflicts.remove(second);
     }
-}
-
-/// A run of unaligned words on each side.
-pub(super) struct Hunk<'t> {
-    pub(super) x: Vec<&'t Token>,
-    pub(super) y: Vec<&'t Token>,
-    /// How many words were aligned before it.
-    pub(super) before: usize,
-    /// The index after it on each side.
-    pub(super) end: [usize; 2],
-}
-
-/// Hunks of numbers on both sides joined by an aligned "and" are one list
-/// in one slot: "are `5` and `8`" / "are `6` and `9`" is one other value,
-/// as "is `4`" / "is `5`" is, not two slots that might each be another
-/// fact. An "or" restates in other units ("fell $2.28, or 7 percent").
-pub(super) fn joined_lists<'t>(hunks: Vec<Hunk<'t>>, aligned: &[&Token]) -> Vec<Hunk<'t>> {
-    let numbers = |side: &[&Token]| !side.is_empty() && side.iter().all(|t| t.role == Role::Number);
-    let mut out: Vec<Hunk<'t>> = Vec::with_capacity(hunks.len());
-    for hunk in hunks {
-        if let Some(last) = out.last_mut()
-            && numbers(&last.x)
-            && numbers(&last.y)
-            && numbers(&hunk.x)
-            && numbers(&hunk.y)
-            && hunk.before == last.before + 1
-            && aligned[last.before].word == "and"
-        {
-            last.x.extend(hunk.x);
-            last.y.extend(hunk.y);
-            last.end = hunk.end;
-            continue;
-        }
-        out.push(hunk);
-    }
-    out
 }

@@ -20,8 +20,9 @@
 //! [`tokens`] reads a text into tokens; `frame` tells its tense and what
 //! frames it; `changes` finds a state entered or ended and a value
 //! changed; `classify` holds the word tests the hunk rules ask; `rules`
-//! says what one hunk is, with named rules in a table; `compare` aligns
-//! two texts and reads their hunks with the rules; `clauses` compares clause by clause and
+//! says what one hunk is, with named rules in a table; `walk` aligns two
+//! texts (the common-subsequence walk) into hunks; `place` says where a
+//! hunk sits; `compare` reads each hunk with the rules; `clauses` compares clause by clause and
 //! restates a text as one statement; `verdict` reads a comparison as
 //! a contradiction, a cover or neither.
 
@@ -35,12 +36,14 @@ mod classify;
 mod clauses;
 mod compare;
 mod frame;
+mod place;
 mod rules;
 #[cfg(test)]
 mod tests;
 mod tokens;
 mod updates;
 mod verdict;
+mod walk;
 
 pub use self::clauses::{Denial, clause_conflict, clauses, denial, may_conflict, statement};
 pub use self::compare::{compare, join_compounds};

@@ -14,7 +14,7 @@
 //! the verdict and the rule that must decide it.
 
 use super::*;
-use super::{changes::*, classify::*, tokens::*};
+use super::{changes::*, classify::*, place::Place, tokens::*};
 
 /// A named rule over one hunk.
 pub(super) struct Rule {
