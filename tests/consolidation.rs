@@ -295,6 +295,30 @@ fn a_pattern_needs_something_done_again_not_only_shared_nouns() {
 }
 
 #[test]
+fn a_pattern_text_is_a_sentence_of_its_episodes_verb_phrase() {
+    // The shared subject, the shared verb in the present with its object
+    // as the episodes word it, then how often and when: no ellipsis.
+    let habit = patterns_among([
+        "Priya went running in the park before work",
+        "Priya went running in the park after a long day",
+        "Priya went running along the river in the park",
+    ]);
+    assert_eq!(habit.len(), 1, "{habit:?}");
+    assert!(
+        habit[0].starts_with("Priya goes running in the park (3 times, "),
+        "{habit:?}"
+    );
+    // What a copula assigns keeps the episodes' copula.
+    let state = patterns_among([
+        "Nate was sick with the flu at home",
+        "Nate was sick with the flu again",
+        "Nate was sick with a bad flu",
+    ]);
+    assert!(state[0].starts_with("Nate was sick with "), "{state:?}");
+    assert!(habit.iter().chain(&state).all(|text| !text.contains('…')));
+}
+
+#[test]
 fn postgres_and_mysql_contradict_and_are_linked_both_ways() {
     let (_dir, store) = store();
     let first = "Project uses PostgreSQL";

@@ -24,6 +24,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write as _;
 use std::path::Path;
 
+use engram::detect::{Lexicon, WordNet};
 use engram::embed::{Embedder, LocalEmbedder, dot};
 use serde_json::{Value, json};
 use sha2::Digest as _;
@@ -362,6 +363,8 @@ struct Figures {
     verbatim_patterns: usize,
     archived: usize,
     archived_evidence: usize,
+    /// Pattern texts with an ellipsis or without a verb of their episodes.
+    unreadable_patterns: Vec<String>,
 }
 
 fn evaluate(
@@ -369,6 +372,7 @@ fn evaluate(
     vectors: &Vectors,
     run: &Replay,
     listing: &mut String,
+    lexicon: &Lexicon,
 ) -> Figures {
     let mut figures = Figures {
         memories: 0,
@@ -381,6 +385,7 @@ fn evaluate(
         verbatim_patterns: 0,
         archived: 0,
         archived_evidence: 0,
+        unreadable_patterns: Vec::new(),
     };
     for conversation in conversations {
         let stored: Vec<Stored<'_>> = conversation
@@ -461,6 +466,14 @@ fn evaluate(
             figures.patterns += 1;
             let text = s.memory["content"].as_str().unwrap_or_default();
             let _ = writeln!(listing, "  [{}] {text}", s.user);
+            let episodes: Vec<&str> = s
+                .ids("derived_from")
+                .iter()
+                .filter_map(|id| observation(s.user, id).map(|o| o.text.as_str()))
+                .collect();
+            if !readable_pattern(text, &episodes, lexicon) {
+                figures.unreadable_patterns.push(text.to_owned());
+            }
             for id in s.ids("derived_from") {
                 covered.insert((s.user, id));
                 if let Some(o) = observation(s.user, id) {
@@ -474,6 +487,29 @@ fn evaluate(
         figures.covered += covered.len();
     }
     figures
+}
+
+/// Whether a pattern's text reads alone: no ellipsis, and a verb that its
+/// episodes say as a verb too (issue 78).
+fn readable_pattern(text: &str, episodes: &[&str], lexicon: &Lexicon) -> bool {
+    use engram::detect::align::{predicate_at, tokens};
+    let phrase = text.split(" (").next().unwrap_or(text);
+    if phrase.contains('…') || phrase.contains("...") {
+        return false;
+    }
+    let verbs = |text: &str| {
+        let found = tokens(text, lexicon);
+        (0..found.len())
+            .filter(|&k| predicate_at(&found, k) && found[k].is_verb())
+            .map(|k| found[k].clone())
+            .collect::<Vec<_>>()
+    };
+    let own = verbs(phrase);
+    episodes.iter().any(|episode| {
+        verbs(episode)
+            .iter()
+            .any(|v| own.iter().any(|o| o.same_meaning(v, lexicon)))
+    })
 }
 
 fn share(part: usize, whole: usize) -> String {
@@ -504,6 +540,10 @@ pub fn locomo(data: &Path, out: &Path) {
     );
     let mut questions = 0;
     let mut fused = Vec::new();
+    let mut unreadable = Vec::new();
+    let wordnet =
+        WordNet::load(&super::common::cache().join("wordnet")).expect("WordNet (make models)");
+    let lexicon = Lexicon::default().with_wordnet(std::sync::Arc::new(wordnet));
     // Episodes are merged only when identical and never compared for
     // contradictions; the same observations as semantic memories put the
     // contradiction detector and the merges to work on conversation facts.
@@ -519,7 +559,7 @@ pub fn locomo(data: &Path, out: &Path) {
             &[],
         );
         let mut patterns = String::new();
-        let f = evaluate(&conversations, &vectors, &run, &mut patterns);
+        let f = evaluate(&conversations, &vectors, &run, &mut patterns, &lexicon);
         questions = f.questions;
         let flagged = run.flagged();
         let merges = run.merges();
@@ -543,7 +583,19 @@ pub fn locomo(data: &Path, out: &Path) {
             merges.values().map(Vec::len).sum::<usize>(),
         );
         write_listings(&dir, &run, &patterns);
+        unreadable.push((name, f.patterns, f.unreadable_patterns));
         fused.push((name, run));
+    }
+    for (name, count, texts) in &unreadable {
+        println!(
+            "  {name}: {count} pattern texts, {} unreadable (an ellipsis, or no verb its episodes say){}",
+            texts.len(),
+            if texts.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", texts.join(" | "))
+            }
+        );
     }
     for (name, run) in &fused {
         print_fused(name, run);

@@ -10,16 +10,22 @@
 //! recurs later joins the existing pattern (same tests against its
 //! instances) instead of founding another.
 //!
-//! The pattern's text is a generalisation, never a copy of one episode: the
-//! most central episode's words that every instance shares, what varies
-//! elided ("…"), then how often and over which dates. It is deterministic;
-//! the optional rewrite endpoint may reword it.
+//! The pattern's text is a sentence a person can read alone, never a copy
+//! of one episode: the shared subject, the verb phrase the instances share
+//! ([`recurring_phrase`]: a verb at least half of them say, in the
+//! present, with its object as the most central episode words it), then
+//! how often and over which dates: "Priya goes running in the park (3
+//! times, 1 June 2026 – 3 June 2026)". Where no verb is shared,
+//! there is no pattern. Without WordNet no word's part of speech is known:
+//! the text is then the central episode's words every instance shares,
+//! what varies elided ("…"). It is deterministic; the optional rewrite
+//! endpoint may reword it.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use super::align::{Role, Token, predicate_at, tokens};
+use super::align::{Role, Token, predicate_at, recurring_phrase, tokens};
 use super::{DAY_MS, DetectSettings, Floor, Lexicon, Prepared, Snapshot, round4, similar_pairs};
 use crate::embed::dot;
 use crate::model::{LinkType, Memory, MemoryKind, MemoryStatus, Millis};
@@ -107,8 +113,12 @@ fn core(members: &[&Memory], medoid: usize, lexicon: &Lexicon) -> Option<String>
     // tournaments": winning one, losing one, practising for them) are a
     // topic. Without WordNet no word's part of speech is known, and the
     // shared words alone decide.
-    if lexicon.wordnet().is_some() && !(1..own.len()).any(|i| kept[i] && predicate_at(own, i)) {
-        return None;
+    if lexicon.wordnet().is_some() {
+        if !(1..own.len()).any(|i| kept[i] && predicate_at(own, i)) {
+            return None;
+        }
+        let texts: Vec<&str> = members.iter().map(|m| m.content.as_str()).collect();
+        return recurring_phrase(&texts, medoid, lexicon);
     }
     // Function words stay where they lead into a kept word ("to the gym").
     for i in (0..own.len()).rev() {

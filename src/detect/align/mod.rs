@@ -36,6 +36,7 @@ mod classify;
 mod clauses;
 mod compare;
 mod frame;
+mod phrase;
 mod place;
 mod rules;
 #[cfg(test)]
@@ -47,6 +48,7 @@ mod walk;
 
 pub use self::clauses::{Denial, clause_conflict, clauses, denial, may_conflict, statement};
 pub use self::compare::{compare, join_compounds};
+pub use self::phrase::recurring_phrase;
 pub use self::tokens::tokens;
 pub use self::updates::{Update, update, update_rules};
 
@@ -273,6 +275,11 @@ impl Token {
             && (self.word.ends_with("er") || self.word.ends_with("est") || degree)
             && !self.info.lemmas.is_empty()
             && (degree || !self.info.lemmas.contains(&self.word))
+    }
+
+    /// Whether WordNet knows the word as a verb, in any of its forms.
+    pub fn is_verb(&self) -> bool {
+        self.info.is_verb()
     }
 
     /// Whether the word is a verb written in an inflection ("wins",
