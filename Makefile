@@ -56,8 +56,8 @@ fmt:
 	$(CARGO) fmt --all -- --check
 
 lint:
-	$(CARGO) clippy --all-targets --all-features -- -D warnings
-	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps --all-features
+	$(CARGO) clippy --workspace --all-targets --all-features -- -D warnings
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps --all-features
 
 ## Advisories, licenses, bans and sources of every dependency against
 ## deny.toml, offline: the RustSec database comes from a snapshot (a git
@@ -70,7 +70,7 @@ deny: models
 		--metadata-path $(ENGRAM_CACHE)/deny-metadata.json check advisories licenses bans sources
 
 unit: models browser
-	ENGRAM_REQUIRE_BROWSER=1 $(CARGO) test --all-targets --features fault-injection
+	ENGRAM_REQUIRE_BROWSER=1 $(CARGO) test --workspace --all-targets --features fault-injection
 
 ## Debian's chromium, for the test that looks at the HTML report in a real
 ## headless browser (installed with apt-get when missing; needs root).

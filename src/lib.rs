@@ -36,6 +36,6 @@ pub mod schedule;
 pub mod source;
 pub mod state;
 pub mod store;
-pub mod text;
+pub use engram_text::text;
 pub mod trigger;
 pub mod undo;

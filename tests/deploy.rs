@@ -203,8 +203,12 @@ fn dockerfile_builds_from_what_the_crate_needs_and_runs_unprivileged() {
         .lines()
         .filter_map(|l| l.strip_prefix("COPY "))
         .collect();
-    let mut included = BTreeSet::new();
-    for entry in walk(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src")) {
+    let mut included = BTreeSet::from(["crates".to_owned()]);
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let sources = walk(&manifest.join("src"))
+        .into_iter()
+        .chain(walk(&manifest.join("crates")));
+    for entry in sources {
         let source = std::fs::read_to_string(&entry).unwrap();
         for part in source.split("include_str!(\"").skip(1) {
             let relative = part.split('"').next().unwrap();

@@ -6,20 +6,20 @@
 //! Memories are visited in `(created_at, id)` order, so the same snapshot
 //! always gives the same detections in the same order.
 
-pub mod align;
+pub use engram_text::align;
 pub mod cluster;
 pub mod contradictions;
 pub mod duplicates;
 pub mod fuse;
-pub mod lexicon;
+pub use engram_text::lexicon;
 pub mod pairs;
 pub mod patterns;
 pub mod promotion;
 pub mod stale;
 pub mod supersession;
 pub mod verbose;
-pub mod wordnet;
-mod words;
+pub use engram_text::wordnet;
+use engram_text::words;
 
 use std::collections::HashMap;
 

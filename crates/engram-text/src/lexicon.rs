@@ -9,9 +9,9 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::WordNet;
-use super::wordnet::Word;
+use crate::WordNet;
 use crate::text::normalise;
+use crate::wordnet::Word;
 
 /// The lexicon as written in TOML.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

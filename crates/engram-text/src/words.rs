@@ -15,7 +15,7 @@ static CLASSES: LazyLock<HashMap<String, String>> =
     LazyLock::new(|| toml::from_str(EN).unwrap_or_default());
 
 /// A named class of words; membership is one hash lookup.
-pub(crate) struct WordClass {
+pub struct WordClass {
     name: &'static str,
     words: OnceLock<Members>,
 }
@@ -28,7 +28,7 @@ struct Members {
 }
 
 impl WordClass {
-    pub(crate) const fn new(name: &'static str) -> Self {
+    pub const fn new(name: &'static str) -> Self {
         Self {
             name,
             words: OnceLock::new(),
@@ -37,12 +37,12 @@ impl WordClass {
 
     /// Whether `word` is in the class; a phrase written with `_` in the
     /// file matches with spaces too.
-    pub(crate) fn contains(&self, word: &str) -> bool {
+    pub fn contains(&self, word: &str) -> bool {
         self.members().set.contains(word)
     }
 
     /// The entries, phrases spelt with spaces ("out of").
-    pub(crate) fn phrases(&self) -> impl Iterator<Item = &str> {
+    pub fn phrases(&self) -> impl Iterator<Item = &str> {
         self.members().phrases.iter().map(String::as_str)
     }
 
@@ -65,7 +65,7 @@ impl WordClass {
 
 /// Where a list is tested: a class, or an inline list of a few words
 /// (`"is are am"`) read as written.
-pub(crate) trait Words {
+pub trait Words {
     fn has(&self, word: &str) -> bool;
 }
 
@@ -104,10 +104,11 @@ mod tests {
     fn the_classes_rules_name_are_the_classes_of_the_file() {
         let parsed: HashMap<String, String> = toml::from_str(EN).unwrap();
         let mut named = HashSet::new();
-        let mut folders = vec![std::path::PathBuf::from(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/src/detect"
-        ))];
+        // The rules of this crate, and those of the service's detectors.
+        let mut folders = vec![
+            std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/src")),
+            std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../src/detect")),
+        ];
         while let Some(folder) = folders.pop() {
             for entry in std::fs::read_dir(folder).unwrap() {
                 let path = entry.unwrap().path();

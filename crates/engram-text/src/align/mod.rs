@@ -26,9 +26,9 @@
 //! restates a text as one statement; `verdict` reads a comparison as
 //! a contradiction, a cover or neither.
 
-use super::Lexicon;
-use super::wordnet::Word;
-use super::words::{WordClass, Words};
+use crate::Lexicon;
+use crate::wordnet::Word;
+use crate::words::{WordClass, Words};
 use std::borrow::Cow;
 
 mod changes;
@@ -54,7 +54,7 @@ pub use self::updates::{Update, update, update_rules};
 
 /// Whether `word` is in `list`: a [`WordClass`] of `en.toml`, or a few
 /// words written inline (separated by spaces, `_` inside a phrase).
-pub(super) fn listed<L: Words + ?Sized>(list: &L, word: &str) -> bool {
+pub fn listed<L: Words + ?Sized>(list: &L, word: &str) -> bool {
     list.has(word)
 }
 
@@ -501,8 +501,9 @@ pub struct Comparison {
 /// or "like", which build a phrase rather than relate one.
 static PREPOSITIONS: WordClass = WordClass::new("prepositions");
 
-/// Whether `word` is one of the [`PREPOSITIONS`].
-pub(super) fn is_preposition(word: &str) -> bool {
+/// Whether `word` is one of the prepositions of `en.toml`: words that
+/// relate a verb or noun to what follows.
+pub fn is_preposition(word: &str) -> bool {
     listed(&PREPOSITIONS, word)
 }
 

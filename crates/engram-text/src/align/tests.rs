@@ -1,6 +1,6 @@
 use super::*;
 use super::{classify::*, clauses::*, compare::*, tokens::*};
-use crate::detect::testing::lexicon;
+use crate::testing::lexicon;
 
 /// The time of day `text` opens with: the words read and the value.
 fn clock_read(text: &str) -> Option<(&str, String)> {

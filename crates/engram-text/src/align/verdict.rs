@@ -146,7 +146,7 @@ impl Comparison {
     /// Neither text covers the other: what is [never
     /// merged](Self::never_merged), words in another order, or details on
     /// both sides. Some of these merge with a fused text
-    /// ([`crate::detect::Prepared::mergeable`]).
+    /// (`engram::detect::Prepared::mergeable`).
     pub fn keeps_apart(&self) -> bool {
         self.never_merged() || self.moved > 0 || (self.extra[0] > 0 && self.extra[1] > 0)
     }
@@ -158,9 +158,9 @@ impl Comparison {
 
     /// What the alignment means for the detectors, in one line;
     /// `keeps_order` says whether the shared words keep their order up to
-    /// a moved block ([`crate::detect::fuse::same_order`]), which a merge needs,
+    /// a moved block (`engram::detect::fuse::same_order`), which a merge needs,
     /// and `fusable` whether a fused text may join texts that each have
-    /// details of their own ([`crate::detect::fuse::fusable`]).
+    /// details of their own (`engram::detect::fuse::fusable`).
     pub fn verdict(&self, keeps_order: bool, fusable: bool) -> String {
         let mut parts = vec![format!("{} content words aligned", self.aligned)];
         if !keeps_order {
