@@ -315,14 +315,26 @@ fn cycle_child(n: usize) {
     let detect_settings = settings.detect_settings(engram::plan::Tier::Gentle);
     let started = Instant::now();
     let prepared = Prepared::new(&snapshot);
-    let pairs = prepared
-        .close_pairs(&detect_settings, &settings.lexicon)
-        .len();
+    let close = prepared.close_pairs(&detect_settings, &settings.lexicon);
     let detect_secs = started.elapsed().as_secs_f64();
+    let pairs = close.len();
     drop(prepared);
     let started = Instant::now();
     let plan = plan_cycle(&request, &snapshot, &settings);
     let cycle_secs = started.elapsed().as_secs_f64();
+    // A change to the search or the rules that claims the same decisions
+    // shows the same digests: every close pair with its similarity's bits,
+    // and the plan's actions.
+    let close: Vec<(usize, usize, u64)> = close
+        .iter()
+        .map(|p| (p.first, p.second, p.similarity.to_bits()))
+        .collect();
+    let digest = |bytes: Vec<u8>| engram::text::sha256_hex(&bytes)[..16].to_owned();
+    eprintln!(
+        "{n}: close pairs {}, actions {}",
+        digest(format!("{close:?}").into_bytes()),
+        digest(serde_json::to_vec(&plan.actions).unwrap_or_default())
+    );
     let count = |t: &str| {
         plan.actions
             .iter()
