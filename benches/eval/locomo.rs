@@ -587,14 +587,12 @@ pub fn locomo(data: &Path, out: &Path) {
         fused.push((name, run));
     }
     for (name, count, texts) in &unreadable {
-        println!(
-            "  {name}: {count} pattern texts, {} unreadable (an ellipsis, or no verb its episodes say){}",
-            texts.len(),
-            if texts.is_empty() {
-                String::new()
-            } else {
-                format!(": {}", texts.join(" | "))
-            }
+        print_checked(
+            name,
+            *count,
+            "pattern texts",
+            "unreadable (an ellipsis, or no verb its episodes say)",
+            texts,
         );
     }
     for (name, run) in &fused {
@@ -666,13 +664,25 @@ fn fused_additions(run: &Replay) -> (usize, Vec<String>) {
 /// One line on a replay's fused additions.
 fn print_fused(name: &str, run: &Replay) {
     let (count, fragments) = fused_additions(run);
+    print_checked(
+        name,
+        count,
+        "fused additions",
+        "fragments (an ellipsis or only function words)",
+        &fragments,
+    );
+}
+
+/// One line on a replay's generated texts of one kind: how many, and those
+/// that failed a check, listed.
+fn print_checked(name: &str, count: usize, what: &str, failed: &str, failures: &[String]) {
     println!(
-        "  {name}: {count} fused additions, {} fragments (an ellipsis or only function words){}",
-        fragments.len(),
-        if fragments.is_empty() {
+        "  {name}: {count} {what}, {} {failed}{}",
+        failures.len(),
+        if failures.is_empty() {
             String::new()
         } else {
-            format!(": {}", fragments.join(" | "))
+            format!(": {}", failures.join(" | "))
         }
     );
 }
