@@ -19,7 +19,9 @@ use crate::duration;
 use crate::embed::EmbeddingConfig;
 use crate::event::{Limits, WireFormat};
 use crate::index::IndexConfig;
+pub use crate::kafka::KafkaConfig;
 use crate::salience::SalienceParams;
+pub use crate::store::ScyllaConfig;
 
 pub const ENV_PREFIX: &str = "ENGRAM_";
 const MASK: &str = "********";
@@ -290,234 +292,6 @@ impl ConsolidationConfig {
     }
 }
 
-/// Service mode (docs/design.md §1, §6, §8): the broker, the topics and how the
-/// stream is consumed and committed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct KafkaConfig {
-    /// Bootstrap servers; empty means embedded mode (file/stdin input).
-    pub brokers: String,
-    pub group_id: String,
-    /// librdkafka's `security.protocol`: plaintext, ssl, sasl_plaintext, sasl_ssl.
-    pub security_protocol: String,
-    pub sasl_mechanism: String,
-    pub sasl_username: String,
-    pub sasl_password: String,
-    pub ssl_ca_location: String,
-    pub ssl_certificate_location: String,
-    pub ssl_key_location: String,
-    pub ssl_key_password: String,
-    /// Any other librdkafka properties, `key=value` separated by commas; they
-    /// apply to the consumer and the producer alike.
-    pub client_properties: String,
-    /// Input topics. Names may repeat: one topic can carry several input
-    /// types (each message then says its type), which also orders them.
-    pub topic_memory_created: String,
-    pub topic_memory_accessed: String,
-    pub topic_consolidation_requested: String,
-    /// Platform edits, deletions and erasures: keyed by `user_id` and
-    /// co-partitioned with the others like every input.
-    pub topic_memory_updated: String,
-    pub topic_memory_deleted: String,
-    pub topic_user_erased: String,
-    /// Output topics.
-    pub topic_consolidation_triggered: String,
-    pub topic_pattern_extracted: String,
-    pub topic_contradiction_detected: String,
-    pub topic_consolidation_completed: String,
-    /// Written by `engram undo`, not by the service.
-    pub topic_consolidation_undone: String,
-    /// What engram rewrote after a deletion or edit (the deletion's
-    /// confirmation), and the confirmation of a user's erasure.
-    pub topic_memory_revised: String,
-    pub topic_user_erasure_completed: String,
-    pub topic_dlq: String,
-    /// `auto` (Avro single-object encoding when a message starts with its
-    /// marker, JSON otherwise), `json` or `avro`.
-    pub input_format: InputFormat,
-    /// `avro` or `json`.
-    pub output_format: WireFormat,
-    /// How engram's producer picks the partition of a keyed event it puts
-    /// into the input stream (HTTP consolidation requests). It must match
-    /// the platform's producers, or a user's events arrive on two
-    /// partitions: `murmur2_random` is the Java and Go clients' default.
-    pub partitioner: String,
-    /// Create missing topics at start-up with these settings.
-    pub create_topics: bool,
-    pub topic_partitions: i32,
-    pub topic_replication: i32,
-    /// Where a new consumer group starts: earliest or latest.
-    pub auto_offset_reset: String,
-    #[serde(with = "duration")]
-    pub session_timeout: Duration,
-    #[serde(with = "duration")]
-    pub heartbeat_interval: Duration,
-    /// A partition's pending events are applied and made durable after this
-    /// many events or this long after the first, whichever comes first.
-    pub flush_max_events: usize,
-    #[serde(with = "duration")]
-    pub flush_interval: Duration,
-    /// Durable offsets are committed to the group at this interval (and on
-    /// every revoke and at shutdown).
-    #[serde(with = "duration")]
-    pub commit_interval: Duration,
-    /// Events prefetched but not yet taken by the partition's worker; above
-    /// it the client stops fetching that partition until the worker catches
-    /// up (librdkafka's `queued.min.messages`).
-    pub max_in_flight_per_partition: usize,
-    /// Consolidation cycles running at once in this instance.
-    pub max_concurrent_cycles: usize,
-    /// How often each partition checks for scheduled cycles that are due.
-    #[serde(with = "duration")]
-    pub schedule_check: Duration,
-    /// What orders one partition's records across the input topics (as
-    /// Kafka Streams orders a task's co-partitioned inputs): `event_time`,
-    /// the time the event states, or `timestamp`, the record's Kafka
-    /// timestamp (producer or broker time).
-    pub order_by: OrderBy,
-    /// How long a worker holds back the other topics' records while one
-    /// input topic's partition has nothing fetched and is not known to be at
-    /// its end; then it goes on without it.
-    #[serde(with = "duration")]
-    pub max_idle: Duration,
-}
-
-impl Default for KafkaConfig {
-    fn default() -> Self {
-        Self {
-            brokers: String::new(),
-            group_id: "engram".to_owned(),
-            security_protocol: "plaintext".to_owned(),
-            sasl_mechanism: String::new(),
-            sasl_username: String::new(),
-            sasl_password: String::new(),
-            ssl_ca_location: String::new(),
-            ssl_certificate_location: String::new(),
-            ssl_key_location: String::new(),
-            ssl_key_password: String::new(),
-            client_properties: String::new(),
-            topic_memory_created: "memory.created".to_owned(),
-            topic_memory_accessed: "memory.accessed".to_owned(),
-            topic_consolidation_requested: "consolidation.requested".to_owned(),
-            topic_memory_updated: "memory.updated".to_owned(),
-            topic_memory_deleted: "memory.deleted".to_owned(),
-            topic_user_erased: "user.erased".to_owned(),
-            topic_consolidation_triggered: "consolidation.triggered".to_owned(),
-            topic_pattern_extracted: "pattern.extracted".to_owned(),
-            topic_contradiction_detected: "contradiction.detected".to_owned(),
-            topic_consolidation_completed: "consolidation.completed".to_owned(),
-            topic_consolidation_undone: "consolidation.undone".to_owned(),
-            topic_memory_revised: "memory.revised".to_owned(),
-            topic_user_erasure_completed: "user.erasure.completed".to_owned(),
-            topic_dlq: "engram.dlq".to_owned(),
-            input_format: InputFormat::Auto,
-            output_format: WireFormat::Avro,
-            partitioner: "murmur2_random".to_owned(),
-            create_topics: false,
-            topic_partitions: 6,
-            topic_replication: 1,
-            auto_offset_reset: "earliest".to_owned(),
-            session_timeout: Duration::from_secs(10),
-            heartbeat_interval: Duration::from_secs(3),
-            flush_max_events: 500,
-            flush_interval: Duration::from_millis(200),
-            commit_interval: Duration::from_secs(1),
-            max_in_flight_per_partition: 50_000,
-            max_concurrent_cycles: 1,
-            schedule_check: Duration::from_secs(1),
-            order_by: OrderBy::EventTime,
-            max_idle: Duration::from_millis(500),
-        }
-    }
-}
-
-/// The ScyllaDB state store (service mode). See `schemas/cql/` for the schema
-/// and `engram migrate` for applying it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct ScyllaConfig {
-    /// Comma-separated contact points (`host:port`); empty means the
-    /// embedded store.
-    pub nodes: String,
-    /// Keyspace of engram's tables (letters, digits and `_`).
-    pub keyspace: String,
-    pub username: String,
-    pub password: String,
-    /// Consistency of every read and write: `local_quorum`, `quorum`, `one`,
-    /// `local_one`, `all`, ...
-    pub consistency: Consistency,
-    /// Replication of the keyspace `engram migrate` creates:
-    /// `NetworkTopologyStrategy` or `SimpleStrategy`.
-    pub replication_class: String,
-    /// Replicas per datacenter (or in all, for `SimpleStrategy`).
-    pub replication_factor: u32,
-    /// `dc1:3,dc2:3` for a factor per datacenter (NetworkTopologyStrategy);
-    /// empty: `replication_factor` everywhere.
-    pub datacenters: String,
-    /// Datacenter whose nodes requests go to first (empty: any).
-    pub local_datacenter: String,
-    /// Client-side timeout of one request.
-    #[serde(with = "duration")]
-    pub request_timeout: Duration,
-    /// Attempts after the first for a request that timed out or found too
-    /// few replicas, with exponential backoff from `retry_backoff`.
-    pub retries: u32,
-    #[serde(with = "duration")]
-    pub retry_backoff: Duration,
-    /// A user's writes in one flush go in one logged batch up to this size;
-    /// above it they are split and journaled as docs/stores.md describes. Keep it below
-    /// the cluster's `batch_size_fail_threshold_in_kb`.
-    pub max_batch_bytes: usize,
-    /// Connect with TLS.
-    pub tls: bool,
-    /// PEM file of the certificate authorities to trust (required with TLS).
-    pub tls_ca_file: String,
-    /// PEM client certificate and key, for clusters that require them.
-    pub tls_cert_file: String,
-    pub tls_key_file: String,
-}
-
-impl Default for ScyllaConfig {
-    fn default() -> Self {
-        Self {
-            nodes: String::new(),
-            keyspace: "engram".to_owned(),
-            username: String::new(),
-            password: String::new(),
-            consistency: Consistency::LocalQuorum,
-            replication_class: "NetworkTopologyStrategy".to_owned(),
-            replication_factor: 3,
-            datacenters: String::new(),
-            local_datacenter: String::new(),
-            request_timeout: Duration::from_secs(10),
-            retries: 5,
-            retry_backoff: Duration::from_millis(100),
-            max_batch_bytes: 512 * 1024,
-            tls: false,
-            tls_ca_file: String::new(),
-            tls_cert_file: String::new(),
-            tls_key_file: String::new(),
-        }
-    }
-}
-
-impl ScyllaConfig {
-    /// Whether ScyllaDB holds the state (instead of the embedded store).
-    pub fn enabled(&self) -> bool {
-        !self.nodes.trim().is_empty()
-    }
-
-    /// The contact points, trimmed.
-    pub fn node_list(&self) -> Vec<String> {
-        self.nodes
-            .split(',')
-            .map(str::trim)
-            .filter(|node| !node.is_empty())
-            .map(str::to_owned)
-            .collect()
-    }
-}
-
 /// The operator endpoint: `/healthz`, `/readyz`, `/metrics` and the API.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -586,50 +360,60 @@ impl Default for LogConfig {
 
 /// Collects every value out of its range, so one error names them all.
 #[derive(Default)]
-struct Checks(Vec<String>);
+pub(crate) struct Checks(Vec<String>);
 
 impl Checks {
-    fn finite(&mut self, key: &str, value: f64) {
+    pub(crate) fn finite(&mut self, key: &str, value: f64) {
         if !value.is_finite() {
             self.0
                 .push(format!("{key} must be a finite number, not {value}"));
         }
     }
 
-    fn positive(&mut self, key: &str, value: f64) {
+    pub(crate) fn positive(&mut self, key: &str, value: f64) {
         if !(value.is_finite() && value > 0.0) {
             self.0.push(format!("{key} must be above 0, not {value}"));
         }
     }
 
-    fn unit(&mut self, key: &str, value: f64) {
+    pub(crate) fn unit(&mut self, key: &str, value: f64) {
         if !(0.0..=1.0).contains(&value) {
             self.0
                 .push(format!("{key} must be between 0 and 1, not {value}"));
         }
     }
 
-    fn open_unit(&mut self, key: &str, value: f64) {
+    pub(crate) fn open_unit(&mut self, key: &str, value: f64) {
         if !(value > 0.0 && value < 1.0) {
             self.0
                 .push(format!("{key} must be above 0 and below 1, not {value}"));
         }
     }
 
-    fn at_least<T: PartialOrd + std::fmt::Display>(&mut self, key: &str, value: T, least: T) {
+    pub(crate) fn at_least<T: PartialOrd + std::fmt::Display>(
+        &mut self,
+        key: &str,
+        value: T,
+        least: T,
+    ) {
         if value < least {
             self.0
                 .push(format!("{key} must be at least {least}, not {value}"));
         }
     }
 
-    fn one_of(&mut self, key: &str, value: &str, allowed: &[&str]) {
+    pub(crate) fn one_of(&mut self, key: &str, value: &str, allowed: &[&str]) {
         if !allowed.contains(&value) {
             self.0.push(format!(
                 "{key} must be one of {}, not `{value}`",
                 allowed.join(", ")
             ));
         }
+    }
+
+    /// A check of its own, as a sentence that names the key.
+    pub(crate) fn refuse(&mut self, reason: String) {
+        self.0.push(reason);
     }
 
     fn finish(self) -> Result<(), ConfigError> {
@@ -871,66 +655,14 @@ impl Config {
         );
         checks.at_least("pipeline.batch_size", self.pipeline.batch_size, 1);
         checks.at_least("embedding.max_batch", self.embedding.max_batch, 1);
-        let k = &self.kafka;
-        checks.at_least("kafka.flush_max_events", k.flush_max_events, 1);
-        checks.at_least("kafka.max_concurrent_cycles", k.max_concurrent_cycles, 1);
-        checks.one_of(
-            "kafka.auto_offset_reset",
-            &k.auto_offset_reset,
-            &["earliest", "latest"],
-        );
-        checks.one_of(
-            "kafka.security_protocol",
-            &k.security_protocol.to_ascii_lowercase(),
-            &["plaintext", "ssl", "sasl_plaintext", "sasl_ssl"],
-        );
-        checks.one_of(
-            "kafka.partitioner",
-            &k.partitioner,
-            &[
-                "murmur2_random",
-                "murmur2",
-                "consistent_random",
-                "consistent",
-                "fnv1a_random",
-                "fnv1a",
-                "random",
-            ],
-        );
-        // GSSAPI (Kerberos) needs Cyrus libsasl2, which this build leaves out.
-        if k.security_protocol
-            .to_ascii_lowercase()
-            .starts_with("sasl_")
-        {
-            checks.one_of(
-                "kafka.sasl_mechanism",
-                &k.sasl_mechanism.to_ascii_uppercase(),
-                &["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER"],
-            );
-        }
-        if self.uses_broker() {
-            checks.at_least("kafka.topic_partitions", k.topic_partitions, 1);
-            checks.at_least("kafka.topic_replication", k.topic_replication, 1);
-        }
-        // Below a few KiB, one memory row (vector included) would not fit.
-        checks.at_least(
-            "scylla.max_batch_bytes",
-            self.scylla.max_batch_bytes,
-            16 * 1024,
-        );
-        if self.scylla.consistency == Consistency::Any {
-            checks.0.push(
-                "scylla.consistency must not be `any`: it applies to writes only, and engram \
-                 reads at the level it writes (use local_quorum, or one on a single node)"
-                    .to_owned(),
-            );
-        }
+        self.kafka.check(self.uses_broker(), &mut checks);
+        self.scylla.check(&mut checks);
         // The API requests cycles and shows every user's memories.
         if let Some(bind) = self.http.bind_for(self.uses_broker())
             && !is_loopback_bind(&bind)
             && self.http.token.is_empty()
         {
-            checks.0.push(format!(
+            checks.refuse(format!(
                 "http.bind `{bind}` listens beyond this machine, so it needs http.token \
                  (ENGRAM_HTTP_TOKEN), a bearer token the API will require; or bind 127.0.0.1"
             ));

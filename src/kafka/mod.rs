@@ -11,6 +11,7 @@
 //! carry deterministic ids.
 
 mod client;
+mod config;
 mod consume;
 mod produce;
 mod topics;
@@ -28,11 +29,12 @@ use tokio::runtime::Handle;
 use tokio::sync::Semaphore;
 
 pub use client::{LogContext, check_connection, group_members};
+pub use config::KafkaConfig;
 pub use produce::{KafkaSink, OutputProducer};
 pub use topics::{Topics, create_missing};
 
 use crate::clock::ClockMode;
-use crate::config::{Config, KafkaConfig};
+use crate::config::Config;
 use crate::cycle::CycleSettings;
 use crate::embed::{EmbedBatcher, Embedder, EmbeddingConfig};
 use crate::event::{EventCodec, WireFormat};

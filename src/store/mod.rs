@@ -13,7 +13,7 @@ use serde_json::json;
 use thiserror::Error;
 
 pub use embedded::EmbeddedStore;
-pub use scylladb::{MigrateOutcome, ScyllaStore, drop_keyspace, migrate, schema};
+pub use scylladb::{MigrateOutcome, ScyllaConfig, ScyllaStore, drop_keyspace, migrate, schema};
 
 use crate::error::Cause;
 use crate::model::{

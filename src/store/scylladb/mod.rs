@@ -10,12 +10,14 @@
 //! timestamp, which makes retries and replays idempotent (see [`commit`]).
 
 mod commit;
+mod config;
 mod migrate;
 mod rows;
 pub mod schema;
 mod session;
 mod statements;
 
+pub use config::ScyllaConfig;
 pub use migrate::{MigrateOutcome, drop_keyspace, migrate};
 
 use std::collections::HashMap;
@@ -43,7 +45,6 @@ use self::rows::{
 use self::session::{open_error, session, transient, wait};
 use self::statements::{BoundRow, Statements};
 use super::{Store, StoreError, WriteBatch};
-use crate::config::ScyllaConfig;
 use crate::model::{Link, Memory, RunReport, UserState};
 use crate::salience::SalienceState;
 
