@@ -18,6 +18,10 @@
 //! handler then waits for the run's report to be stored; its run id is known
 //! in advance (derived from the request's event id).
 
+mod config;
+
+pub use config::HttpConfig;
+
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
