@@ -9,6 +9,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::RwLock;
 
 use sha2::{Digest, Sha256};
 use thiserror::Error;
@@ -82,6 +83,10 @@ struct Synset {
     wholes: Vec<u32>,
 }
 
+/// Spellings [`WordNet::word`] remembers: a few megabytes, well above the
+/// words of one user's texts.
+const KNOWN_WORDS: usize = 1 << 16;
+
 /// The WordNet database, loaded.
 #[derive(Default)]
 pub struct WordNet {
@@ -127,6 +132,9 @@ pub struct WordNet {
     colour: Option<u32>,
     /// Noun synsets of times and periods ("year", "March", "week").
     times: HashSet<u32>,
+    /// What [`WordNet::word`] found, by spelling, up to [`KNOWN_WORDS`]
+    /// of them (names and numbers would otherwise grow it without end).
+    known: RwLock<HashMap<String, Word>>,
     /// Noun synsets of people ("nurse", "mother", "friend").
     people: HashSet<u32>,
     /// Noun synsets of places ("Berlin", "Texas", "city").
@@ -932,8 +940,25 @@ impl WordNet {
             })
     }
 
-    /// What alignment needs to know of a word, looked up once.
+    /// What alignment needs to know of a word, looked up once: a cycle
+    /// reads the same words in text after text, and cycle after cycle.
     pub fn word(&self, word: &str) -> Word {
+        if let Ok(known) = self.known.read()
+            && let Some(found) = known.get(word)
+        {
+            return found.clone();
+        }
+        let found = self.look_up(word);
+        if let Ok(mut known) = self.known.write()
+            && known.len() < KNOWN_WORDS
+        {
+            known.insert(word.to_owned(), found.clone());
+        }
+        found
+    }
+
+    /// [`WordNet::word`] without the memo.
+    fn look_up(&self, word: &str) -> Word {
         if ANY_THING.contains(&word) {
             return Word {
                 any_thing: true,
@@ -1500,5 +1525,26 @@ impl Word {
         self.senses
             .iter()
             .any(|s| !self.nouns.contains(s) && !self.verbs.contains(s))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_remembered_word_is_the_word_looked_up_and_the_memo_is_bounded() {
+        let wordnet = WordNet::default();
+        let first = wordnet.word("someone");
+        assert_eq!(first, wordnet.look_up("someone"));
+        assert_eq!(wordnet.word("someone"), first);
+        for k in 0..KNOWN_WORDS + 10 {
+            wordnet.word(&format!("name{k}"));
+        }
+        assert_eq!(
+            wordnet.known.read().map(|m| m.len()).ok(),
+            Some(KNOWN_WORDS)
+        );
+        assert_eq!(wordnet.word("name70000"), wordnet.look_up("name70000"));
     }
 }
