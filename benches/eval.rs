@@ -59,7 +59,9 @@ fn main() {
         .map(|v| v.split(',').map(|s| s.trim().to_owned()).collect());
     let wanted = |name: &str| only.as_ref().is_none_or(|o| o.contains(name));
     let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("out/eval");
-    let wordnet = WordNet::load(&common::cache().join("wordnet")).expect("WordNet (make models)");
+    let wordnet = std::sync::Arc::new(
+        WordNet::load(&common::cache().join("wordnet")).expect("WordNet (make models)"),
+    );
     println!(
         "consolidation quality on {} (real model, default rules)",
         data.display()
@@ -75,7 +77,7 @@ fn main() {
         }
     }
     if wanted("locomo") {
-        locomo::locomo(&data, &out.join("locomo"));
+        locomo::locomo(&data, &out.join("locomo"), &wordnet);
     }
     if wanted("pairs") {
         memory_pairs(&data, &out.join("pairs"));

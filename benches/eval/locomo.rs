@@ -23,6 +23,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write as _;
 use std::path::Path;
+use std::sync::Arc;
 
 use engram::detect::{Lexicon, WordNet};
 use engram::embed::{Embedder, LocalEmbedder, dot};
@@ -516,7 +517,7 @@ fn share(part: usize, whole: usize) -> String {
     format!("{:.3}", part as f64 / whole.max(1) as f64)
 }
 
-pub fn locomo(data: &Path, out: &Path) {
+pub fn locomo(data: &Path, out: &Path, wordnet: &Arc<WordNet>) {
     let conversations = conversations(data);
     let mut texts = BTreeSet::new();
     for c in &conversations {
@@ -541,9 +542,7 @@ pub fn locomo(data: &Path, out: &Path) {
     let mut questions = 0;
     let mut fused = Vec::new();
     let mut unreadable = Vec::new();
-    let wordnet =
-        WordNet::load(&super::common::cache().join("wordnet")).expect("WordNet (make models)");
-    let lexicon = Lexicon::default().with_wordnet(std::sync::Arc::new(wordnet));
+    let lexicon = Lexicon::default().with_wordnet(Arc::clone(wordnet));
     // Episodes are merged only when identical and never compared for
     // contradictions; the same observations as semantic memories put the
     // contradiction detector and the merges to work on conversation facts.

@@ -117,8 +117,7 @@ fn core(members: &[&Memory], medoid: usize, lexicon: &Lexicon) -> Option<String>
         if !(1..own.len()).any(|i| kept[i] && predicate_at(own, i)) {
             return None;
         }
-        let texts: Vec<&str> = members.iter().map(|m| m.content.as_str()).collect();
-        return recurring_phrase(&texts, medoid, lexicon);
+        return recurring_phrase(&texts, medoid, &members[medoid].content, lexicon);
     }
     // Function words stay where they lead into a kept word ("to the gym").
     for i in (0..own.len()).rev() {

@@ -324,12 +324,17 @@ pub fn predicate_at(tokens: &[Token], k: usize) -> bool {
     }
     let before = tokens[..k].last();
     let governed = before.is_some_and(|p| p.word == "to" || listed(&AUXILIARIES, &p.word));
-    let assigned = tokens[..k]
+    (governed && t.info.is_verb()) || assigned_at(tokens, k)
+}
+
+/// Whether a copula, past at most an article, assigns `tokens[k]` ("was
+/// `sick`", "is a `teacher`").
+pub(super) fn assigned_at(tokens: &[Token], k: usize) -> bool {
+    tokens[..k]
         .iter()
         .rev()
         .find(|p| !listed(&ARTICLES, &p.word))
-        .is_some_and(|p| listed(&COPULAS, &p.word));
-    (governed && t.info.is_verb()) || assigned
+        .is_some_and(|p| listed(&COPULAS, &p.word))
 }
 
 /// The antonym pairs that the words right after a copula in `words`

@@ -26,13 +26,16 @@ static OBJECT_DETERMINERS: WordClass = WordClass::new("articles");
 /// story, not what recurs.
 const MAX_OBJECT_WORDS: usize = 5;
 
-/// The shared verb phrase of `texts` (at least two), shaped by the words
-/// of `texts[central]`, or `None` when no verb is said by at least half of
-/// them.
-pub fn recurring_phrase(texts: &[&str], central: usize, lexicon: &Lexicon) -> Option<String> {
-    let all: Vec<Vec<Token>> = texts.iter().map(|t| tokens(t, lexicon)).collect();
+/// The shared verb phrase of texts read as `all` (at least two), shaped
+/// by the words of `text`, the one read as `all[central]`, or `None` when
+/// no verb is said by at least half of them.
+pub fn recurring_phrase(
+    all: &[Vec<Token>],
+    central: usize,
+    text: &str,
+    lexicon: &Lexicon,
+) -> Option<String> {
     let own = all.get(central)?;
-    let text = texts[central];
     let half = |count: usize| 2 * count >= all.len();
     // How many texts say `t`'s meaning, as a verb where `as_verb`.
     let said_by = |t: &Token, as_verb: bool| {
@@ -144,16 +147,6 @@ fn verb_at(tokens: &[Token], k: usize) -> bool {
         && t.role == Role::Content
         && predicate_at(tokens, k)
         && (!assigned_at(tokens, k) || t.word.ends_with("ing"))
-}
-
-/// Whether a copula, past at most an article, assigns `tokens[k]` ("was
-/// `sick`", "is a `teacher`").
-fn assigned_at(tokens: &[Token], k: usize) -> bool {
-    tokens[..k]
-        .iter()
-        .rev()
-        .find(|p| !listed(&ARTICLES, &p.word))
-        .is_some_and(|p| listed(&COPULAS, &p.word))
 }
 
 /// The words of `text` from `first` to `last`, as written.

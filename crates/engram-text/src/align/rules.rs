@@ -628,6 +628,14 @@ fn one_side_only(hunk: &Hunk<'_>, place: &Place<'_>, lexicon: &Lexicon) -> Optio
 /// "The car is `red`" / "The car is `blue`"; "lives in `New York`" /
 /// "moved to `Boston`".
 fn value_in_one_slot(hunk: &Hunk<'_>, place: &Place<'_>, lexicon: &Lexicon) -> Option<Outcome> {
+    if place.subject
+        || place.additive
+        || place.of_an_indefinite
+        || place.wished
+        || hunk.negations[0] != hunk.negations[1]
+    {
+        return None;
+    }
     let (x, y, cx, cy) = (hunk.x, hunk.y, &hunk.cx, &hunk.cy);
     // A time the value has held since or until ("in Berlin `since 2015`")
     // dates it and leaves the slot to the value. The change words that
@@ -672,14 +680,7 @@ fn value_in_one_slot(hunk: &Hunk<'_>, place: &Place<'_>, lexicon: &Lexicon) -> O
                     || (change_verbs(y, lexicon).next().is_some() && present_object(x)))),
         ..*place
     };
-    if place.subject
-        || place.additive
-        || place.of_an_indefinite
-        || place.wished
-        || hunk.negations[0] != hunk.negations[1]
-        || words_with_names_as_one(vx) > 2
-        || words_with_names_as_one(vy) > 2
-    {
+    if words_with_names_as_one(vx) > 2 || words_with_names_as_one(vy) > 2 {
         return None;
     }
     let (conflict, words) = compound_value(vx, vy, place, lexicon)
