@@ -185,7 +185,17 @@ fn the_http_endpoint_serves_probes_metrics_and_consolidation() {
     assert_eq!(status, 200, "{body}");
     let latest: serde_json::Value = serde_json::from_str(&body).unwrap();
     assert_eq!(latest["run_id"], executed["run_id"]);
-    let scrape = request(&agent, "GET", &format!("{base}/metrics")).1;
+    // The report is stored before the run's events go out, and the run's
+    // metrics are counted from those events as they go out: wait for them.
+    let scrape = poll_until(WAIT, Duration::from_millis(100), || {
+        let scrape = request(&agent, "GET", &format!("{base}/metrics")).1;
+        let counted = metric(
+            &scrape,
+            "engram_cycle_duration_seconds_count{mode=\"execute\"}",
+        )
+        .is_some();
+        if counted { Ok(scrape) } else { Err(scrape) }
+    });
     assert_eq!(
         metric(
             &scrape,
