@@ -128,7 +128,7 @@ pub struct PipelineConfig {
 impl Default for PipelineConfig {
     fn default() -> Self {
         Self {
-            batch_size: 1000,
+            batch_size: 5000,
             clock: ClockMode::Auto,
         }
     }

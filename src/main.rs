@@ -4,6 +4,12 @@
 mod app;
 mod cli;
 
+// glibc's allocator was a quarter of an access event's CPU (its free lists
+// consolidating after each batch's maps drop): see
+// docs/2026-12-05-cpu-per-event.md.
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 fn main() {
     if let Err(error) = cli::main() {
         if stdout_closed(&error) {

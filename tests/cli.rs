@@ -289,7 +289,7 @@ fn shipped_example_config_is_valid_and_complete() {
         &["config", "--config", file.to_str().unwrap()],
         &[],
     ));
-    assert!(shown.contains("batch_size = 1000"));
+    assert!(shown.contains("batch_size = 5000"));
 }
 
 fn created_line(id: &str, content: &str, at: &str) -> String {

@@ -138,7 +138,7 @@ impl Default for KafkaConfig {
             auto_offset_reset: "earliest".to_owned(),
             session_timeout: Duration::from_secs(10),
             heartbeat_interval: Duration::from_secs(3),
-            flush_max_events: 500,
+            flush_max_events: 5_000,
             flush_interval: Duration::from_millis(200),
             commit_interval: Duration::from_secs(1),
             max_in_flight_per_partition: 50_000,

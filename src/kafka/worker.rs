@@ -27,6 +27,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use prometheus::IntCounter;
 use rdkafka::Message;
 use rdkafka::consumer::ConsumerContext;
 use rdkafka::consumer::base_consumer::PartitionQueue;
@@ -123,7 +124,12 @@ impl WorkerHandle {
             queue.set_nonempty_callback(move || wake.notify());
         }
         let max_idle = shared.config.max_idle;
+        let consumed = topics
+            .iter()
+            .map(|topic| shared.metrics.consumed.with_label_values(&[topic]))
+            .collect();
         let worker = Worker {
+            consumed,
             partition,
             taken: vec![None; topics.len()],
             unreadable: (0..topics.len()).map(|_| None).collect(),
@@ -173,6 +179,9 @@ impl WorkerHandle {
 struct Worker<C: ConsumerContext> {
     partition: i32,
     topics: Vec<String>,
+    /// Each topic's `consumed` counter, looked up once: finding it by label
+    /// for every record took a lock and hashed the topic name.
+    consumed: Vec<IntCounter>,
     /// The offset last taken from each topic's queue.
     taken: Vec<Option<i64>>,
     /// A record of each topic the client has failed to read.
@@ -308,16 +317,23 @@ impl<C: ConsumerContext> Worker<C> {
     fn take(&mut self, pipeline: &Pipeline<'_>, batch: &mut Vec<Decoded>, limit: usize) {
         let order_by = self.shared.config.order_by;
         while let Ok(message) = self.strays.try_recv() {
-            self.count_consumed(&message);
             let decoded = decode(pipeline, &message, order_by);
             match self.topics.iter().position(|t| t == message.topic()) {
                 Some(index) => {
+                    self.consumed[index].inc();
                     let offset = message.offset();
                     self.taken[index] = Some(self.taken[index].map_or(offset, |t| t.max(offset)));
                     self.heads.push_stray(index, decoded);
                 }
                 // Not one of this worker's topics: nothing orders it.
-                None => batch.push(decoded),
+                None => {
+                    self.shared
+                        .metrics
+                        .consumed
+                        .with_label_values(&[message.topic()])
+                        .inc();
+                    batch.push(decoded);
+                }
             }
         }
         // An empty head's queue is polled once per call, and a head that runs
@@ -344,9 +360,10 @@ impl<C: ConsumerContext> Worker<C> {
         let order_by = self.shared.config.order_by;
         for _ in 0..limit {
             match self.queues[index].poll(Duration::ZERO) {
+                // Decoded from the client's buffer: no copy of the whole
+                // message first.
                 Some(Ok(message)) => {
-                    let message = message.detach();
-                    self.count_consumed(&message);
+                    self.consumed[index].inc();
                     self.taken[index] = Some(message.offset());
                     self.unreadable[index] = None;
                     let decoded = decode(pipeline, &message, order_by);
@@ -433,14 +450,6 @@ impl<C: ConsumerContext> Worker<C> {
         })
     }
 
-    fn count_consumed(&self, message: &OwnedMessage) {
-        self.shared
-            .metrics
-            .consumed
-            .with_label_values(&[message.topic()])
-            .inc();
-    }
-
     /// Runs `step` until it succeeds, with backoff, logging each failure;
     /// `None` when the worker was stopped first. An error that retrying
     /// cannot fix stops the partition until the worker is stopped. The step
@@ -514,7 +523,7 @@ struct Decoded {
     order: (i64, u8),
 }
 
-fn decode(pipeline: &Pipeline<'_>, message: &OwnedMessage, order_by: OrderBy) -> Decoded {
+fn decode(pipeline: &Pipeline<'_>, message: &impl Message, order_by: OrderBy) -> Decoded {
     let record = SourceRecord {
         stream: message.topic().to_owned(),
         partition: Some(message.partition()),

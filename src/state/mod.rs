@@ -6,7 +6,7 @@
 //! watermark. Replays are harmless: an event at or below its user's watermark
 //! for its stream is skipped, and memories are upserted by id.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use crate::cycle::CycleSettings;
 use crate::embed::usable_embedding;
@@ -58,8 +58,10 @@ pub enum Disposition {
     },
 }
 
-/// A memory's `(user_id, memory_id)`.
-pub type MemoryKey = (String, String);
+mod key;
+
+pub use key::MemoryKey;
+use key::by;
 
 /// How long and how many reads that overtook their memory's creation wait
 /// for it, per user.
@@ -131,12 +133,15 @@ pub struct StateBatch<'a> {
     users: BTreeMap<String, UserState>,
     /// Users with stored state or a memory created in this batch.
     known_users: BTreeSet<String>,
-    memories: BTreeMap<MemoryKey, Memory>,
+    // Hashed: every access event looks its memory up here, and a string
+    // pair's hash costs less than a search among the batch's keys.
+    memories: HashMap<MemoryKey, Memory>,
     /// Salience of memories that were only read (not loaded whole).
-    saliences: BTreeMap<MemoryKey, SalienceState>,
+    saliences: HashMap<MemoryKey, SalienceState>,
     dirty_users: BTreeSet<String>,
     full_writes: BTreeSet<MemoryKey>,
-    salience_writes: BTreeSet<MemoryKey>,
+    /// Sorted when the batch commits, so its writes keep one order.
+    salience_writes: HashSet<MemoryKey>,
     other_writes: Vec<Write>,
     outputs: Vec<Event>,
     events: usize,
@@ -173,11 +178,11 @@ impl<'a> StateBatch<'a> {
             settings,
             users: BTreeMap::new(),
             known_users: BTreeSet::new(),
-            memories: BTreeMap::new(),
-            saliences: BTreeMap::new(),
+            memories: HashMap::new(),
+            saliences: HashMap::new(),
             dirty_users: BTreeSet::new(),
             full_writes: BTreeSet::new(),
-            salience_writes: BTreeSet::new(),
+            salience_writes: HashSet::new(),
             other_writes: Vec::new(),
             outputs: Vec::new(),
             events: 0,
@@ -440,8 +445,8 @@ impl<'a> StateBatch<'a> {
                 Event::MemoryAccessed(e) => (&mut read, e.user_id.as_str(), e.memory_id.as_str()),
                 _ => continue,
             };
-            let key = (user_id.to_owned(), memory_id.to_owned());
-            if !self.memories.contains_key(&key) && !self.saliences.contains_key(&key) {
+            let key = (user_id, memory_id);
+            if !self.memories.contains_key(by(&key)) && !self.saliences.contains_key(by(&key)) {
                 wanted.entry(user_id).or_default().insert(memory_id);
             }
         }
@@ -455,11 +460,7 @@ impl<'a> StateBatch<'a> {
         for (user_id, ids) in read {
             let ids: Vec<&str> = ids
                 .into_iter()
-                .filter(|id| {
-                    !self
-                        .memories
-                        .contains_key(&(user_id.to_owned(), (*id).to_owned()))
-                })
+                .filter(|id| !self.memories.contains_key(by(&(user_id, id))))
                 .collect();
             for (id, salience) in self.store.saliences_by_id(user_id, &ids)? {
                 self.saliences.insert((user_id.to_owned(), id), salience);
@@ -538,7 +539,13 @@ impl<'a> StateBatch<'a> {
                 batch.push(Write::PutMemory(memory.clone()));
             }
         }
-        for key in self.salience_writes.difference(&self.full_writes) {
+        let mut salience_writes: Vec<&MemoryKey> = self
+            .salience_writes
+            .iter()
+            .filter(|key| !self.full_writes.contains(*key))
+            .collect();
+        salience_writes.sort_unstable();
+        for key in salience_writes {
             let salience = match self.memories.get(key) {
                 Some(memory) => Some(&memory.salience),
                 None => self.saliences.get(key),
@@ -603,23 +610,25 @@ impl<'a> StateBatch<'a> {
         user_id: &str,
         memory_id: &str,
     ) -> Result<Option<&mut Memory>, StoreError> {
-        let key = (user_id.to_owned(), memory_id.to_owned());
-        if self.deleted.contains(&key) {
+        let key = (user_id, memory_id);
+        let key = by(&key);
+        if self.deleted.contains(key) {
             return Ok(None);
         }
-        if !self.memories.contains_key(&key) {
+        if !self.memories.contains_key(key) {
             match self.store.memory(user_id, memory_id)? {
                 Some(mut memory) => {
                     // Reads this batch already applied travel with it.
-                    if let Some(salience) = self.saliences.remove(&key) {
+                    if let Some(salience) = self.saliences.remove(key) {
                         memory.salience = salience;
                     }
-                    self.memories.insert(key.clone(), memory);
+                    self.memories
+                        .insert((user_id.to_owned(), memory_id.to_owned()), memory);
                 }
                 None => return Ok(None),
             }
         }
-        Ok(self.memories.get_mut(&key))
+        Ok(self.memories.get_mut(key))
     }
 
     /// A memory's salience as this batch has it, read alone when the memory
@@ -629,14 +638,15 @@ impl<'a> StateBatch<'a> {
         user_id: &str,
         memory_id: &str,
     ) -> Result<Option<&mut SalienceState>, StoreError> {
-        let key = (user_id.to_owned(), memory_id.to_owned());
-        if self.deleted.contains(&key) {
+        let key = (user_id, memory_id);
+        let key = by(&key);
+        if self.deleted.contains(key) {
             return Ok(None);
         }
-        if self.memories.contains_key(&key) {
-            return Ok(self.memories.get_mut(&key).map(|m| &mut m.salience));
+        if self.memories.contains_key(key) {
+            return Ok(self.memories.get_mut(key).map(|m| &mut m.salience));
         }
-        if !self.saliences.contains_key(&key) {
+        if !self.saliences.contains_key(key) {
             let Some((_, salience)) = self
                 .store
                 .saliences_by_id(user_id, &[memory_id])?
@@ -645,9 +655,10 @@ impl<'a> StateBatch<'a> {
             else {
                 return Ok(None);
             };
-            self.saliences.insert(key.clone(), salience);
+            self.saliences
+                .insert((user_id.to_owned(), memory_id.to_owned()), salience);
         }
-        Ok(self.saliences.get_mut(&key))
+        Ok(self.saliences.get_mut(key))
     }
 
     fn create(&mut self, event: &MemoryCreated, now: Millis) -> Result<Disposition, StoreError> {
@@ -773,8 +784,13 @@ impl<'a> StateBatch<'a> {
             return Ok(self.park(event, position, parked_at));
         };
         salience.record_access(at);
-        self.salience_writes
-            .insert((event.user_id.clone(), event.memory_id.clone()));
+        if !self
+            .salience_writes
+            .contains(by(&(&event.user_id, &event.memory_id)))
+        {
+            self.salience_writes
+                .insert((event.user_id.clone(), event.memory_id.clone()));
+        }
         Ok(Disposition::Applied(EventType::MemoryAccessed))
     }
 
