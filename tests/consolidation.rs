@@ -3346,8 +3346,13 @@ fn texts_with_a_predicate_each_are_not_fused_into_one() {
         "Nate wins his fourth video game tournament",
     );
     // A verb of telling only reports what the rest states: "Smith said" /
-    // "He admits" still fuse.
+    // "Jones admits" still fuse. ("He admits" would add no name, number
+    // or noun: that pair stays apart.)
     assert_merged(
+        "The plan has several flaws which rivals could exploit, Smith said.",
+        "Jones admits that the plan has several flaws which rivals could exploit.",
+    );
+    assert_kept_apart(
         "The plan has several flaws which rivals could exploit, Smith said.",
         "He admits that the plan has several flaws which rivals could exploit.",
     );

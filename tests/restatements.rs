@@ -1,13 +1,15 @@
 //! Cases kept as data, with the real WordNet as `engram run` has it:
 //! restatements (one fact said in other words merges, and near misses stay
-//! apart, `tests/cases/restatements.tsv`), and each decision rule with the
-//! pairs it must decide (`tests/cases/rules.tsv`).
+//! apart, `tests/cases/restatements.tsv`), each decision rule with the
+//! pairs it must decide (`tests/cases/rules.tsv`), and which details a
+//! fused text may add (`tests/cases/fusions.tsv`).
 
 mod common;
 
 use common::*;
 use engram::detect::Lexicon;
-use engram::detect::align::{Comparison, compare, tokens};
+use engram::detect::align::{Comparison, compare, statement, tokens};
+use engram::detect::fuse::{additions, additions_state_facts, fusable};
 
 /// The case lines of a cases file, split on tabs into `N` fields, with
 /// their line numbers.
@@ -81,4 +83,69 @@ fn each_rule_decides_its_cases() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn a_fused_text_adds_only_details_that_state_facts() {
+    let settings = settings_with_wordnet();
+    let lexicon = &settings.lexicon;
+    let mut failures = Vec::new();
+    let file = include_str!("cases/fusions.tsv");
+    for (line, [first, second, expected]) in cases(file, "fusions.tsv") {
+        let (a, b) = (statement(first, lexicon), statement(second, lexicon));
+        let found = compare(&a, &b, lexicon);
+        assert!(
+            found.extra[0] > 0 && found.extra[1] > 0 && !found.never_merged(),
+            "line {line}: a case needs a detail on each side ({})",
+            found.verdict(true, true)
+        );
+        assert!(
+            fusable(&a, &b, lexicon),
+            "line {line}: only the facts may keep a case apart"
+        );
+        let fused =
+            additions_state_facts(&a, second, lexicon) && additions_state_facts(&b, first, lexicon);
+        let verdict = if fused { "fused" } else { "apart" };
+        if verdict != expected {
+            failures.push(format!(
+                "line {line}: {first:?} / {second:?}: {verdict}, not {expected}"
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn an_addition_is_a_phrase_with_its_noun_and_stops_at_a_sentence_end() {
+    let settings = settings_with_wordnet();
+    let lexicon = &settings.lexicon;
+    let added = |base: &str, other: &str| additions(&tokens(base, lexicon), other, lexicon);
+    // A modifier takes the noun it modifies, compound and all.
+    assert_eq!(
+        added(
+            "Nate wins another video game tournament",
+            "Nate wins another regional video game tournament."
+        ),
+        ["regional video game tournament"]
+    );
+    // A phrase ends with its sentence: "Appreciate it. Great talking" is
+    // two, and neither states a fact of its own.
+    let base = "Thanks, Maria! You too! Stay safe!";
+    let other = "Thanks, Maria. Appreciate it. Great talking to you. Stay safe!";
+    for phrase in added(base, other) {
+        assert!(!phrase.contains(". "), "{phrase:?} crosses a sentence end");
+    }
+    assert!(
+        !additions_state_facts(&tokens(base, lexicon), other, lexicon),
+        "{:?}",
+        added(base, other)
+    );
+    // A title's stop is no sentence end.
+    assert_eq!(
+        added(
+            "The mayor opened the bridge",
+            "Mr. Peterson, the mayor, opened the bridge"
+        ),
+        ["Mr. Peterson"]
+    );
 }

@@ -595,20 +595,20 @@ pub fn locomo(data: &Path, out: &Path, wordnet: &Arc<WordNet>) {
         );
     }
     for (name, run) in &fused {
-        print_fused(name, run);
+        print_fused(name, run, &lexicon);
     }
     println!(
         "  recall over the {questions} questions whose evidence turns have observations; \
          listings in {}/<replay>/",
         out.display()
     );
-    other_texts(&conversations, &out.join("other-texts"));
+    other_texts(&conversations, &out.join("other-texts"), &lexicon);
 }
 
 /// The *other texts* replay: event summaries, dialogue turns and session
 /// summaries as semantic memories, an executed request per user a day
 /// after the conversation's last session.
-fn other_texts(conversations: &[Conversation], dir: &Path) {
+fn other_texts(conversations: &[Conversation], dir: &Path, lexicon: &Lexicon) {
     let mut events = Vec::new();
     for conversation in conversations {
         let mut users = BTreeSet::new();
@@ -635,13 +635,13 @@ fn other_texts(conversations: &[Conversation], dir: &Path) {
         dir.display()
     );
     write_listings(dir, &run, "");
-    print_fused("other texts", &run);
+    print_fused("other texts", &run, lexicon);
 }
 
 /// The additions of fused texts among a replay's merges, and those that
-/// are fragments: an ellipsis, or only function words ("(also: Among)").
-fn fused_additions(run: &Replay) -> (usize, Vec<String>) {
-    let lexicon = engram::detect::Lexicon::default();
+/// are fragments: an ellipsis, or no name, number or noun ("(also:
+/// Among)", "(also: regional)").
+fn fused_additions(run: &Replay, lexicon: &Lexicon) -> (usize, Vec<String>) {
     let mut count = 0;
     let mut fragments = Vec::new();
     for merged in run.merges().values() {
@@ -649,9 +649,16 @@ fn fused_additions(run: &Replay) -> (usize, Vec<String>) {
             let text = canonical["content"].as_str().unwrap_or_default();
             for addition in engram::detect::fuse::listed_additions(text) {
                 count += 1;
-                let tokens = engram::detect::align::tokens(addition, &lexicon);
+                let tokens = engram::detect::align::tokens(addition, lexicon);
                 let ellipsis = addition.contains('…') || addition.contains("...");
-                if ellipsis || !tokens.iter().any(|t| t.is_content()) {
+                let states_fact = tokens.iter().enumerate().any(|(k, t)| {
+                    if k == 0 {
+                        t.carries_fact_opening_a_sentence()
+                    } else {
+                        t.carries_fact()
+                    }
+                });
+                if ellipsis || !states_fact {
                     fragments.push(addition.to_owned());
                 }
             }
@@ -661,13 +668,13 @@ fn fused_additions(run: &Replay) -> (usize, Vec<String>) {
 }
 
 /// One line on a replay's fused additions.
-fn print_fused(name: &str, run: &Replay) {
-    let (count, fragments) = fused_additions(run);
+fn print_fused(name: &str, run: &Replay, lexicon: &Lexicon) {
+    let (count, fragments) = fused_additions(run, lexicon);
     print_checked(
         name,
         count,
         "fused additions",
-        "fragments (an ellipsis or only function words)",
+        "fragments (an ellipsis, or no name, number or noun)",
         &fragments,
     );
 }

@@ -8,7 +8,7 @@ use anyhow::{Context, Result, bail};
 use engram::config::Config;
 use engram::cycle::{CycleRequest, CycleSettings, plan_cycle};
 use engram::detect::align::{Token, clause_conflict, compare, statement, update};
-use engram::detect::fuse::{fusable, same_order};
+use engram::detect::fuse::{additions_state_facts, fusable, same_order};
 use engram::detect::{Lexicon, Snapshot};
 use engram::embed::{LocalEmbedder, dot, embed_bucketed};
 use engram::event::{RunMode, TriggerReason};
@@ -36,7 +36,7 @@ pub fn run(config: &Config, texts: &[String]) -> Result<()> {
                 texts[i],
                 texts[j]
             )?;
-            let (whole, clause) = verdicts(&tokens[i], &tokens[j], lexicon);
+            let (whole, clause) = verdicts([&tokens[i], &tokens[j]], [refs[i], refs[j]], lexicon);
             writeln!(out, "        {whole}")?;
             if let Some(clause) = clause {
                 writeln!(out, "        one clause of each: {clause}")?;
@@ -77,7 +77,7 @@ pub fn run_pairs(config: &Config, source: &Path) -> Result<()> {
     let vectors = embed_bucketed(&embedder, &texts, config.embedding.sub_batch())?;
     for ((id, a, b), vectors) in pairs.iter().zip(vectors.chunks(2)) {
         let (a_tokens, b_tokens) = (statement(a, lexicon), statement(b, lexicon));
-        let (whole, clause) = verdicts(&a_tokens, &b_tokens, lexicon);
+        let (whole, clause) = verdicts([&a_tokens, &b_tokens], [a, b], lexicon);
         let decided = cycle_decision([a, b], [&vectors[0], &vectors[1]], &settings);
         writeln!(
             out,
@@ -119,14 +119,23 @@ fn read_pairs(reader: impl BufRead, source: &Path) -> Result<Vec<(String, String
 
 /// The whole texts' verdict, and a clause's when it contradicts and the
 /// whole does not.
-fn verdicts(a: &[Token], b: &[Token], lexicon: &Lexicon) -> (String, Option<String>) {
+fn verdicts(
+    [a, b]: [&[Token]; 2],
+    [text_a, text_b]: [&str; 2],
+    lexicon: &Lexicon,
+) -> (String, Option<String>) {
     let whole = compare(a, b, lexicon);
     let keeps_order = whole.moved == 0 || same_order(a, b);
+    // As the cycle decides (`Prepared::mergeable`): a fused text only adds
+    // phrases that state a fact of their own.
+    let fusable = fusable(a, b, lexicon)
+        && additions_state_facts(a, text_b, lexicon)
+        && additions_state_facts(b, text_a, lexicon);
     let clause = (!whole.contradicts())
         .then(|| clause_conflict(a, b, lexicon))
         .flatten()
         .map(|c| c.verdict(true, true));
-    (whole.verdict(keeps_order, fusable(a, b, lexicon)), clause)
+    (whole.verdict(keeps_order, fusable), clause)
 }
 
 /// The knowledge update `b` states of `a`, if a rule finds one: what it

@@ -34,9 +34,30 @@ fn carried(word: &Token, text: &[Token], lexicon: &Lexicon) -> bool {
 /// function word right before it ("`in 1995`", "`the witness`"; not an
 /// auxiliary or a conjunction: "is `comfortably`"). A phrase opened by a
 /// determiner also takes the shared word right after it, the noun it
-/// modifies ("`A black dog`", "`a power drill`"), and a name is kept whole
-/// ("`Tom Parker`", "`the Supreme Court of Appeal`").
+/// modifies ("`A black dog`", "`a power drill`"), as does a phrase with no
+/// name, number or noun of its own ("`other films`"), and a name is kept
+/// whole ("`Tom Parker`", "`the Supreme Court of Appeal`").
 pub fn additions(base: &[Token], other_text: &str, lexicon: &Lexicon) -> Vec<String> {
+    addition_phrases(base, other_text, lexicon)
+        .into_iter()
+        .map(|(phrase, _)| phrase)
+        .collect()
+}
+
+/// Whether every phrase [`additions`] would append states a fact of its
+/// own: a name, a number or a noun ("downtown", "In March", "a satire on
+/// Hollywood"). A lone modifier or verb ("regional", "agreed",
+/// "comfortably") reads as a fragment once cut from its sentence, and
+/// leaving it out would drop a word: such a pair is not fused.
+pub fn additions_state_facts(base: &[Token], other_text: &str, lexicon: &Lexicon) -> bool {
+    addition_phrases(base, other_text, lexicon)
+        .iter()
+        .all(|(_, states_fact)| *states_fact)
+}
+
+/// The phrases of [`additions`], each with whether a word of it
+/// [`Token::carries_fact`].
+fn addition_phrases(base: &[Token], other_text: &str, lexicon: &Lexicon) -> Vec<(String, bool)> {
     let other = align::tokens(other_text, lexicon);
     // "per cent" carries "percent" and the other way round.
     let (base, other) = (
@@ -119,8 +140,20 @@ pub fn additions(base: &[Token], other_text: &str, lexicon: &Lexicon) -> Vec<Str
         }
         let noun_phrase =
             !other[first].is_content() && align::listed(&DETERMINERS, &other[first].word);
+        let mut takes_noun = !(first..=last).any(|k| text.states_fact(k));
         if noun_phrase
             && other.get(last + 1).is_some_and(Token::is_content)
+            && text.joined(last, last + 1)
+        {
+            last += 1;
+            takes_noun = true;
+        }
+        // So does a modifier alone, the noun it modifies, compound and all:
+        // "`other films`", "`regional video game tournament`", not
+        // "other", which says nothing cut from its sentence.
+        while takes_noun
+            && last + 1 < other.len()
+            && text.states_fact(last + 1)
             && text.joined(last, last + 1)
         {
             last += 1;
@@ -129,7 +162,10 @@ pub fn additions(base: &[Token], other_text: &str, lexicon: &Lexicon) -> Vec<Str
     }
     spans
         .into_iter()
-        .map(|(first, last)| other_text[other[first].span.0..other[last].span.1].to_owned())
+        .map(|(first, last)| {
+            let phrase = other_text[other[first].span.0..other[last].span.1].to_owned();
+            (phrase, (first..=last).any(|k| text.states_fact(k)))
+        })
         .collect()
 }
 
@@ -145,7 +181,30 @@ impl Phrases<'_> {
     /// ends a clause or opens a quotation.
     fn joined(&self, a: usize, b: usize) -> bool {
         let gap = &self.text[self.tokens[a].span.1..self.tokens[b].span.0];
-        !gap.contains(PHRASE_BREAKS) && !gap.contains("--") && !gap.contains(" - ")
+        !gap.contains(PHRASE_BREAKS)
+            && !gap.contains("--")
+            && !gap.contains(" - ")
+            && !self.ends_sentence(a, b)
+    }
+
+    /// Whether a sentence ends between tokens `a` and `b`: at a full stop,
+    /// unless it closes a title or an initial ("Mr. Peterson", "J. Smith").
+    fn ends_sentence(&self, a: usize, b: usize) -> bool {
+        let gap = &self.text[self.tokens[a].span.1..self.tokens[b].span.0];
+        let abbreviated = align::listed(&TITLES, &self.tokens[a].word)
+            || self.tokens[a].word.chars().count() == 1;
+        gap.contains(['!', '?']) || (gap.contains('.') && !abbreviated)
+    }
+
+    /// Whether token `k` states a fact ([`Token::carries_fact`]), read as
+    /// a sentence's first word where it opens one.
+    fn states_fact(&self, k: usize) -> bool {
+        let token = &self.tokens[k];
+        if k == 0 || self.ends_sentence(k - 1, k) {
+            token.carries_fact_opening_a_sentence()
+        } else {
+            token.carries_fact()
+        }
     }
 
     fn is_name(&self, k: usize) -> bool {

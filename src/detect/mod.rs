@@ -197,7 +197,8 @@ impl<'a> Prepared<'a> {
     /// fact swapped for another, no relation for another ("to" / "from"),
     /// no word paired with a more general one,
     /// the shared words in one order (up to a moved block), and details on
-    /// both sides only when fusing, at most `fuse_max_details` a side, not
+    /// both sides only when fusing, at most `fuse_max_details` a side, each
+    /// a fact of its own (a name, a number or a noun), not
     /// in one slot and without a negation (a detail changes what it denies:
     /// "never organised a camp for the diocese of Bendigo" / "never
     /// attended a camp organised by that diocese").
@@ -211,11 +212,14 @@ impl<'a> Prepared<'a> {
         let (a, b) = (self.item_tokens(i, lexicon), self.item_tokens(j, lexicon));
         let c = align::compare(a, b, lexicon);
         let both_sides = c.extra[0] > 0 && c.extra[1] > 0;
+        let text = |k: usize| self.items[k].memory.content.as_str();
         !c.never_merged()
             && (!both_sides
                 || (settings.fuse_merges
                     && c.extra.iter().all(|&e| e <= settings.fuse_max_details)
-                    && fuse::fusable(a, b, lexicon)))
+                    && fuse::fusable(a, b, lexicon)
+                    && fuse::additions_state_facts(a, text(j), lexicon)
+                    && fuse::additions_state_facts(b, text(i), lexicon)))
             && (c.moved == 0 || fuse::same_order(a, b))
     }
 

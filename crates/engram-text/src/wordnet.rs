@@ -1509,6 +1509,12 @@ impl Word {
             || other.derived.iter().any(|s| self.nouns.contains(s))
     }
 
+    /// Whether WordNet knows a common sense of it (never so without
+    /// WordNet).
+    pub fn is_known(&self) -> bool {
+        !self.senses.is_empty()
+    }
+
     /// Whether one of its common senses is a noun.
     pub fn is_noun(&self) -> bool {
         !self.nouns.is_empty()

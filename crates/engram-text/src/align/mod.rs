@@ -277,6 +277,27 @@ impl Token {
             && (degree || !self.info.lemmas.contains(&self.word))
     }
 
+    /// Whether it states a fact alone: a name, a number, or a noun that
+    /// is no verb form ("studio", "March", "1995"; not "regional",
+    /// "agreed" or "talking"). A content word WordNet does not know (or
+    /// every word, without WordNet) may be any of these, and counts.
+    pub fn carries_fact(&self) -> bool {
+        matches!(self.role, Role::Name | Role::Number)
+            || plain_noun(self)
+            || (self.role == Role::Content && !self.info.is_known())
+    }
+
+    /// [`Token::carries_fact`] for a word that opens a sentence, where a
+    /// capital says nothing: a common word there is a name only as a noun
+    /// ("Appreciate it", "Great talking" state no fact; "Paris" does).
+    pub fn carries_fact_opening_a_sentence(&self) -> bool {
+        if self.role == Role::Name && self.info.is_known() {
+            plain_noun(self)
+        } else {
+            self.carries_fact()
+        }
+    }
+
     /// Whether WordNet knows the word as a verb, in any of its forms.
     pub fn is_verb(&self) -> bool {
         self.info.is_verb()

@@ -227,7 +227,7 @@ impl Comparison {
         } else if self.never_merged() || !keeps_order {
             "not a contradiction; never merged"
         } else if self.extra[0] > 0 && self.extra[1] > 0 && !fusable {
-            "neither covers the other; never merged (a detail of each beside one shared word, or a denial)"
+            "neither covers the other; never merged (a detail of each beside one shared word, a denial, or a detail that is no name, number or noun)"
         } else if self.extra[0] > 0 && self.extra[1] > 0 {
             "neither covers the other; merged only with a fused text (`consolidation.fuse_merges`)"
         } else if self.extra == [0, 0] {
