@@ -6,6 +6,8 @@
 //! watermark. Replays are harmless: an event at or below its user's watermark
 //! for its stream is skipped, and memories are upserted by id.
 
+mod key;
+
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use crate::cycle::CycleSettings;
@@ -24,6 +26,8 @@ use crate::salience::SalienceState;
 use crate::store::{Store, StoreError, Write, WriteBatch};
 use crate::text::{content_hash, normalise_tags};
 use crate::trigger::{self, automatic_run, requested_run};
+pub use key::MemoryKey;
+use key::by;
 
 /// Where an event came from: its stream and position in it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,11 +61,6 @@ pub enum Disposition {
         reason: String,
     },
 }
-
-mod key;
-
-pub use key::MemoryKey;
-use key::by;
 
 /// How long and how many reads that overtook their memory's creation wait
 /// for it, per user.
