@@ -174,14 +174,14 @@ struct Rate {
 }
 
 impl Rate {
-    /// `cpu_since_first`: the consuming process's CPU seconds from the
-    /// first message (or commit) to the end.
+    /// `(cpu_seconds, cpu_events)`: the consuming process's CPU seconds
+    /// and the events they were spent on.
     fn new(
         count: usize,
         started: Instant,
         first: Instant,
         before_first: usize,
-        cpu_since_first: f64,
+        (cpu_seconds, cpu_events): (f64, usize),
     ) -> Self {
         let total = started.elapsed().as_secs_f64();
         let after = first.elapsed().as_secs_f64();
@@ -190,7 +190,7 @@ impl Rate {
             startup: first.duration_since(started).as_secs_f64(),
             steady: events / after.max(1e-6),
             overall: count as f64 / total,
-            cpu_us: cpu_since_first * 1e6 / events,
+            cpu_us: cpu_seconds * 1e6 / cpu_events.max(1) as f64,
         }
     }
 }
@@ -254,7 +254,14 @@ fn raw_consume(
         assert!(started.elapsed() < WAIT, "raw consumer stalled at {seen}");
     }
     let cpu = own_cpu_seconds() - cpu_at_first;
-    Rate::new(count, started, first.unwrap_or(started), 1, cpu)
+    // From its first message on, so over every event but that one.
+    Rate::new(
+        count,
+        started,
+        first.unwrap_or(started),
+        1,
+        (cpu, count - 1),
+    )
 }
 
 /// Messages/s of Confluent's Python client consuming `topic` in batches,
@@ -358,8 +365,7 @@ fn engram_run(
     }
     let cpu = common::cpu_seconds(&pid) - cpu_at_assigned;
     let (first, before_first) = first.unwrap_or((started, 0));
-    let mut rate = Rate::new(count, started, first, before_first, 0.0);
-    rate.cpu_us = cpu * 1e6 / count.max(1) as f64;
+    let rate = Rate::new(count, started, first, before_first, (cpu, count));
     engram.stop();
     rate
 }

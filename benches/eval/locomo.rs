@@ -649,16 +649,8 @@ fn fused_additions(run: &Replay, lexicon: &Lexicon) -> (usize, Vec<String>) {
             let text = canonical["content"].as_str().unwrap_or_default();
             for addition in engram::detect::fuse::listed_additions(text) {
                 count += 1;
-                let tokens = engram::detect::align::tokens(addition, lexicon);
                 let ellipsis = addition.contains('…') || addition.contains("...");
-                let states_fact = tokens.iter().enumerate().any(|(k, t)| {
-                    if k == 0 {
-                        t.carries_fact_opening_a_sentence()
-                    } else {
-                        t.carries_fact()
-                    }
-                });
-                if ellipsis || !states_fact {
+                if ellipsis || !engram::detect::fuse::phrase_states_fact(addition, lexicon) {
                     fragments.push(addition.to_owned());
                 }
             }

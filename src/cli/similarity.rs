@@ -8,7 +8,7 @@ use anyhow::{Context, Result, bail};
 use engram::config::Config;
 use engram::cycle::{CycleRequest, CycleSettings, plan_cycle};
 use engram::detect::align::{Token, clause_conflict, compare, statement, update};
-use engram::detect::fuse::{additions_state_facts, fusable, same_order};
+use engram::detect::fuse::{fuses, same_order};
 use engram::detect::{Lexicon, Snapshot};
 use engram::embed::{LocalEmbedder, dot, embed_bucketed};
 use engram::event::{RunMode, TriggerReason};
@@ -121,21 +121,20 @@ fn read_pairs(reader: impl BufRead, source: &Path) -> Result<Vec<(String, String
 /// whole does not.
 fn verdicts(
     [a, b]: [&[Token]; 2],
-    [text_a, text_b]: [&str; 2],
+    texts: [&str; 2],
     lexicon: &Lexicon,
 ) -> (String, Option<String>) {
     let whole = compare(a, b, lexicon);
     let keeps_order = whole.moved == 0 || same_order(a, b);
-    // As the cycle decides (`Prepared::mergeable`): a fused text only adds
-    // phrases that state a fact of their own.
-    let fusable = fusable(a, b, lexicon)
-        && additions_state_facts(a, text_b, lexicon)
-        && additions_state_facts(b, text_a, lexicon);
     let clause = (!whole.contradicts())
         .then(|| clause_conflict(a, b, lexicon))
         .flatten()
         .map(|c| c.verdict(true, true));
-    (whole.verdict(keeps_order, fusable), clause)
+    // As the cycle decides (`Prepared::mergeable`).
+    (
+        whole.verdict(keeps_order, fuses(a, b, texts, lexicon)),
+        clause,
+    )
 }
 
 /// The knowledge update `b` states of `a`, if a rule finds one: what it

@@ -55,6 +55,26 @@ pub fn additions_state_facts(base: &[Token], other_text: &str, lexicon: &Lexicon
         .all(|(_, states_fact)| *states_fact)
 }
 
+/// Whether `a` and `b` (with the texts they came from) may be fused into
+/// one text: [`fusable`], and every phrase either side would add to the
+/// other states a fact ([`additions_state_facts`]).
+pub fn fuses(a: &[Token], b: &[Token], [text_a, text_b]: [&str; 2], lexicon: &Lexicon) -> bool {
+    fusable(a, b, lexicon)
+        && additions_state_facts(a, text_b, lexicon)
+        && additions_state_facts(b, text_a, lexicon)
+}
+
+/// Whether a phrase read alone (a fused text's addition) states a fact:
+/// the check [`additions_state_facts`] makes of each phrase it finds.
+pub fn phrase_states_fact(phrase: &str, lexicon: &Lexicon) -> bool {
+    let tokens = align::tokens(phrase, lexicon);
+    let text = Phrases {
+        tokens: &tokens,
+        text: phrase,
+    };
+    (0..tokens.len()).any(|k| text.states_fact(k))
+}
+
 /// The phrases of [`additions`], each with whether a word of it
 /// [`Token::carries_fact`].
 fn addition_phrases(base: &[Token], other_text: &str, lexicon: &Lexicon) -> Vec<(String, bool)> {

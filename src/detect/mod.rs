@@ -212,14 +212,12 @@ impl<'a> Prepared<'a> {
         let (a, b) = (self.item_tokens(i, lexicon), self.item_tokens(j, lexicon));
         let c = align::compare(a, b, lexicon);
         let both_sides = c.extra[0] > 0 && c.extra[1] > 0;
-        let text = |k: usize| self.items[k].memory.content.as_str();
+        let texts = [i, j].map(|k| self.items[k].memory.content.as_str());
         !c.never_merged()
             && (!both_sides
                 || (settings.fuse_merges
                     && c.extra.iter().all(|&e| e <= settings.fuse_max_details)
-                    && fuse::fusable(a, b, lexicon)
-                    && fuse::additions_state_facts(a, text(j), lexicon)
-                    && fuse::additions_state_facts(b, text(i), lexicon)))
+                    && fuse::fuses(a, b, texts, lexicon)))
             && (c.moved == 0 || fuse::same_order(a, b))
     }
 
