@@ -8,6 +8,8 @@
 
 use std::collections::BTreeMap;
 
+use super::pairs::parallel_map;
+
 /// How the similarity of two clusters is measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Linkage {
@@ -25,8 +27,8 @@ pub enum Linkage {
 pub fn cluster(
     n: usize,
     edges: impl IntoIterator<Item = (usize, usize)>,
-    similarity: impl Fn(usize, usize) -> Option<f64>,
-    apart: impl Fn(usize, usize) -> bool,
+    similarity: impl Fn(usize, usize) -> Option<f64> + Sync,
+    apart: impl Fn(usize, usize) -> bool + Sync,
     threshold: f64,
     linkage: Linkage,
 ) -> Vec<Vec<usize>> {
@@ -51,10 +53,15 @@ pub fn cluster(
         }
         similarity(i, j).unwrap_or(f64::NEG_INFINITY)
     };
-    let mut out = Vec::new();
-    for members in components.into_values().filter(|m| m.len() > 1) {
-        out.extend(agglomerate(&members, &score, threshold, linkage));
-    }
+    // Components are clustered on their own, so they are shared out over
+    // the cores.
+    let components: Vec<Vec<usize>> = components.into_values().filter(|m| m.len() > 1).collect();
+    let mut out: Vec<Vec<usize>> = parallel_map(&components, |members| {
+        agglomerate(members, &score, threshold, linkage)
+    })
+    .into_iter()
+    .flatten()
+    .collect();
     out.sort();
     out
 }

@@ -95,15 +95,16 @@ pub fn detect(
         .collect();
     candidates.sort_by_key(|&(i, j, _)| (i, j));
     candidates.dedup_by(|a, b| (a.0, a.1) == (b.0, b.1));
-    let mut found = Vec::new();
     let items = &prepared.items;
-    for (i, j, similarity) in candidates {
+    // Each pair is read on its own, so the pairs are shared out over the
+    // cores; the results keep the pairs' order.
+    let read = |&(i, j, similarity): &(usize, usize, f64)| {
         if similarity < settings.change_min_similarity
             || items[i].memory.content_hash == items[j].memory.content_hash
             || is_episode(&items[i])
             || is_episode(&items[j])
         {
-            continue;
+            return None;
         }
         // A knowledge update the newer states, its signal and how time
         // resolves it.
@@ -115,16 +116,14 @@ pub fn detect(
             })
         };
         if updates_only(i, j, similarity) {
-            if let Some((signals, resolved)) = updated() {
-                found.push(contradiction(
-                    (&items[i], &items[j]),
-                    similarity,
-                    signals,
-                    resolved,
-                    settings,
-                ));
-            }
-            continue;
+            let (signals, resolved) = updated()?;
+            return Some(contradiction(
+                (&items[i], &items[j]),
+                similarity,
+                signals,
+                resolved,
+                settings,
+            ));
         }
         let resolve = |comparison: &Comparison| {
             let ending = comparison.ending[1].as_deref();
@@ -142,10 +141,7 @@ pub fn detect(
             Some(whole) => whole,
             None => match prepared.clause_conflict(i, j, lexicon) {
                 Some(clauses) => (signals(&clauses, false), resolve(&clauses)),
-                None => match updated() {
-                    Some(update) => update,
-                    None => continue,
-                },
+                None => updated()?,
             },
         };
         // A contradiction that the newer memory's stated change resolves
@@ -156,17 +152,20 @@ pub fn detect(
         // pairs are nominated below the usual floors ([`stated_changes`]).
         let stated_change = resolved.is_some() && !signals.is_empty();
         if !nominated(i, j, similarity) && !stated_change {
-            continue;
+            return None;
         }
-        found.push(contradiction(
+        Some(contradiction(
             (&items[i], &items[j]),
             similarity,
             signals,
             resolved,
             settings,
-        ));
-    }
-    found
+        ))
+    };
+    parallel_map(&candidates, read)
+        .into_iter()
+        .flatten()
+        .collect()
 }
 
 /// A contradiction of `pair` (the older first) on `signals`, its

@@ -16,6 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use super::cluster::{Linkage, cluster};
+use super::pairs::parallel_map;
 use super::{Contradiction, DetectSettings, Lexicon, Pair, Prepared, round4};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -65,48 +66,47 @@ pub fn detect(
         settings.duplicate_threshold,
         Linkage::Complete,
     );
-    groups
-        .into_iter()
-        .map(|members| {
-            let mut min_similarity = 1.0f64;
-            for (n, &i) in members.iter().enumerate() {
-                for &j in &members[n + 1..] {
-                    min_similarity = min_similarity.min(prepared.similarity(i, j).unwrap_or(0.0));
+    // Each cluster's texts are fused on their own, so clusters are shared
+    // out over the cores.
+    parallel_map(&groups, |members| {
+        let mut min_similarity = 1.0f64;
+        for (n, &i) in members.iter().enumerate() {
+            for &j in &members[n + 1..] {
+                min_similarity = min_similarity.min(prepared.similarity(i, j).unwrap_or(0.0));
+            }
+        }
+        let hash = &items[members[0]].memory.content_hash;
+        let mut covering = Vec::new();
+        let mut fused = BTreeMap::new();
+        for &i in members {
+            let others: Vec<usize> = members
+                .iter()
+                .copied()
+                .filter(|&j| items[j].memory.content_hash != items[i].memory.content_hash)
+                .collect();
+            match prepared.fused(i, &others, lexicon) {
+                None => covering.push(items[i].memory.id.clone()),
+                Some(text) => {
+                    fused.insert(items[i].memory.id.clone(), text);
                 }
             }
-            let hash = &items[members[0]].memory.content_hash;
-            let mut covering = Vec::new();
-            let mut fused = BTreeMap::new();
-            for &i in &members {
-                let others: Vec<usize> = members
-                    .iter()
-                    .copied()
-                    .filter(|&j| items[j].memory.content_hash != items[i].memory.content_hash)
-                    .collect();
-                match prepared.fused(i, &others, lexicon) {
-                    None => covering.push(items[i].memory.id.clone()),
-                    Some(text) => {
-                        fused.insert(items[i].memory.id.clone(), text);
-                    }
-                }
-            }
-            if !covering.is_empty() {
-                fused.clear();
-            }
-            DuplicateCluster {
-                covering,
-                fused,
-                exact: members
-                    .iter()
-                    .all(|&i| &items[i].memory.content_hash == hash),
-                members: members
-                    .iter()
-                    .map(|&i| items[i].memory.id.clone())
-                    .collect(),
-                min_similarity: round4(min_similarity),
-            }
-        })
-        .collect()
+        }
+        if !covering.is_empty() {
+            fused.clear();
+        }
+        DuplicateCluster {
+            covering,
+            fused,
+            exact: members
+                .iter()
+                .all(|&i| &items[i].memory.content_hash == hash),
+            members: members
+                .iter()
+                .map(|&i| items[i].memory.id.clone())
+                .collect(),
+            min_similarity: round4(min_similarity),
+        }
+    })
 }
 
 #[cfg(test)]

@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 pub use contradictions::{Contradiction, Signal};
 pub use duplicates::DuplicateCluster;
 pub use lexicon::{Lexicon, LexiconSpec};
+use pairs::parallel_map;
 pub use pairs::{Floor, Pair, PairSearch, similar_pairs};
 pub use patterns::PatternCluster;
 pub use stale::StaleMemory;
@@ -324,23 +325,20 @@ impl<'a> Prepared<'a> {
         settings: &DetectSettings,
         lexicon: &Lexicon,
     ) -> Floor<'_> {
+        // Each item's text is read on its own, so the items are shared out
+        // over the cores.
         let denials = self.denials.get_or_init(|| {
-            self.items
-                .iter()
-                .map(|item| align::denial(&item.memory.content, lexicon))
-                .collect()
+            parallel_map(&self.items, |item| {
+                align::denial(&item.memory.content, lexicon)
+            })
         });
         let relations = self.relations.get_or_init(|| {
-            self.items
-                .iter()
-                .map(|item| lexicon.one_at_a_time_in(&item.words))
-                .collect()
+            parallel_map(&self.items, |item| lexicon.one_at_a_time_in(&item.words))
         });
         let opposites = self.opposites.get_or_init(|| {
-            self.items
-                .iter()
-                .map(|item| align::predicate_opposites(&item.words, lexicon))
-                .collect()
+            parallel_map(&self.items, |item| {
+                align::predicate_opposites(&item.words, lexicon)
+            })
         });
         let negation = settings.negation_min_similarity.min(general);
         Floor {

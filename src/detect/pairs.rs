@@ -9,7 +9,12 @@
 //! the lists of its `pair_probes` nearest centroids. Two near-duplicates sit
 //! close to the same centroids, so they almost always meet (the benchmark
 //! reports recall against exact search); the work is about
-//! `2 · n · sqrt(probes · n)` dot products instead of `n² / 2`.
+//! `2 · n · sqrt(probes · n)` dot products instead of `n² / 2`. Those
+//! products are first estimated from 16-bit copies of the vectors
+//! ([`crate::embed::fixed`]), and computed exactly only where the estimate
+//! and its error bound leave the floor (or a nearest centroid) within
+//! reach, so every pair found and every similarity is what the exact
+//! products alone give.
 //!
 //! Memories with the same normalised text are always paired (similarity 1),
 //! vector or not.
@@ -20,7 +25,8 @@ use serde::{Deserialize, Serialize};
 
 use super::Prepared;
 use super::align::Denial;
-use crate::embed::{dot, dot4};
+use crate::embed::dot;
+use crate::embed::fixed::{Scale, dot_i16, dot4_i16};
 
 /// How pairs are searched for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -100,6 +106,22 @@ impl Floor<'_> {
     /// search lies below every floor and need not look up its items.
     fn admits(&self, i: usize, j: usize, similarity: f64) -> bool {
         similarity >= self.lowest() && similarity >= self.of(i, j)
+    }
+
+    /// A floor no pair with item `k` is below unless the other item's is:
+    /// every pair's floor is at least the lower of its two items'. [`Floor::of`]
+    /// takes the floor of the item that denies more, and lowers it to
+    /// `negation` only where both items state a relation or opposites.
+    fn least_with(&self, k: usize) -> f64 {
+        let own = match self.denials.get(k).copied().unwrap_or_default() {
+            Denial::None => self.general,
+            Denial::Change => self.change.min(self.negation),
+            Denial::Negation => self.negation,
+            Denial::Existence | Denial::Pronoun => self.pronoun,
+        };
+        let relates = self.relations.get(k).copied().flatten().is_some()
+            || self.opposites.get(k).is_some_and(|pairs| !pairs.is_empty());
+        if relates { own.min(self.negation) } else { own }
     }
 
     /// The floor of the pair of items `i` and `j`, which are in `(created_at,
@@ -223,22 +245,34 @@ fn blocked_pairs(
     let centroids = train_centroids(rows, lists, dimension);
     let vectors: Vec<&[f32]> = rows.iter().map(|&(_, v)| v).collect();
     let nearest = nearest_centroids(&vectors, &centroids, probes);
-    // Rows laid out list by list, so a probe scans contiguous memory.
+    // Rows laid out list by list, so a probe scans contiguous memory; the
+    // scan reads their 16-bit copies, and the exact product only where the
+    // copies leave the floor within reach.
     let mut members: Vec<Vec<usize>> = vec![Vec::new(); centroids.len()];
     for (row, near) in nearest.iter().enumerate() {
         members[near[0]].push(row);
     }
+    let scale = Scale::for_vectors(vectors.iter().copied());
     let mut offsets = Vec::with_capacity(members.len() + 1);
     let mut order = Vec::with_capacity(n);
-    let mut matrix = Vec::with_capacity(n * dimension);
+    let mut position = vec![0; n];
+    let mut quantized = Vec::with_capacity(n * dimension);
     for list in &members {
         offsets.push(order.len());
         for &row in list {
-            order.push(rows[row].0);
-            matrix.extend_from_slice(rows[row].1);
+            position[row] = order.len();
+            order.push(row);
+            scale.quantize_into(rows[row].1, &mut quantized);
         }
     }
     offsets.push(order.len());
+    let copy = |row: usize| &quantized[position[row] * dimension..(position[row] + 1) * dimension];
+    // The least product each row's pairs need: a pair whose estimate is
+    // below both its rows' cannot reach its floor (`Floor::least_with`).
+    let needs: Vec<i64> = rows
+        .iter()
+        .map(|&(i, _)| scale.least_product(floor.least_with(i)))
+        .collect();
     // Lists are uneven; a row stops probing once it has scanned as many rows
     // as `probes` average lists hold (its nearest list is always scanned).
     let budget = probes * n / centroids.len();
@@ -258,30 +292,36 @@ fn blocked_pairs(
     let list_ids: Vec<usize> = (0..centroids.len()).collect();
     let per_list = parallel_map(&list_ids, |&list| {
         let mut out = Vec::new();
-        let block = &matrix[offsets[list] * dimension..offsets[list + 1] * dimension];
-        let mut keep = |i: usize, j: usize, similarity: f32| {
-            if j != i && floor.admits(i, j, f64::from(similarity)) {
+        let mut consider = |prober: usize, other: usize, estimate: i32| {
+            if prober == other || i64::from(estimate) < needs[prober].min(needs[other]) {
+                return;
+            }
+            let ((i, v), (j, w)) = (rows[prober], rows[other]);
+            if i64::from(estimate) < scale.least_product(floor.of(i, j)) {
+                return;
+            }
+            let similarity = dot(w, v);
+            if floor.admits(i, j, f64::from(similarity)) {
                 out.push((i.min(j), i.max(j), Some(similarity)));
             }
         };
+        let block = &order[offsets[list]..offsets[list + 1]];
         // Four probers pass the list together: each row is loaded once for
-        // four dot products whose additions overlap.
+        // four products whose additions overlap.
         let mut groups = probers[list].chunks_exact(4);
         for group in groups.by_ref() {
-            let probing = [group[0], group[1], group[2], group[3]].map(|row| rows[row]);
-            let vectors = probing.map(|(_, v)| v);
-            for (at, other) in block.chunks_exact(dimension).enumerate() {
-                let j = order[offsets[list] + at];
-                let similarities = dot4(other, vectors);
-                for (&(i, _), similarity) in probing.iter().zip(similarities) {
-                    keep(i, j, similarity);
+            let probing = [group[0], group[1], group[2], group[3]];
+            let copies = probing.map(copy);
+            for &other in block {
+                let estimates = dot4_i16(copy(other), copies);
+                for (&prober, estimate) in probing.iter().zip(estimates) {
+                    consider(prober, other, estimate);
                 }
             }
         }
-        for &row in groups.remainder() {
-            let (i, v) = rows[row];
-            for (at, other) in block.chunks_exact(dimension).enumerate() {
-                keep(i, order[offsets[list] + at], dot(v, other));
+        for &prober in groups.remainder() {
+            for &other in block {
+                consider(prober, other, dot_i16(copy(prober), copy(other)));
             }
         }
         out
@@ -318,27 +358,66 @@ fn train_centroids(rows: &[(usize, &[f32])], lists: usize, dimension: usize) -> 
 }
 
 /// For each vector, the indices of the `k` centroids most similar to it,
-/// best first (ties by index). Four vectors pass the centroids together, so
-/// each centroid is fetched once for four dot products whose additions
-/// overlap.
+/// best first (ties by index). Every centroid is first scored from 16-bit
+/// copies, four vectors at a time (each centroid loaded once for four); only
+/// the centroids whose estimate leaves them within reach of the `k`-th best
+/// get the exact product, so the result is the exact search's.
 fn nearest_centroids(vectors: &[&[f32]], centroids: &[Vec<f32>], k: usize) -> Vec<Vec<usize>> {
+    let scale = Scale::for_vectors(
+        vectors
+            .iter()
+            .copied()
+            .chain(centroids.iter().map(Vec::as_slice)),
+    );
+    let copies: Vec<Vec<i16>> = centroids
+        .iter()
+        .map(|centroid| {
+            let mut copy = Vec::with_capacity(centroid.len());
+            scale.quantize_into(centroid, &mut copy);
+            copy
+        })
+        .collect();
     let groups: Vec<&[&[f32]]> = vectors.chunks(4).collect();
     let per_group = parallel_map(&groups, |group| {
-        let mut best: Vec<Nearest> = group.iter().map(|_| Nearest::new(k)).collect();
-        if let [a, b, c, d] = **group {
-            for (index, centroid) in centroids.iter().enumerate() {
-                for (best, score) in best.iter_mut().zip(dot4(centroid, [a, b, c, d])) {
-                    best.consider(index, score);
+        let own: Vec<Vec<i16>> = group
+            .iter()
+            .map(|v| {
+                let mut copy = Vec::with_capacity(v.len());
+                scale.quantize_into(v, &mut copy);
+                copy
+            })
+            .collect();
+        let mut estimates: Vec<Vec<i32>> = vec![Vec::with_capacity(copies.len()); group.len()];
+        if let [a, b, c, d] = own.as_slice() {
+            for centroid in &copies {
+                let four = dot4_i16(centroid, [a, b, c, d]);
+                for (list, estimate) in estimates.iter_mut().zip(four) {
+                    list.push(estimate);
                 }
             }
         } else {
-            for (best, v) in best.iter_mut().zip(group.iter()) {
-                for (index, centroid) in centroids.iter().enumerate() {
-                    best.consider(index, dot(v, centroid));
-                }
+            for (list, copy) in estimates.iter_mut().zip(&own) {
+                list.extend(copies.iter().map(|centroid| dot_i16(copy, centroid)));
             }
         }
-        best.into_iter().map(Nearest::indices).collect::<Vec<_>>()
+        let mut scratch = Vec::with_capacity(copies.len());
+        group
+            .iter()
+            .zip(estimates)
+            .map(|(v, estimates)| {
+                // The k-th best exact score is at least the k-th best
+                // estimate less the margin, and a centroid among the k best
+                // has an estimate above that less the margin again.
+                let reach = scale.kth_largest(&estimates, k, &mut scratch) - 2.0 * scale.margin();
+                let mut best = Nearest::new(k);
+                for (index, (centroid, &estimate)) in centroids.iter().zip(&estimates).enumerate() {
+                    if scale.similarity(estimate) >= reach {
+                        best.consider(index, dot(v, centroid));
+                    }
+                }
+                best.indices()
+            })
+            .collect::<Vec<_>>()
     });
     per_group.into_iter().flatten().collect()
 }
@@ -471,6 +550,39 @@ mod tests {
             approx,
             similar_pairs(&prepared, &all, &Floor::uniform(0.78), blocked)
         );
+    }
+
+    #[test]
+    fn the_fixed_point_pass_keeps_every_pair_at_its_floor() {
+        // Few enough rows that each probes every list, so the blocked search
+        // must return what the exact one does, bit for bit, even where the
+        // floor is a pair's own similarity and its estimate may fall below.
+        let base = noise(1);
+        let memories: Vec<_> = (0..40u64)
+            .map(|k| {
+                let vector = near(&base, 100 + k, 0.03 * k as f32);
+                memory(&format!("m{k}"), &format!("text {k}"), T0 + k as i64, vector)
+            })
+            .collect();
+        let snapshot = snapshot(memories);
+        let prepared = Prepared::new(&snapshot);
+        let all: Vec<usize> = (0..prepared.items.len()).collect();
+        let exact = PairSearch {
+            exact_pairs_up_to: usize::MAX,
+            pair_probes: 1,
+        };
+        let blocked = PairSearch {
+            exact_pairs_up_to: 1,
+            pair_probes: 64,
+        };
+        let every = similar_pairs(&prepared, &all, &Floor::uniform(-1.0), exact);
+        assert_eq!(every.len(), 40 * 39 / 2);
+        for pair in every.iter().step_by(13) {
+            let floor = Floor::uniform(pair.similarity);
+            let found = similar_pairs(&prepared, &all, &floor, blocked);
+            assert_eq!(found, similar_pairs(&prepared, &all, &floor, exact));
+            assert!(found.contains(pair));
+        }
     }
 
     #[test]

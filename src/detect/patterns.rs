@@ -26,6 +26,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use super::align::{Role, Token, predicate_at, recurring_phrase, tokens};
+use super::pairs::parallel_map;
 use super::{DAY_MS, DetectSettings, Floor, Lexicon, Prepared, Snapshot, round4, similar_pairs};
 use crate::embed::dot;
 use crate::model::{LinkType, Memory, MemoryKind, MemoryStatus, Millis};
@@ -378,19 +379,22 @@ pub fn detect(
     .into_iter()
     .map(|p| (local(p.first), local(p.second), p.similarity))
     .collect();
-    let groups = cliques(free.len(), pairs);
-    for group in groups {
-        if group.len() < settings.pattern_min_size.max(2) {
-            continue;
-        }
+    let groups: Vec<Vec<usize>> = cliques(free.len(), pairs)
+        .into_iter()
+        .filter(|group| group.len() >= settings.pattern_min_size.max(2))
+        .collect();
+    // Each group's text is written on its own, so the groups are shared out
+    // over the cores.
+    let recurrences = parallel_map(&groups, |group| {
         let instances: Vec<&Memory> = group
             .iter()
             .map(|&i| prepared.items[free[i]].memory)
             .collect();
         let members = instances.iter().map(|m| m.id.clone()).collect();
         let bounds = (settings.pattern_similarity, settings.pattern_min_size);
-        found.extend(recurrence(None, &instances, members, bounds, lexicon));
-    }
+        recurrence(None, &instances, members, bounds, lexicon)
+    });
+    found.extend(recurrences.into_iter().flatten());
     found
 }
 

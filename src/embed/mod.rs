@@ -4,6 +4,7 @@
 //! async micro-batcher used by the stream.
 
 mod batcher;
+pub mod fixed;
 mod ingest;
 mod local;
 

@@ -471,7 +471,7 @@ impl Lexicon {
     /// A rule-file antonym pair with one phrase in the words `first` and
     /// the other in `second` (and neither on both sides).
     pub fn antonym_across(&self, first: &str, second: &str) -> Option<(String, String)> {
-        let has = |text: &str, p: &str| format!(" {text} ").contains(&format!(" {p} "));
+        let has = contains_words;
         self.antonyms.iter().find_map(|(a, b)| {
             let split = |x: &str, y: &str| {
                 has(first, x) && has(second, y) && !has(first, y) && !has(second, x)
@@ -623,12 +623,60 @@ impl Lexicon {
     }
 }
 
+/// Whether `phrase` occurs in `text` as whole space-separated words: what
+/// `" {text} ".contains(" {phrase} ")` says, without building either string
+/// (a cycle asks this for every antonym pair of every compared pair).
+pub(crate) fn contains_words(text: &str, phrase: &str) -> bool {
+    if phrase.is_empty() {
+        return text.is_empty() || text.contains("  ");
+    }
+    let mut from = 0;
+    while let Some(found) = text[from..].find(phrase) {
+        let at = from + found;
+        let end = at + phrase.len();
+        let starts = at == 0 || text[..at].ends_with(' ');
+        let ends = end == text.len() || text[end..].starts_with(' ');
+        if starts && ends {
+            return true;
+        }
+        from = at + text[at..].chars().next().map_or(1, char::len_utf8);
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn words(text: &str) -> Vec<String> {
         phrase(text)
+    }
+
+    #[test]
+    fn whole_words_are_found_as_padded_text_finds_them() {
+        let padded = |text: &str, p: &str| format!(" {text} ").contains(&format!(" {p} "));
+        let texts = [
+            "",
+            "in",
+            "win a",
+            "xab ab",
+            "xab ab ab",
+            "a  b",
+            "café in",
+            "out of it",
+        ];
+        let phrases = [
+            "", "in", "a", "ab ab", "ab", "b", "in café", "out of", "of it", "n",
+        ];
+        for text in texts {
+            for phrase in phrases {
+                assert_eq!(
+                    contains_words(text, phrase),
+                    padded(text, phrase),
+                    "{text:?} {phrase:?}"
+                );
+            }
+        }
     }
 
     #[test]

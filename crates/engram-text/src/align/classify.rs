@@ -4,6 +4,7 @@
 
 use super::*;
 use super::{changes::*, place::Place, tokens::*};
+use crate::lexicon::contains_words;
 
 /// Whether `hunk`, words of `subject` ending before `end`, narrows what
 /// the subject names beyond `other`, the other side's words there: it has
@@ -547,10 +548,10 @@ pub(super) fn opposite_relation(x: &[&Token], y: &[&Token]) -> Option<(String, S
             .iter()
             .all(|t| phrase.split(' ').any(|w| w == t.word))
     };
-    let (wx, wy) = (format!(" {} ", words_of(x)), format!(" {} ", words_of(y)));
+    let (wx, wy) = (words_of(x), words_of(y));
     let find = |text: &str, pole: &WordClass| {
         pole.phrases()
-            .filter(|p| text.contains(&format!(" {p} ")))
+            .filter(|p| contains_words(text, p))
             .max_by_key(|p| p.len())
             .map(str::to_owned)
     };

@@ -1,0 +1,322 @@
+//! Fixed-point copies of vectors, for a first pass that rules pairs out.
+//!
+//! The pair search scores most candidate pairs only to find them far below
+//! every floor. A 16-bit integer copy of each vector scores a pair with half
+//! the instructions and half the memory traffic of the `f32` product, and
+//! its error has a bound that holds for every pair ([`Scale::margin`]). A pair
+//! whose estimate plus that bound stays below its floor cannot reach the
+//! floor; the others get the exact [`super::dot`], so what is kept, and
+//! every similarity, is what the `f32` pass alone gives.
+
+/// How vectors are rounded to integers: `round(x · factor)`.
+#[derive(Debug, Clone, Copy)]
+pub struct Scale {
+    factor: f32,
+    /// Most an estimate can differ from the `f32` product of the same two
+    /// vectors, as a similarity.
+    margin: f64,
+}
+
+/// The largest factor: unit vectors' products then sum far inside `i32`.
+const MOST_FACTOR: f32 = 16_384.0;
+
+impl Scale {
+    /// The scale for a set of vectors, from their largest component and
+    /// largest norm: every component fits an `i16`, and no sum of products
+    /// overflows an `i32`. Where a component is not finite or too large,
+    /// the margin is infinite: every estimate may reach any floor.
+    pub fn for_vectors<'v>(vectors: impl IntoIterator<Item = &'v [f32]>) -> Scale {
+        let unbounded = Scale {
+            factor: 1.0,
+            margin: f64::INFINITY,
+        };
+        let mut largest = 0f32;
+        let mut norm = 0f32;
+        let mut dimension = 0usize;
+        for v in vectors {
+            dimension = dimension.max(v.len());
+            let mut squares = 0f32;
+            for &x in v {
+                if !x.is_finite() {
+                    return unbounded;
+                }
+                largest = largest.max(x.abs());
+                squares += x * x;
+            }
+            norm = norm.max(squares.sqrt());
+        }
+        // |q| <= largest · factor + 0.5 fits an i16, and every partial sum
+        // of products is at most |qa|·|qb| <= (factor · norm + sqrt(d)/2)²,
+        // under 2³¹.
+        let factor = MOST_FACTOR
+            .min(32_000.0 / largest.max(f32::MIN_POSITIVE))
+            .min(30_000.0 / norm.max(f32::MIN_POSITIVE));
+        if factor.is_nan() || factor < 1.0 || dimension > 1 << 20 {
+            return unbounded;
+        }
+        // Each rounding error is at most half a step (plus the float
+        // addition's own rounding, under 1 % of a step at these values), so
+        // the error vector's norm is at most sqrt(d) · 0.51 / factor; then |a·b − â·b̂| <=
+        // |a|·|e_b| + |e_a|·|b| + |e_a|·|e_b|. The f32 product itself is off
+        // the real one by at most about d · 2⁻²⁴ · |a|·|b|; the last term is
+        // twice that, plus room for the f64 arithmetic that compares.
+        let step = f64::from(factor).recip();
+        let d = dimension as f64;
+        let error = d.sqrt() * step * 0.51;
+        let norm = f64::from(norm);
+        let margin = 2.0 * norm * error
+            + error * error
+            + (d + 1.0) * f64::from(f32::EPSILON) * norm * norm
+            + 1e-6;
+        Scale { factor, margin }
+    }
+
+    /// The vector rounded to this scale, appended to `out`.
+    pub fn quantize_into(&self, v: &[f32], out: &mut Vec<i16>) {
+        // `for_vectors` chose the factor so that every value fits. Adding a
+        // half and truncating rounds to nearest without a call to `roundf`
+        // (the baseline x86-64 target has no rounding instruction).
+        out.extend(v.iter().map(|&x| {
+            let scaled = x * self.factor;
+            (scaled + 0.5f32.copysign(scaled)) as i16
+        }));
+    }
+
+    /// An integer product as a similarity.
+    pub fn similarity(&self, product: i32) -> f64 {
+        let step = f64::from(self.factor).recip();
+        f64::from(product) * step * step
+    }
+
+    /// The least integer product whose similarity plus the margin reaches
+    /// `floor`: a pair whose estimate is below it cannot reach the floor.
+    pub fn least_product(&self, floor: f64) -> i64 {
+        let least = ((floor - self.margin) * f64::from(self.factor).powi(2)).floor();
+        if least.is_nan() {
+            i64::MIN
+        } else {
+            least as i64
+        }
+    }
+
+    /// The similarity of the `k`-th largest of `products` (the first is
+    /// the largest); minus infinity where there are fewer. `scratch` is
+    /// reused between calls.
+    pub fn kth_largest(&self, products: &[i32], k: usize, scratch: &mut Vec<i32>) -> f64 {
+        if k == 0 || k > products.len() {
+            return f64::NEG_INFINITY;
+        }
+        scratch.clear();
+        scratch.extend_from_slice(products);
+        let (_, kth, _) = scratch.select_nth_unstable_by(k - 1, |a, b| b.cmp(a));
+        self.similarity(*kth)
+    }
+
+    /// Bound on `|dot(a, b) − similarity(dot_i16(â, b̂))|`.
+    pub fn margin(&self) -> f64 {
+        self.margin
+    }
+}
+
+/// The integer dot product. Integer sums do not depend on their order, so
+/// this is the same number on every CPU.
+pub fn dot_i16(a: &[i16], b: &[i16]) -> i32 {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2, checked just above.
+        return unsafe { dot_i16_avx2(a, b) };
+    }
+    dot_i16_lanes(a, b)
+}
+
+/// `dot_i16(a, b[k])` for four `b`s, with `a` loaded once for all four.
+pub fn dot4_i16(a: &[i16], b: [&[i16]; 4]) -> [i32; 4] {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2, checked just above.
+        return unsafe { dot4_i16_avx2(a, b) };
+    }
+    dot4_i16_lanes(a, b)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn dot_i16_avx2(a: &[i16], b: &[i16]) -> i32 {
+    if a.len() != b.len() {
+        return dot_i16_lanes(a, b);
+    }
+    let [sum, _, _, _] = dot4_i16_avx2(a, [b, b, b, b]);
+    sum
+}
+
+/// Written with the AVX2 operations it stands for: the compiler widens the
+/// portable version's products to 32 bits one by one instead of using
+/// `vpmaddwd`, which multiplies sixteen pairs and adds them two by two.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn dot4_i16_avx2(a: &[i16], b: [&[i16]; 4]) -> [i32; 4] {
+    use std::arch::x86_64::{
+        __m256i, _mm256_add_epi32, _mm256_loadu_si256, _mm256_madd_epi16, _mm256_setzero_si256,
+        _mm256_storeu_si256,
+    };
+    if b.iter().any(|v| v.len() != a.len()) {
+        return b.map(|v| dot_i16_lanes(a, v));
+    }
+    let whole = a.len() / LANES * LANES;
+    let mut sums: [__m256i; 4] = [_mm256_setzero_si256(); 4];
+    let mut at = 0;
+    while at < whole {
+        // SAFETY: `at + LANES <= whole <= a.len()`, every `b[k]` has `a`'s
+        // length (checked above), and LANES i16s are one 256-bit load.
+        unsafe {
+            let x = _mm256_loadu_si256(a.as_ptr().add(at).cast::<__m256i>());
+            for k in 0..4 {
+                let y = _mm256_loadu_si256(b[k].as_ptr().add(at).cast::<__m256i>());
+                sums[k] = _mm256_add_epi32(sums[k], _mm256_madd_epi16(x, y));
+            }
+        }
+        at += LANES;
+    }
+    let mut out = [0i32; 4];
+    for (k, total) in out.iter_mut().enumerate() {
+        let mut lanes = [0i32; 8];
+        // SAFETY: eight i32s are one 256-bit store.
+        unsafe { _mm256_storeu_si256(lanes.as_mut_ptr().cast::<__m256i>(), sums[k]) };
+        let tail: i32 = a[whole..]
+            .iter()
+            .zip(&b[k][whole..])
+            .map(|(&x, &y)| i32::from(x) * i32::from(y))
+            .sum();
+        *total = lanes.iter().sum::<i32>() + tail;
+    }
+    out
+}
+
+/// Sixteen `i32` lanes: the compiler turns pairs of `i16` products into
+/// `pmaddwd`.
+const LANES: usize = 16;
+
+#[inline(always)]
+fn dot_i16_lanes(a: &[i16], b: &[i16]) -> i32 {
+    let mut lanes = [0i32; LANES];
+    let chunks = a.chunks_exact(LANES).zip(b.chunks_exact(LANES));
+    let whole = a.len().min(b.len()) / LANES * LANES;
+    for (x, y) in chunks {
+        for lane in 0..LANES {
+            lanes[lane] += i32::from(x[lane]) * i32::from(y[lane]);
+        }
+    }
+    let tail: i32 = a[whole..]
+        .iter()
+        .zip(&b[whole..])
+        .map(|(&x, &y)| i32::from(x) * i32::from(y))
+        .sum();
+    lanes.iter().sum::<i32>() + tail
+}
+
+#[inline(always)]
+fn dot4_i16_lanes(a: &[i16], b: [&[i16]; 4]) -> [i32; 4] {
+    if b.iter().any(|v| v.len() != a.len()) {
+        return b.map(|v| dot_i16_lanes(a, v));
+    }
+    let mut lanes = [[0i32; LANES]; 4];
+    let whole = a.len() / LANES * LANES;
+    let chunks = a[..whole]
+        .chunks_exact(LANES)
+        .zip(b[0][..whole].chunks_exact(LANES))
+        .zip(b[1][..whole].chunks_exact(LANES))
+        .zip(b[2][..whole].chunks_exact(LANES))
+        .zip(b[3][..whole].chunks_exact(LANES));
+    for ((((x, y0), y1), y2), y3) in chunks {
+        for lane in 0..LANES {
+            let x = i32::from(x[lane]);
+            lanes[0][lane] += x * i32::from(y0[lane]);
+            lanes[1][lane] += x * i32::from(y1[lane]);
+            lanes[2][lane] += x * i32::from(y2[lane]);
+            lanes[3][lane] += x * i32::from(y3[lane]);
+        }
+    }
+    let mut sums = [0i32; 4];
+    for (k, sum) in sums.iter_mut().enumerate() {
+        let tail: i32 = a[whole..]
+            .iter()
+            .zip(&b[k][whole..])
+            .map(|(&x, &y)| i32::from(x) * i32::from(y))
+            .sum();
+        *sum = lanes[k].iter().sum::<i32>() + tail;
+    }
+    sums
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::embed::dot;
+
+    fn vector(seed: u64, len: usize) -> Vec<f32> {
+        let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+        let v: Vec<f32> = (0..len)
+            .map(|_| {
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                ((state >> 33) as f32 / (1u64 << 31) as f32) - 0.5
+            })
+            .collect();
+        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.into_iter().map(|x| x / norm).collect()
+    }
+
+    #[test]
+    fn estimates_stay_within_their_margin() {
+        for len in [7, 384, 389] {
+            let vectors: Vec<Vec<f32>> = (0..40).map(|k| vector(k, len)).collect();
+            let scale = Scale::for_vectors(vectors.iter().map(Vec::as_slice));
+            assert!(scale.margin() < 0.002, "{}", scale.margin());
+            let quantized: Vec<Vec<i16>> = vectors
+                .iter()
+                .map(|v| {
+                    let mut q = Vec::new();
+                    scale.quantize_into(v, &mut q);
+                    q
+                })
+                .collect();
+            for (a, qa) in vectors.iter().zip(&quantized) {
+                for (b, qb) in vectors.iter().zip(&quantized) {
+                    let estimate = scale.similarity(dot_i16(qa, qb));
+                    let exact = f64::from(dot(a, b));
+                    assert!((estimate - exact).abs() <= scale.margin());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn four_at_once_is_four_products() {
+        let scale = Scale::for_vectors([&vector(1, 389)[..]]);
+        let q: Vec<Vec<i16>> = (0..5)
+            .map(|k| {
+                let mut out = Vec::new();
+                scale.quantize_into(&vector(k, 389), &mut out);
+                out
+            })
+            .collect();
+        let four = dot4_i16(&q[0], [&q[1], &q[2], &q[3], &q[4]]);
+        for k in 0..4 {
+            assert_eq!(four[k], dot_i16(&q[0], &q[k + 1]));
+            assert_eq!(four[k], dot_i16_lanes(&q[0], &q[k + 1]));
+        }
+    }
+
+    #[test]
+    fn large_or_broken_vectors_get_a_scale_that_fits_or_no_bound() {
+        let big = vec![3.0f32; 384];
+        let scale = Scale::for_vectors([&big[..]]);
+        let mut q = Vec::new();
+        scale.quantize_into(&big, &mut q);
+        let estimate = scale.similarity(dot_i16(&q, &q));
+        assert!((estimate - f64::from(dot(&big, &big))).abs() <= scale.margin());
+        let broken = Scale::for_vectors([&[f32::NAN, 0.0][..]]);
+        assert_eq!(broken.margin(), f64::INFINITY);
+    }
+}
