@@ -290,11 +290,9 @@ fn snapshot(n: usize) -> Snapshot {
 }
 
 fn settings() -> CycleSettings {
-    let consolidation = ConsolidationConfig {
-        // Keep the thresholds of the gentle tier whatever the synthetic size.
-        token_budget: u64::MAX / 4,
-        ..ConsolidationConfig::default()
-    };
+    let mut consolidation = ConsolidationConfig::default();
+    // Keep the thresholds of the gentle tier whatever the synthetic size.
+    consolidation.budget.token_budget = u64::MAX / 4;
     CycleSettings::new(
         consolidation,
         SalienceParams::default(),
@@ -401,7 +399,7 @@ fn recall_child(n: usize) {
     let prepared = Prepared::new(&snapshot);
     let all: Vec<usize> = (0..prepared.items.len()).collect();
     let defaults = ConsolidationConfig::default();
-    let threshold = defaults.duplicate_threshold;
+    let threshold = defaults.detect.duplicate_threshold;
     let started = Instant::now();
     let exact = similar_pairs(
         &prepared,
@@ -430,7 +428,7 @@ fn recall_child(n: usize) {
         );
         let secs = started.elapsed().as_secs_f64();
         let found = exact.iter().filter(|p| blocked.contains(p)).count();
-        let default = if probes == defaults.pair_probes {
+        let default = if probes == defaults.detect.pair_probes {
             " (default)"
         } else {
             ""

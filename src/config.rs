@@ -15,14 +15,18 @@ use sha2::{Digest, Sha256};
 use thiserror::Error;
 
 use crate::clock::ClockMode;
+use crate::detect::DetectConfig;
 use crate::duration;
 use crate::embed::EmbeddingConfig;
 use crate::event::{Limits, WireFormat};
 pub use crate::http::HttpConfig;
 use crate::index::IndexConfig;
 pub use crate::kafka::KafkaConfig;
+use crate::plan::BudgetConfig;
+use crate::rewrite::RewriteConfig;
 use crate::salience::SalienceParams;
 pub use crate::store::ScyllaConfig;
+use crate::trigger::TriggerConfig;
 
 pub const ENV_PREFIX: &str = "ENGRAM_";
 const MASK: &str = "********";
@@ -134,9 +138,12 @@ impl Default for PipelineConfig {
     }
 }
 
-/// Consolidation settings; they are hashed into every run report.
-/// Consolidation settings (docs/design.md §4–§5). Similarity defaults come from
-/// measurements with all-MiniLM-L6-v2 (docs/detectors.md).
+/// Consolidation settings (docs/design.md §4–§5); they are hashed into
+/// every run report. Each component's keys are its own section type beside
+/// it, flattened here so every key stays `consolidation.<key>`: the
+/// triggers ([`TriggerConfig`]), the detectors ([`DetectConfig`], with the
+/// pair search), the capacity tiers ([`BudgetConfig`]) and the pattern
+/// rewriter ([`RewriteConfig`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ConsolidationConfig {
@@ -147,87 +154,18 @@ pub struct ConsolidationConfig {
     /// decisions. Empty: only the rule file's lexicon (fewer contradictions
     /// found, and merges checked by exact words only).
     pub wordnet_dir: String,
-    /// Threshold trigger: new memories since the user's last cycle.
-    pub trigger_new_memories: u64,
-    /// Schedule trigger: time between cycles of a changed user (0: off).
-    #[serde(with = "duration")]
-    pub schedule_interval: Duration,
-    /// Spreads scheduled cycles: each user's due time moves by a fixed
-    /// per-user offset below this (at most the interval).
-    #[serde(with = "duration")]
-    pub schedule_jitter: Duration,
-    pub duplicate_threshold: f64,
-    /// When no member of a duplicate cluster carries every other's words,
-    /// the canonical's text gets the others' extra phrases appended ("…
-    /// (also: told reporters)"); off: such clusters are not merged.
-    pub fuse_merges: bool,
-    /// Most content words of its own each side of a pair merged by fusion
-    /// may have: more is another report of the same event, not the same
-    /// fact (measured with `make eval`, `rules/default.toml`).
-    pub fuse_max_details: usize,
-    pub contradiction_min_similarity: f64,
-    /// Lower nominating floor for a pair where one text has a negation or
-    /// a change marker: the model scores a denial low against its
-    /// statement ("There is no man driving a car" / "A man is driving a
-    /// car": 0.58), and a change against the state it replaces ("lives in
-    /// Paris" / "moved to London": 0.58).
-    pub negation_min_similarity: f64,
-    /// Lower floor still where a text denies with a pronoun ("Nobody is
-    /// riding a bike" / "Two people are riding a bike": 0.42): the pronoun
-    /// stands for the referent, so the denial lacks its noun; and where it
-    /// denies existence ("There is no man eating food" / "A man is eating
-    /// a pizza": 0.43).
-    pub pronoun_denial_min_similarity: f64,
-    /// Where a text states a change ("now", "switched to", "left"), the
-    /// similarity from which only the knowledge-update rules read the pair
-    /// against an older one: a restated fact is often worded far from the
-    /// one it replaces (four of the thirty updates of `memory-pairs-dev.tsv`
-    /// score 0.38 to 0.48 against it). Below `negation_min_similarity`
-    /// nothing else is decided of such a pair.
-    pub update_min_similarity: f64,
-    pub change_min_similarity: f64,
-    /// Cosine every pair of a pattern's episodes reaches (complete linkage;
-    /// measured with `make eval`, docs/measurements.md).
-    pub pattern_similarity: f64,
-    /// Least episodes, on at least as many distinct days, for a pattern.
-    pub pattern_min_size: usize,
-    /// How far back a cycle looks at episodes for patterns.
-    #[serde(with = "duration")]
-    pub lookback: Duration,
-    pub archive_threshold: f64,
-    /// Archive below `archive_threshold` only when unread this long.
-    #[serde(with = "duration")]
-    pub max_age: Duration,
-    pub verbose_min_chars: usize,
-    #[serde(with = "duration")]
-    pub verbose_min_age: Duration,
-    pub verbose_min_accesses: u64,
-    /// Up to this many memories a cycle compares every pair; above it, an
-    /// inverted-file index blocks the comparisons (docs/pair-search.md).
-    pub exact_pairs_up_to: usize,
     /// Most active memories one cycle considers (the newest); the older
     /// ones wait for a later cycle. Bounds a cycle's time and memory (0: no
     /// cap).
     pub max_memories_per_cycle: usize,
-    /// Lists each memory is compared with above `exact_pairs_up_to`: more
-    /// finds more pairs, slower.
-    pub pair_probes: usize,
-    /// Per-user budget in estimated tokens (characters / 4).
-    pub token_budget: u64,
-    /// Budget shares where the selective and aggressive tiers start.
-    pub selective_at: f64,
-    pub aggressive_at: f64,
-    pub selective_duplicate_threshold: f64,
-    pub aggressive_duplicate_threshold: f64,
-    pub selective_archive_threshold: f64,
-    pub aggressive_archive_threshold: f64,
-    /// Optional OpenAI-compatible chat completions URL that rewrites pattern
-    /// texts (empty: off). The deterministic text is kept on any failure.
-    pub pattern_rewrite_url: String,
-    pub pattern_rewrite_model: String,
-    pub pattern_rewrite_token: String,
-    #[serde(with = "duration")]
-    pub pattern_rewrite_timeout: Duration,
+    #[serde(flatten)]
+    pub trigger: TriggerConfig,
+    #[serde(flatten)]
+    pub detect: DetectConfig,
+    #[serde(flatten)]
+    pub budget: BudgetConfig,
+    #[serde(flatten)]
+    pub rewrite: RewriteConfig,
 }
 
 impl Default for ConsolidationConfig {
@@ -235,39 +173,11 @@ impl Default for ConsolidationConfig {
         Self {
             rules_path: String::new(),
             wordnet_dir: ".cache/engram/wordnet".into(),
-            trigger_new_memories: 20,
-            schedule_interval: Duration::from_secs(86_400),
-            schedule_jitter: Duration::from_secs(3_600),
-            duplicate_threshold: 0.78,
-            fuse_merges: true,
-            fuse_max_details: 3,
-            contradiction_min_similarity: 0.60,
-            negation_min_similarity: 0.50,
-            pronoun_denial_min_similarity: 0.35,
-            update_min_similarity: 0.35,
-            change_min_similarity: 0.15,
-            pattern_similarity: 0.50,
-            pattern_min_size: 3,
-            lookback: Duration::from_secs(90 * 86_400),
-            archive_threshold: 0.1,
-            max_age: Duration::from_secs(30 * 86_400),
-            verbose_min_chars: 280,
-            verbose_min_age: Duration::from_secs(14 * 86_400),
-            verbose_min_accesses: 5,
-            exact_pairs_up_to: 2_000,
             max_memories_per_cycle: 100_000,
-            pair_probes: 16,
-            token_budget: 200_000,
-            selective_at: 0.3,
-            aggressive_at: 0.5,
-            selective_duplicate_threshold: 0.75,
-            aggressive_duplicate_threshold: 0.72,
-            selective_archive_threshold: 0.15,
-            aggressive_archive_threshold: 0.2,
-            pattern_rewrite_url: String::new(),
-            pattern_rewrite_model: String::new(),
-            pattern_rewrite_token: String::new(),
-            pattern_rewrite_timeout: Duration::from_secs(5),
+            trigger: TriggerConfig::default(),
+            detect: DetectConfig::default(),
+            budget: BudgetConfig::default(),
+            rewrite: RewriteConfig::default(),
         }
     }
 }
@@ -279,7 +189,7 @@ impl ConsolidationConfig {
     /// rewrite endpoint's credentials are left out.
     pub fn hash(&self, salience: &SalienceParams, rules_digest: &str) -> String {
         let mut settings = self.clone();
-        settings.pattern_rewrite_token.clear();
+        settings.rewrite.pattern_rewrite_token.clear();
         // Where WordNet lies does not change a decision; its content does,
         // and enters through `rules_digest`.
         settings.wordnet_dir.clear();
@@ -555,52 +465,8 @@ impl Config {
         checks.positive("salience.scale", s.scale);
         checks.finite("salience.importance_weight", s.importance_weight);
         let c = &self.consolidation;
-        for (key, value) in [
-            ("consolidation.duplicate_threshold", c.duplicate_threshold),
-            (
-                "consolidation.contradiction_min_similarity",
-                c.contradiction_min_similarity,
-            ),
-            (
-                "consolidation.negation_min_similarity",
-                c.negation_min_similarity,
-            ),
-            (
-                "consolidation.pronoun_denial_min_similarity",
-                c.pronoun_denial_min_similarity,
-            ),
-            (
-                "consolidation.update_min_similarity",
-                c.update_min_similarity,
-            ),
-            (
-                "consolidation.change_min_similarity",
-                c.change_min_similarity,
-            ),
-            ("consolidation.pattern_similarity", c.pattern_similarity),
-            ("consolidation.archive_threshold", c.archive_threshold),
-            ("consolidation.selective_at", c.selective_at),
-            ("consolidation.aggressive_at", c.aggressive_at),
-            (
-                "consolidation.selective_duplicate_threshold",
-                c.selective_duplicate_threshold,
-            ),
-            (
-                "consolidation.aggressive_duplicate_threshold",
-                c.aggressive_duplicate_threshold,
-            ),
-            (
-                "consolidation.selective_archive_threshold",
-                c.selective_archive_threshold,
-            ),
-            (
-                "consolidation.aggressive_archive_threshold",
-                c.aggressive_archive_threshold,
-            ),
-        ] {
-            checks.unit(key, value);
-        }
-        checks.at_least("consolidation.pattern_min_size", c.pattern_min_size, 2);
+        c.detect.check(&mut checks);
+        c.budget.check(&mut checks);
         checks.at_least(
             "consolidation.max_memories_per_cycle",
             c.max_memories_per_cycle,
@@ -963,6 +829,59 @@ mod tests {
     }
 
     #[test]
+    fn consolidation_sections_keep_their_flat_keys() {
+        // Each component's section is flattened into [consolidation]: its
+        // keys read, validate and reject as one table's.
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("engram.toml");
+        std::fs::write(
+            &file,
+            "[consolidation]\ntrigger_new_memories = 7\nduplicate_threshold = 0.8\n\
+             pair_probes = 8\ntoken_budget = 1000\npattern_rewrite_model = \"m\"\n",
+        )
+        .unwrap();
+        let env = vec![(
+            "ENGRAM_CONSOLIDATION_SCHEDULE_JITTER".to_owned(),
+            "5m".to_owned(),
+        )];
+        let c = Config::load(Some(&file), env, vec![])
+            .unwrap()
+            .consolidation;
+        assert_eq!(c.trigger.trigger_new_memories, 7);
+        assert_eq!(c.trigger.schedule_jitter, Duration::from_secs(300));
+        assert_eq!(c.detect.duplicate_threshold, 0.8);
+        assert_eq!(c.detect.pair_probes, 8);
+        assert_eq!(c.budget.token_budget, 1000);
+        assert_eq!(c.rewrite.pattern_rewrite_model, "m");
+        assert_eq!(c.detect.archive_threshold, 0.1, "unset keys keep defaults");
+        assert!(Config::keys().contains(&"consolidation.pair_probes".to_owned()));
+
+        std::fs::write(
+            &file,
+            "[consolidation]\ntoken_budget = 5\nduplicate_treshold = 0.8\n",
+        )
+        .unwrap();
+        let error = Config::load(Some(&file), vec![], vec![])
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("duplicate_treshold"), "{error}");
+
+        std::fs::write(
+            &file,
+            "[consolidation]\nselective_at = 2.0\npattern_similarity = -1.0\n",
+        )
+        .unwrap();
+        let error = Config::load(Some(&file), vec![], vec![])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("consolidation.selective_at")
+                && error.contains("consolidation.pattern_similarity"),
+            "{error}"
+        );
+    }
+
+    #[test]
     fn durations_take_a_unit_in_files_env_and_flags() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("engram.toml");
@@ -985,7 +904,7 @@ mod tests {
         assert_eq!(config.salience.pivot_age, Duration::from_secs(3 * 86_400));
         assert_eq!(config.kafka.commit_interval, Duration::from_millis(250));
         assert_eq!(
-            config.consolidation.schedule_interval,
+            config.consolidation.trigger.schedule_interval,
             Duration::from_secs(5_400)
         );
         // A number without its unit names the key and what it takes.
@@ -1032,12 +951,12 @@ mod tests {
         let config = Config::load(Some(&file), env, vec![]).unwrap();
         assert_eq!(config.kafka.max_idle, Duration::from_secs(2));
         assert_eq!(
-            config.consolidation.schedule_interval,
+            config.consolidation.trigger.schedule_interval,
             Duration::from_secs(3_600)
         );
         assert_eq!(config.salience.min_age, Duration::from_millis(500));
         assert_eq!(
-            config.consolidation.max_age,
+            config.consolidation.detect.max_age,
             Duration::from_secs(2 * 86_400)
         );
         assert_eq!(config.kafka.commit_interval, Duration::from_millis(100));
@@ -1235,10 +1154,8 @@ mod tests {
     fn config_hash_changes_with_settings() {
         let params = SalienceParams::default();
         let base = ConsolidationConfig::default();
-        let changed = ConsolidationConfig {
-            duplicate_threshold: 0.9,
-            ..base.clone()
-        };
+        let mut changed = base.clone();
+        changed.detect.duplicate_threshold = 0.9;
         assert_eq!(base.hash(&params, "r"), base.hash(&params, "r"));
         assert_ne!(base.hash(&params, "r"), changed.hash(&params, "r"));
     }

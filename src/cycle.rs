@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::config::ConsolidationConfig;
-use crate::detect::{DetectSettings, Lexicon, PairSearch, Snapshot, WordNet, detect};
+use crate::detect::{DetectSettings, Lexicon, Snapshot, WordNet, detect};
 use crate::embed::{EmbedError, Embedder, SubBatch, embed_bucketed};
 use crate::event::{
     ConsolidationCompleted, ConsolidationTriggered, ContradictionDetected, Event, PatternExtracted,
@@ -116,55 +116,20 @@ impl CycleSettings {
 
     /// The user's tier for `tokens` used of the budget.
     pub fn tier(&self, tokens: u64) -> Tier {
-        let config = &self.consolidation;
-        let share = tokens as f64 / config.token_budget.max(1) as f64;
-        if share >= config.aggressive_at {
-            Tier::Aggressive
-        } else if share >= config.selective_at {
-            Tier::Selective
-        } else {
-            Tier::Gentle
-        }
+        self.consolidation.budget.tier(tokens)
     }
 
     /// The plain settings the detectors and the planner take in `tier`: the
     /// tier's thresholds, and the rest as configured.
     pub fn detect_settings(&self, tier: Tier) -> DetectSettings {
         let config = &self.consolidation;
-        let (duplicate_threshold, archive_threshold) = match tier {
-            Tier::Gentle => (config.duplicate_threshold, config.archive_threshold),
-            Tier::Selective => (
-                config.selective_duplicate_threshold,
-                config.selective_archive_threshold,
-            ),
-            Tier::Aggressive => (
-                config.aggressive_duplicate_threshold,
-                config.aggressive_archive_threshold,
-            ),
-        };
-        DetectSettings {
-            duplicate_threshold,
-            fuse_merges: config.fuse_merges,
-            fuse_max_details: config.fuse_max_details,
-            contradiction_min_similarity: config.contradiction_min_similarity,
-            negation_min_similarity: config.negation_min_similarity,
-            pronoun_denial_min_similarity: config.pronoun_denial_min_similarity,
-            update_min_similarity: config.update_min_similarity,
-            change_min_similarity: config.change_min_similarity,
-            pattern_similarity: config.pattern_similarity,
-            pattern_min_size: config.pattern_min_size,
-            lookback: crate::duration::millis(config.lookback),
-            archive_threshold,
-            max_age: crate::duration::millis(config.max_age),
-            verbose_min_chars: config.verbose_min_chars,
-            verbose_min_age: crate::duration::millis(config.verbose_min_age),
-            verbose_min_accesses: config.verbose_min_accesses,
-            pair_search: PairSearch {
-                exact_pairs_up_to: config.exact_pairs_up_to,
-                pair_probes: config.pair_probes,
-            },
-            salience: self.salience,
-        }
+        let gentle = (
+            config.detect.duplicate_threshold,
+            config.detect.archive_threshold,
+        );
+        config
+            .detect
+            .settings(config.budget.thresholds(tier, gentle), self.salience)
     }
 }
 
@@ -758,7 +723,7 @@ fn build_report(
         started_at: timestamp(request.now),
         tier: plan.tier,
         tokens: plan.tokens,
-        token_budget: settings.consolidation.token_budget,
+        token_budget: settings.consolidation.budget.token_budget,
         thresholds: plan.settings.clone(),
         counts: plan.counts.clone(),
         actions: plan.actions.clone(),
@@ -786,7 +751,7 @@ mod tests {
     #[test]
     fn tiers_follow_the_budget_share() {
         let mut settings = CycleSettings::default();
-        settings.consolidation.token_budget = 1000;
+        settings.consolidation.budget.token_budget = 1000;
         assert_eq!(settings.tier(299), Tier::Gentle);
         assert_eq!(settings.tier(300), Tier::Selective);
         assert_eq!(settings.tier(500), Tier::Aggressive);

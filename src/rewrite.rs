@@ -7,10 +7,35 @@
 
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use thiserror::Error;
 
-use crate::config::ConsolidationConfig;
+use crate::duration;
+
+/// The rewriter's section of `[consolidation]` (flattened into it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RewriteConfig {
+    /// Optional OpenAI-compatible chat completions URL that rewrites pattern
+    /// texts (empty: off). The deterministic text is kept on any failure.
+    pub pattern_rewrite_url: String,
+    pub pattern_rewrite_model: String,
+    pub pattern_rewrite_token: String,
+    #[serde(with = "duration")]
+    pub pattern_rewrite_timeout: Duration,
+}
+
+impl Default for RewriteConfig {
+    fn default() -> Self {
+        Self {
+            pattern_rewrite_url: String::new(),
+            pattern_rewrite_model: String::new(),
+            pattern_rewrite_token: String::new(),
+            pattern_rewrite_timeout: Duration::from_secs(5),
+        }
+    }
+}
 
 #[derive(Debug, Error)]
 pub enum RewriteError {
@@ -35,7 +60,7 @@ pub struct ChatRewriter {
 
 impl ChatRewriter {
     /// The rewriter the config asks for, if any.
-    pub fn from_config(config: &ConsolidationConfig) -> Option<Self> {
+    pub fn from_config(config: &RewriteConfig) -> Option<Self> {
         if config.pattern_rewrite_url.trim().is_empty() {
             return None;
         }

@@ -10,9 +10,40 @@
 //! that stores its report (`cycle::run_cycle`) or, when a crash left it
 //! behind, once its stored results are confirmed (`cycle::confirm_run`).
 
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::duration;
 use crate::event::{ConsolidationRequested, RunMode, TriggerReason};
 use crate::ids::derived_id;
 use crate::model::{Millis, PendingRun, UserState};
+
+/// What starts a cycle without a request: the triggers' section of
+/// `[consolidation]` (flattened into it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TriggerConfig {
+    /// Threshold trigger: new memories since the user's last cycle.
+    pub trigger_new_memories: u64,
+    /// Schedule trigger: time between cycles of a changed user (0: off).
+    #[serde(with = "duration")]
+    pub schedule_interval: Duration,
+    /// Spreads scheduled cycles: each user's due time moves by a fixed
+    /// per-user offset below this (at most the interval).
+    #[serde(with = "duration")]
+    pub schedule_jitter: Duration,
+}
+
+impl Default for TriggerConfig {
+    fn default() -> Self {
+        Self {
+            trigger_new_memories: 20,
+            schedule_interval: Duration::from_secs(86_400),
+            schedule_jitter: Duration::from_secs(3_600),
+        }
+    }
+}
 
 /// Queues `run` on the user's state, once per run id; whether it is new.
 pub fn queue(state: &mut UserState, run: PendingRun) -> bool {

@@ -388,7 +388,7 @@ fn near_duplicates_merge_above_the_measured_threshold_only() {
         manual_cycles_only(),
     );
     let mut strict = CycleSettings::default();
-    strict.consolidation.duplicate_threshold = 0.80;
+    strict.consolidation.detect.duplicate_threshold = 0.80;
     let output = execute(&strict_store, "u", "r1", DAY, &strict);
     assert_eq!(output.report.counts.duplicates_merged, 0);
 
@@ -1027,7 +1027,7 @@ fn the_plan_is_deterministic_and_carries_the_config_hash() {
     assert_eq!(store.memories("u").unwrap(), before);
     assert_eq!(output.report.config_hash, settings.config_hash());
     let mut other = CycleSettings::default();
-    other.consolidation.duplicate_threshold = 0.9;
+    other.consolidation.detect.duplicate_threshold = 0.9;
     assert_ne!(other.config_hash(), settings.config_hash());
 }
 
@@ -1228,7 +1228,7 @@ fn a_full_budget_makes_consolidation_aggressive() {
     let (_dir, store) = store();
     busy_user(&store);
     let mut settings = CycleSettings::default();
-    settings.consolidation.token_budget = 100;
+    settings.consolidation.budget.token_budget = 100;
     let output = run_cycle(
         &store,
         &request("u", "r1", 30 * DAY, RunMode::DryRun),
@@ -1239,11 +1239,11 @@ fn a_full_budget_makes_consolidation_aggressive() {
     assert_eq!(output.report.tier, Tier::Aggressive);
     assert_eq!(
         output.report.thresholds.duplicate_threshold,
-        settings.consolidation.aggressive_duplicate_threshold
+        settings.consolidation.budget.aggressive_duplicate_threshold
     );
     assert_eq!(
         output.report.thresholds.archive_threshold,
-        settings.consolidation.aggressive_archive_threshold
+        settings.consolidation.budget.aggressive_archive_threshold
     );
     let gentle = dry_run(&store, "u", "r2").unwrap();
     assert_eq!(gentle.report.tier, Tier::Gentle);
@@ -1253,8 +1253,8 @@ fn a_full_budget_makes_consolidation_aggressive() {
 fn triggers_threshold_manual_schedule_and_capacity() {
     let (_dir, store) = store();
     let mut settings = CycleSettings::default();
-    settings.consolidation.trigger_new_memories = 3;
-    settings.consolidation.schedule_interval = std::time::Duration::from_secs(DAY as u64);
+    settings.consolidation.trigger.trigger_new_memories = 3;
+    settings.consolidation.trigger.schedule_interval = std::time::Duration::from_secs(DAY as u64);
     let mut events: Vec<Event> = (0..3)
         .map(|i| {
             memory_created(
@@ -1294,7 +1294,7 @@ fn triggers_threshold_manual_schedule_and_capacity() {
     // Capacity: crossing into another tier triggers a cycle.
     let (_dir2, store) = common::store();
     let mut settings = manual_cycles_only();
-    settings.consolidation.token_budget = 40;
+    settings.consolidation.budget.token_budget = 40;
     let (_, outputs) = ingest(
         &store,
         &[
@@ -1344,11 +1344,11 @@ fn pattern_text_with(url: &str) -> (String, Vec<String>) {
     let events = recurring_runs();
     ingest(&store, &events, manual_cycles_only());
     let mut settings = CycleSettings::default();
-    settings.consolidation.pattern_rewrite_url = url.to_owned();
-    settings.consolidation.pattern_rewrite_model = "test-model".into();
-    settings.consolidation.pattern_rewrite_timeout = std::time::Duration::from_millis(500);
+    settings.consolidation.rewrite.pattern_rewrite_url = url.to_owned();
+    settings.consolidation.rewrite.pattern_rewrite_model = "test-model".into();
+    settings.consolidation.rewrite.pattern_rewrite_timeout = std::time::Duration::from_millis(500);
     settings.rewriter =
-        ChatRewriter::from_config(&settings.consolidation).map(|r| Arc::new(r) as _);
+        ChatRewriter::from_config(&settings.consolidation.rewrite).map(|r| Arc::new(r) as _);
     let output = execute(&store, "u", "r1", 3 * DAY, &settings);
     let pattern = &output.report.patterns[0];
     let memory = store
@@ -2636,7 +2636,7 @@ fn twins_with_a_detail_each_merge_into_a_text_that_keeps_both_and_undo_restores_
         manual_cycles_only(),
     );
     let mut settings = settings_with_wordnet();
-    settings.consolidation.fuse_merges = false;
+    settings.consolidation.detect.fuse_merges = false;
     let output = execute(&store, "u", "r1", DAY, &settings);
     assert_eq!(output.report.counts.duplicates_merged, 0);
     assert_eq!(

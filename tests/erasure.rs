@@ -38,8 +38,8 @@ fn run(store: &dyn Store, stream: &str, events: &[Event]) -> (RunSummary, Vec<Va
         let mut source = LineSource::new(Cursor::new(input.as_bytes()), stream, 1 << 20);
         let model = model();
         let mut settings = settings_with_wordnet();
-        settings.consolidation.trigger_new_memories = 0;
-        settings.consolidation.schedule_interval = std::time::Duration::ZERO;
+        settings.consolidation.trigger.trigger_new_memories = 0;
+        settings.consolidation.trigger.schedule_interval = std::time::Duration::ZERO;
         let mut pipeline = Pipeline::new(
             &codec,
             store,

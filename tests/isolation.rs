@@ -85,8 +85,8 @@ fn events(users: &[usize]) -> Vec<Event> {
 
 fn settings() -> CycleSettings {
     let mut settings = CycleSettings::default();
-    settings.consolidation.trigger_new_memories = 4;
-    settings.consolidation.schedule_interval = std::time::Duration::ZERO;
+    settings.consolidation.trigger.trigger_new_memories = 4;
+    settings.consolidation.trigger.schedule_interval = std::time::Duration::ZERO;
     settings
 }
 

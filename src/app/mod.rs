@@ -133,7 +133,7 @@ pub fn cycle_settings(config: &Config) -> Result<CycleSettings> {
         let wordnet = WordNet::load(std::path::Path::new(&config.consolidation.wordnet_dir))?;
         settings = settings.with_wordnet(Arc::new(wordnet));
     }
-    if let Some(rewriter) = ChatRewriter::from_config(&config.consolidation) {
+    if let Some(rewriter) = ChatRewriter::from_config(&config.consolidation.rewrite) {
         settings.rewriter = Some(Arc::new(rewriter));
     }
     Ok(settings)

@@ -8,6 +8,7 @@
 
 pub use engram_text::align;
 pub mod cluster;
+mod config;
 pub mod contradictions;
 pub mod duplicates;
 pub mod fuse;
@@ -25,6 +26,7 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use config::DetectConfig;
 pub use contradictions::{Contradiction, Signal};
 pub use duplicates::DuplicateCluster;
 pub use lexicon::{Lexicon, LexiconSpec};

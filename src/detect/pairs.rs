@@ -561,7 +561,12 @@ mod tests {
         let memories: Vec<_> = (0..40u64)
             .map(|k| {
                 let vector = near(&base, 100 + k, 0.03 * k as f32);
-                memory(&format!("m{k}"), &format!("text {k}"), T0 + k as i64, vector)
+                memory(
+                    &format!("m{k}"),
+                    &format!("text {k}"),
+                    T0 + k as i64,
+                    vector,
+                )
             })
             .collect();
         let snapshot = snapshot(memories);

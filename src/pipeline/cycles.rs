@@ -160,8 +160,8 @@ impl Pipeline<'_> {
 /// An empty schedule as the consolidation settings configure it.
 pub(super) fn schedule(consolidation: &ConsolidationConfig) -> Schedule {
     Schedule::new(
-        consolidation.schedule_interval,
-        consolidation.schedule_jitter,
+        consolidation.trigger.schedule_interval,
+        consolidation.trigger.schedule_jitter,
     )
 }
 

@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use serde::{Deserialize, Serialize};
 
 pub use rules::{ActionType, Detection, Facts, Rule, RuleSet, RulesError};
-pub use tier::{Tier, tokens, usage};
+pub use tier::{BudgetConfig, Tier, tokens, usage};
 
 use crate::detect::patterns::PATTERN_CATEGORY;
 use crate::detect::{Contradiction, DetectSettings, Detections, Snapshot, round4};

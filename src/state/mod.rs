@@ -510,8 +510,8 @@ impl<'a> StateBatch<'a> {
         let Some(user) = self.users.get(user_id) else {
             return;
         };
-        if config.trigger_new_memories > 0
-            && user.new_since_cycle >= config.trigger_new_memories
+        if config.trigger.trigger_new_memories > 0
+            && user.new_since_cycle >= config.trigger.trigger_new_memories
             && !trigger::is_queued(user, TriggerReason::Threshold)
             && !trigger::is_queued(user, TriggerReason::Capacity)
         {
@@ -1197,7 +1197,7 @@ impl<'a> StateBatch<'a> {
             indexes.forget(user_id);
         }
         let k = indexes.config().candidates;
-        let threshold = self.settings.consolidation.duplicate_threshold as f32;
+        let threshold = self.settings.consolidation.detect.duplicate_threshold as f32;
         let mut loaded_now = false;
         let result = indexes
             .get_or_load(user_id, || {

@@ -296,9 +296,9 @@ pub fn store() -> (tempfile::TempDir, EmbeddedStore) {
 /// capacity cycles.
 pub fn manual_cycles_only() -> engram::cycle::CycleSettings {
     let mut settings = engram::cycle::CycleSettings::default();
-    settings.consolidation.trigger_new_memories = 0;
-    settings.consolidation.schedule_interval = std::time::Duration::ZERO;
-    settings.consolidation.token_budget = u64::MAX / 4;
+    settings.consolidation.trigger.trigger_new_memories = 0;
+    settings.consolidation.trigger.schedule_interval = std::time::Duration::ZERO;
+    settings.consolidation.budget.token_budget = u64::MAX / 4;
     settings
 }
 
