@@ -4,10 +4,13 @@
 //! batches its writes, so a connection pool would add nothing but contention.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard, TryLockError};
 use std::time::{Duration, Instant};
 
-use rusqlite::{Connection, ErrorCode, OptionalExtension, Row, Transaction, params};
+use rusqlite::{
+    Connection, ErrorCode, OptionalExtension, Row, Transaction, TransactionBehavior, params,
+};
 
 use super::{
     Store, StoreError, Write, WriteBatch, bookkeeping_json, embedding_bytes, embedding_from_bytes,
@@ -139,10 +142,25 @@ const LINK_COLUMNS: &str =
     "user_id, from_id, to_id, link_type, confidence, reason, created_at, run_id";
 
 /// SQLite-backed [`Store`] in a directory of its own.
+///
+/// A pool of connections, so partition workers and cycles read side by side
+/// (WAL readers do not wait for the writer) and prepare their batches
+/// without queueing behind one lock; SQLite still takes one write
+/// transaction at a time, each `BEGIN IMMEDIATE`, waiting its turn.
 pub struct EmbeddedStore {
     path: PathBuf,
-    connection: Mutex<Connection>,
+    connections: Vec<Mutex<Connection>>,
+    /// Where the next search for a free connection starts.
+    next: AtomicUsize,
 }
+
+/// Most connections a store opens: more than the cores gain nothing.
+const MOST_CONNECTIONS: usize = 8;
+/// The page cache all connections share out (64 MiB): with SQLite's 2 MiB
+/// default a flush's reads went through `pread` page by page.
+const CACHE_KIB: usize = 65_536;
+/// How long a writer waits for another connection's write transaction.
+const BUSY_WAIT: Duration = Duration::from_secs(10);
 
 /// Brings the schema to [`SCHEMA_VERSION`], one step per transaction. Each
 /// step re-reads the version under the write lock (`BEGIN IMMEDIATE`), so
@@ -214,27 +232,21 @@ impl EmbeddedStore {
         };
         std::fs::create_dir_all(dir).map_err(|e| open_error(e.to_string()))?;
         let path = dir.join(DB_FILE);
-        let connection = Connection::open(&path).map_err(|e| open_error(e.to_string()))?;
-        // WAL lets readers run beside the writer; FULL sync makes a returned
-        // commit survive power loss, which is what lets offsets be committed
-        // upstream after it. A 64 MiB page cache and memory-mapped reads: with
-        // the 2 MiB default, a flush's reads went through pread page by page.
-        // A larger WAL between checkpoints: each flush rewrites many rows.
-        retry_busy(|| {
-            connection.execute_batch(
-                "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; \
-                 PRAGMA secure_delete = ON; \
-                 PRAGMA cache_size = -65536; PRAGMA mmap_size = 1073741824; \
-                 PRAGMA wal_autocheckpoint = 16384;",
-            )
-        })
-        .map_err(|e| open_error(e.to_string()))?;
-        migrate(&connection).map_err(open_error)?;
-        // Every statement of a flush stays prepared.
-        connection.set_prepared_statement_cache_capacity(64);
+        let count = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .clamp(2, MOST_CONNECTIONS);
+        let mut connections = Vec::with_capacity(count);
+        for _ in 0..count {
+            let connection = open_connection(&path, CACHE_KIB / count).map_err(open_error)?;
+            if connections.is_empty() {
+                migrate(&connection).map_err(open_error)?;
+            }
+            connections.push(Mutex::new(connection));
+        }
         Ok(Self {
             path,
-            connection: Mutex::new(connection),
+            connections,
+            next: AtomicUsize::new(0),
         })
     }
 
@@ -243,13 +255,48 @@ impl EmbeddedStore {
         &self.path
     }
 
+    /// A free connection of the pool, or, when every one is in use, the
+    /// next in turn once it is free.
     fn connection(&self) -> MutexGuard<'_, Connection> {
-        // A panic while holding the lock cannot leave SQLite inconsistent (its
+        // A panic while holding a lock cannot leave SQLite inconsistent (its
         // transaction rolls back), so a poisoned lock is safe to reuse.
-        self.connection
+        let count = self.connections.len();
+        let start = self.next.fetch_add(1, Ordering::Relaxed);
+        for k in 0..count {
+            match self.connections[(start + k) % count].try_lock() {
+                Ok(guard) => return guard,
+                Err(TryLockError::Poisoned(poisoned)) => return poisoned.into_inner(),
+                Err(TryLockError::WouldBlock) => {}
+            }
+        }
+        self.connections[start % count]
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
+}
+
+/// One connection of the pool, with its settings.
+fn open_connection(path: &Path, cache_kib: usize) -> Result<Connection, String> {
+    let connection = Connection::open(path).map_err(|e| e.to_string())?;
+    // WAL lets readers run beside the writer; FULL sync makes a returned
+    // commit survive power loss, which is what lets offsets be committed
+    // upstream after it. Memory-mapped reads, and a larger WAL between
+    // checkpoints: each flush rewrites many rows.
+    retry_busy(|| {
+        connection.execute_batch(&format!(
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; \
+             PRAGMA secure_delete = ON; \
+             PRAGMA cache_size = -{cache_kib}; PRAGMA mmap_size = 1073741824; \
+             PRAGMA wal_autocheckpoint = 16384;"
+        ))
+    })
+    .map_err(|e| e.to_string())?;
+    connection
+        .busy_timeout(BUSY_WAIT)
+        .map_err(|e| e.to_string())?;
+    // Every statement of a flush stays prepared.
+    connection.set_prepared_statement_cache_capacity(64);
+    Ok(connection)
 }
 
 /// SQLite's answer as a store error: busy, locked, I/O and full-disk
@@ -658,7 +705,12 @@ impl Store for EmbeddedStore {
             return Ok(());
         }
         let mut connection = self.connection();
-        let tx = connection.transaction().map_err(backend)?;
+        // The write lock up front: a deferred transaction that read first
+        // could not take it after another connection's write, and would
+        // fail busy instead of waiting.
+        let tx = connection
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(backend)?;
         for write in &batch.writes {
             // Dropping `tx` on error rolls the whole batch back.
             apply(&tx, write)?;
@@ -935,6 +987,43 @@ impl Store for EmbeddedStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn readers_and_writers_do_not_wait_for_a_busy_connection() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = std::sync::Arc::new(EmbeddedStore::open(dir.path()).unwrap());
+        // One connection held, as a worker in the middle of a flush holds it:
+        // another worker still reads and commits.
+        let held = store.connection();
+        let other = std::sync::Arc::clone(&store);
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut batch = WriteBatch::default();
+            batch.push(Write::PutUserState(UserState::new("u2")));
+            let committed = other.commit(&batch).is_ok();
+            let read = other.user_state("u2").map(|state| state.is_some());
+            let _ = done.send((committed, read.unwrap_or(false)));
+        });
+        let outcome = finished.recv_timeout(Duration::from_secs(20));
+        drop(held);
+        assert_eq!(outcome, Ok((true, true)));
+        // Writers on every connection at once all land, one transaction at
+        // a time.
+        let writers: Vec<_> = (0..8)
+            .map(|k| {
+                let store = std::sync::Arc::clone(&store);
+                std::thread::spawn(move || {
+                    let mut batch = WriteBatch::default();
+                    batch.push(Write::PutUserState(UserState::new(&format!("w{k}"))));
+                    store.commit(&batch)
+                })
+            })
+            .collect();
+        for writer in writers {
+            writer.join().unwrap().unwrap();
+        }
+        assert_eq!(store.users().unwrap().len(), 9);
+    }
 
     #[test]
     fn a_version_1_store_is_migrated_in_place() {
