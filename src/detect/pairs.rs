@@ -369,24 +369,10 @@ fn nearest_centroids(vectors: &[&[f32]], centroids: &[Vec<f32>], k: usize) -> Ve
             .copied()
             .chain(centroids.iter().map(Vec::as_slice)),
     );
-    let copies: Vec<Vec<i16>> = centroids
-        .iter()
-        .map(|centroid| {
-            let mut copy = Vec::with_capacity(centroid.len());
-            scale.quantize_into(centroid, &mut copy);
-            copy
-        })
-        .collect();
+    let copies: Vec<Vec<i16>> = centroids.iter().map(|c| scale.quantize(c)).collect();
     let groups: Vec<&[&[f32]]> = vectors.chunks(4).collect();
     let per_group = parallel_map(&groups, |group| {
-        let own: Vec<Vec<i16>> = group
-            .iter()
-            .map(|v| {
-                let mut copy = Vec::with_capacity(v.len());
-                scale.quantize_into(v, &mut copy);
-                copy
-            })
-            .collect();
+        let own: Vec<Vec<i16>> = group.iter().map(|v| scale.quantize(v)).collect();
         let mut estimates: Vec<Vec<i32>> = vec![Vec::with_capacity(copies.len()); group.len()];
         if let [a, b, c, d] = own.as_slice() {
             for centroid in &copies {
@@ -481,17 +467,7 @@ mod tests {
 
     /// A deterministic pseudo-random unit vector.
     fn noise(seed: u64) -> Vec<f32> {
-        let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
-        let v: Vec<f32> = (0..crate::embed::EMBEDDING_DIM)
-            .map(|_| {
-                state = state
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                ((state >> 33) as f32 / (1u64 << 31) as f32) - 0.5
-            })
-            .collect();
-        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-        v.into_iter().map(|x| x / norm).collect()
+        crate::embed::fixed::seeded_unit_vector(seed, crate::embed::EMBEDDING_DIM)
     }
 
     fn near(base: &[f32], seed: u64, weight: f32) -> Vec<f32> {

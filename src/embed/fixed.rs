@@ -82,6 +82,13 @@ impl Scale {
         }));
     }
 
+    /// The vector rounded to this scale.
+    pub fn quantize(&self, v: &[f32]) -> Vec<i16> {
+        let mut out = Vec::with_capacity(v.len());
+        self.quantize_into(v, &mut out);
+        out
+    }
+
     /// An integer product as a similarity.
     pub fn similarity(&self, product: i32) -> f64 {
         let step = f64::from(self.factor).recip();
@@ -121,79 +128,65 @@ impl Scale {
 /// The integer dot product. Integer sums do not depend on their order, so
 /// this is the same number on every CPU.
 pub fn dot_i16(a: &[i16], b: &[i16]) -> i32 {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU supports AVX2, checked just above.
-        return unsafe { dot_i16_avx2(a, b) };
-    }
-    dot_i16_lanes(a, b)
+    let [product] = dots_i16(a, [b]);
+    product
 }
 
 /// `dot_i16(a, b[k])` for four `b`s, with `a` loaded once for all four.
 pub fn dot4_i16(a: &[i16], b: [&[i16]; 4]) -> [i32; 4] {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU supports AVX2, checked just above.
-        return unsafe { dot4_i16_avx2(a, b) };
-    }
-    dot4_i16_lanes(a, b)
+    dots_i16(a, b)
 }
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn dot_i16_avx2(a: &[i16], b: &[i16]) -> i32 {
-    if a.len() != b.len() {
-        return dot_i16_lanes(a, b);
+/// `dot_i16(a, b[k])` for every `b`: with AVX2, `a` is loaded once for all
+/// of them and their sums stay in registers; without it, one by one (the
+/// integers are the same either way).
+fn dots_i16<const N: usize>(a: &[i16], b: [&[i16]; N]) -> [i32; N] {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") && b.iter().all(|v| v.len() == a.len()) {
+        // SAFETY: the CPU supports AVX2, checked just above.
+        return unsafe { dots_i16_avx2(a, b) };
     }
-    let [sum, _, _, _] = dot4_i16_avx2(a, [b, b, b, b]);
-    sum
+    b.map(|v| dot_i16_lanes(a, v))
 }
 
 /// Written with the AVX2 operations it stands for: the compiler widens the
 /// portable version's products to 32 bits one by one instead of using
 /// `vpmaddwd`, which multiplies sixteen pairs and adds them two by two.
+/// Every `b[k]` has `a`'s length (checked by `dots_i16`).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn dot4_i16_avx2(a: &[i16], b: [&[i16]; 4]) -> [i32; 4] {
+fn dots_i16_avx2<const N: usize>(a: &[i16], b: [&[i16]; N]) -> [i32; N] {
     use std::arch::x86_64::{
         __m256i, _mm256_add_epi32, _mm256_loadu_si256, _mm256_madd_epi16, _mm256_setzero_si256,
         _mm256_storeu_si256,
     };
-    if b.iter().any(|v| v.len() != a.len()) {
-        return b.map(|v| dot_i16_lanes(a, v));
-    }
     let whole = a.len() / LANES * LANES;
-    let mut sums: [__m256i; 4] = [_mm256_setzero_si256(); 4];
+    let mut sums: [__m256i; N] = [_mm256_setzero_si256(); N];
     let mut at = 0;
     while at < whole {
         // SAFETY: `at + LANES <= whole <= a.len()`, every `b[k]` has `a`'s
-        // length (checked above), and LANES i16s are one 256-bit load.
+        // length, and LANES i16s are one 256-bit load.
         unsafe {
             let x = _mm256_loadu_si256(a.as_ptr().add(at).cast::<__m256i>());
-            for k in 0..4 {
+            for k in 0..N {
                 let y = _mm256_loadu_si256(b[k].as_ptr().add(at).cast::<__m256i>());
                 sums[k] = _mm256_add_epi32(sums[k], _mm256_madd_epi16(x, y));
             }
         }
         at += LANES;
     }
-    let mut out = [0i32; 4];
+    let mut out = [0i32; N];
     for (k, total) in out.iter_mut().enumerate() {
         let mut lanes = [0i32; 8];
         // SAFETY: eight i32s are one 256-bit store.
         unsafe { _mm256_storeu_si256(lanes.as_mut_ptr().cast::<__m256i>(), sums[k]) };
-        let tail: i32 = a[whole..]
-            .iter()
-            .zip(&b[k][whole..])
-            .map(|(&x, &y)| i32::from(x) * i32::from(y))
-            .sum();
-        *total = lanes.iter().sum::<i32>() + tail;
+        *total = lanes.iter().sum::<i32>() + tail_product(&a[whole..], &b[k][whole..]);
     }
     out
 }
 
 /// Sixteen `i32` lanes: the compiler turns pairs of `i16` products into
-/// `pmaddwd`.
+/// `pmaddwd` where the target has it.
 const LANES: usize = 16;
 
 #[inline(always)]
@@ -206,46 +199,32 @@ fn dot_i16_lanes(a: &[i16], b: &[i16]) -> i32 {
             lanes[lane] += i32::from(x[lane]) * i32::from(y[lane]);
         }
     }
-    let tail: i32 = a[whole..]
-        .iter()
-        .zip(&b[whole..])
-        .map(|(&x, &y)| i32::from(x) * i32::from(y))
-        .sum();
-    lanes.iter().sum::<i32>() + tail
+    lanes.iter().sum::<i32>() + tail_product(&a[whole..], &b[whole..])
 }
 
-#[inline(always)]
-fn dot4_i16_lanes(a: &[i16], b: [&[i16]; 4]) -> [i32; 4] {
-    if b.iter().any(|v| v.len() != a.len()) {
-        return b.map(|v| dot_i16_lanes(a, v));
-    }
-    let mut lanes = [[0i32; LANES]; 4];
-    let whole = a.len() / LANES * LANES;
-    let chunks = a[..whole]
-        .chunks_exact(LANES)
-        .zip(b[0][..whole].chunks_exact(LANES))
-        .zip(b[1][..whole].chunks_exact(LANES))
-        .zip(b[2][..whole].chunks_exact(LANES))
-        .zip(b[3][..whole].chunks_exact(LANES));
-    for ((((x, y0), y1), y2), y3) in chunks {
-        for lane in 0..LANES {
-            let x = i32::from(x[lane]);
-            lanes[0][lane] += x * i32::from(y0[lane]);
-            lanes[1][lane] += x * i32::from(y1[lane]);
-            lanes[2][lane] += x * i32::from(y2[lane]);
-            lanes[3][lane] += x * i32::from(y3[lane]);
-        }
-    }
-    let mut sums = [0i32; 4];
-    for (k, sum) in sums.iter_mut().enumerate() {
-        let tail: i32 = a[whole..]
-            .iter()
-            .zip(&b[k][whole..])
-            .map(|(&x, &y)| i32::from(x) * i32::from(y))
-            .sum();
-        *sum = lanes[k].iter().sum::<i32>() + tail;
-    }
-    sums
+/// The products past the last whole chunk.
+fn tail_product(a: &[i16], b: &[i16]) -> i32 {
+    a.iter()
+        .zip(b)
+        .map(|(&x, &y)| i32::from(x) * i32::from(y))
+        .sum()
+}
+
+/// A seeded pseudo-random unit vector of `len` values, for tests of
+/// vector search.
+#[cfg(test)]
+pub(crate) fn seeded_unit_vector(seed: u64, len: usize) -> Vec<f32> {
+    let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+    let v: Vec<f32> = (0..len)
+        .map(|_| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((state >> 33) as f32 / (1u64 << 31) as f32) - 0.5
+        })
+        .collect();
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    v.into_iter().map(|x| x / norm).collect()
 }
 
 #[cfg(test)]
@@ -253,34 +232,13 @@ mod tests {
     use super::*;
     use crate::embed::dot;
 
-    fn vector(seed: u64, len: usize) -> Vec<f32> {
-        let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
-        let v: Vec<f32> = (0..len)
-            .map(|_| {
-                state = state
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                ((state >> 33) as f32 / (1u64 << 31) as f32) - 0.5
-            })
-            .collect();
-        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-        v.into_iter().map(|x| x / norm).collect()
-    }
-
     #[test]
     fn estimates_stay_within_their_margin() {
         for len in [7, 384, 389] {
-            let vectors: Vec<Vec<f32>> = (0..40).map(|k| vector(k, len)).collect();
+            let vectors: Vec<Vec<f32>> = (0..40).map(|k| seeded_unit_vector(k, len)).collect();
             let scale = Scale::for_vectors(vectors.iter().map(Vec::as_slice));
             assert!(scale.margin() < 0.002, "{}", scale.margin());
-            let quantized: Vec<Vec<i16>> = vectors
-                .iter()
-                .map(|v| {
-                    let mut q = Vec::new();
-                    scale.quantize_into(v, &mut q);
-                    q
-                })
-                .collect();
+            let quantized: Vec<Vec<i16>> = vectors.iter().map(|v| scale.quantize(v)).collect();
             for (a, qa) in vectors.iter().zip(&quantized) {
                 for (b, qb) in vectors.iter().zip(&quantized) {
                     let estimate = scale.similarity(dot_i16(qa, qb));
@@ -293,13 +251,9 @@ mod tests {
 
     #[test]
     fn four_at_once_is_four_products() {
-        let scale = Scale::for_vectors([&vector(1, 389)[..]]);
+        let scale = Scale::for_vectors([&seeded_unit_vector(1, 389)[..]]);
         let q: Vec<Vec<i16>> = (0..5)
-            .map(|k| {
-                let mut out = Vec::new();
-                scale.quantize_into(&vector(k, 389), &mut out);
-                out
-            })
+            .map(|k| scale.quantize(&seeded_unit_vector(k, 389)))
             .collect();
         let four = dot4_i16(&q[0], [&q[1], &q[2], &q[3], &q[4]]);
         for k in 0..4 {
@@ -312,8 +266,7 @@ mod tests {
     fn large_or_broken_vectors_get_a_scale_that_fits_or_no_bound() {
         let big = vec![3.0f32; 384];
         let scale = Scale::for_vectors([&big[..]]);
-        let mut q = Vec::new();
-        scale.quantize_into(&big, &mut q);
+        let q = scale.quantize(&big);
         let estimate = scale.similarity(dot_i16(&q, &q));
         assert!((estimate - f64::from(dot(&big, &big))).abs() <= scale.margin());
         let broken = Scale::for_vectors([&[f32::NAN, 0.0][..]]);
