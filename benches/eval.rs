@@ -628,11 +628,23 @@ fn lossy_merges<'a>(
                     .iter()
                     .map(|w| w.to_lowercase())
                     .collect();
-                let compounded: BTreeSet<&str> = words
+                let mut compounded: BTreeSet<&str> = words
                     .windows(2)
                     .filter(|w| kept.iter().any(|(k, _)| *k == format!("{}{}", w[0], w[1])))
                     .flat_map(|w| [w[0].as_str(), w[1].as_str()])
                     .collect();
+                // A number in digits carries the same number spelled out,
+                // and the other way round: "57" / "Fifty-seven".
+                let kept_words: Vec<String> = kept.iter().map(|(k, _)| k.clone()).collect();
+                let kept_numbers: BTreeSet<u32> = numbers(&kept_words)
+                    .into_iter()
+                    .map(|(value, _)| value)
+                    .collect();
+                for (value, at) in numbers(&words) {
+                    if kept_numbers.contains(&value) {
+                        compounded.extend(at.map(|k| words[k].as_str()));
+                    }
+                }
                 for (word, literal) in content_words(text) {
                     if !compounded.contains(word.as_str())
                         && !carries(&kept, &word, literal, wordnet)
@@ -653,6 +665,62 @@ fn lossy_merges<'a>(
         }
     }
     lossy
+}
+
+/// The numbers a text's words write, in digits or spelled out up to
+/// ninety-nine ("57", "seven", "fifty seven"), each with its words.
+fn numbers(words: &[String]) -> Vec<(u32, std::ops::Range<usize>)> {
+    const UNITS: [&str; 20] = [
+        "zero",
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "eleven",
+        "twelve",
+        "thirteen",
+        "fourteen",
+        "fifteen",
+        "sixteen",
+        "seventeen",
+        "eighteen",
+        "nineteen",
+    ];
+    const TENS: [&str; 8] = [
+        "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety",
+    ];
+    let unit = |w: &str| UNITS.iter().position(|u| *u == w);
+    let mut found = Vec::new();
+    let mut k = 0;
+    while k < words.len() {
+        let word = words[k].as_str();
+        if let Ok(value) = word.parse::<u32>() {
+            found.push((value, k..k + 1));
+        } else if let Some(ten) = TENS.iter().position(|t| *t == word) {
+            let tens = 20 + 10 * ten as u32;
+            match words
+                .get(k + 1)
+                .and_then(|w| unit(w))
+                .filter(|&u| (1..10).contains(&u))
+            {
+                Some(u) => {
+                    found.push((tens + u as u32, k..k + 2));
+                    k += 1;
+                }
+                None => found.push((tens, k..k + 1)),
+            }
+        } else if let Some(u) = unit(word) {
+            found.push((u as u32, k..k + 1));
+        }
+        k += 1;
+    }
+    found
 }
 
 /// A common English stopword list (NLTK's, with contractions split as
@@ -815,6 +883,17 @@ fn names_are_checked_whole() {
     );
     assert!(names_joined_by_of("None of Ana's friends came").is_empty());
     assert!(names_joined_by_of("Ana met the mayor of Lyon").is_empty());
+    let words = |text: &str| -> Vec<String> {
+        engram::text::words(text)
+            .iter()
+            .map(|w| w.to_lowercase())
+            .collect()
+    };
+    let values =
+        |text: &str| -> Vec<u32> { numbers(&words(text)).into_iter().map(|(v, _)| v).collect() };
+    assert_eq!(values("Fifty-seven senators, 24 of them"), [57, 24]);
+    assert_eq!(values("seven or ninety, then twenty one"), [7, 90, 21]);
+    assert!(values("Ana went home").is_empty());
 }
 
 /// Lowercase content words of a text, each with whether it must match

@@ -79,12 +79,18 @@ pub fn detect(
         let mut covering = Vec::new();
         let mut fused = BTreeMap::new();
         for &i in members {
-            let others: Vec<usize> = members
+            // A member covers those whose details the alignment finds in
+            // its text, the reading that let them merge; only the rest
+            // have phrases to append.
+            let uncovered: Vec<usize> = members
                 .iter()
                 .copied()
-                .filter(|&j| items[j].memory.content_hash != items[i].memory.content_hash)
+                .filter(|&j| {
+                    items[j].memory.content_hash != items[i].memory.content_hash
+                        && prepared.adds_details(j, i, lexicon)
+                })
                 .collect();
-            match prepared.fused(i, &others, lexicon) {
+            match prepared.fused(i, &uncovered, lexicon) {
                 None => covering.push(items[i].memory.id.clone()),
                 Some(text) => {
                     fused.insert(items[i].memory.id.clone(), text);
@@ -233,6 +239,31 @@ mod tests {
         ]);
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].covering, vec!["b"]);
+        assert!(found[0].fused.is_empty());
+    }
+
+    #[test]
+    fn a_member_the_alignment_finds_covering_is_covering_for_the_text_too() {
+        // "You" after "Priya!" opens a sentence. The alignment pairs it
+        // with the other text's "you", so "a" adds nothing to "b", and "b"
+        // is the canonical as written: no fused text that appends "b"'s
+        // words to "a"'s.
+        let found = run(vec![
+            memory(
+                "a",
+                "Congrats, Priya! You too! Drive safely!",
+                T0,
+                vector(1.0, 1),
+            ),
+            memory(
+                "b",
+                "Congrats, Priya. Thank you for everything. Drive safely tonight!",
+                T0 + 1,
+                vector(0.9, 2),
+            ),
+        ]);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].covering, vec!["b"], "{found:?}");
         assert!(found[0].fused.is_empty());
     }
 

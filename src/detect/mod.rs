@@ -224,6 +224,18 @@ impl<'a> Prepared<'a> {
             && (c.moved == 0 || fuse::same_order(a, b))
     }
 
+    /// Whether item `other` has details item `base` lacks, as the alignment
+    /// counts them ([`align::compare`]): the same reading that decides
+    /// whether the two may merge ([`Prepared::mergeable`]).
+    pub fn adds_details(&self, other: usize, base: usize, lexicon: &Lexicon) -> bool {
+        let c = align::compare(
+            self.item_tokens(base, lexicon),
+            self.item_tokens(other, lexicon),
+            lexicon,
+        );
+        c.extra[1] > 0
+    }
+
     /// Item `base`'s text with the phrases of `others` it lacks appended
     /// ([`fuse::fuse`]); `None` when it carries them all.
     pub fn fused(&self, base: usize, others: &[usize], lexicon: &Lexicon) -> Option<String> {
