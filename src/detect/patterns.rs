@@ -27,6 +27,7 @@ use serde::Serialize;
 
 use super::align::{Role, Token, predicate_at, recurring_phrase, tokens};
 use super::pairs::parallel_map;
+use super::words::WordClass;
 use super::{DAY_MS, DetectSettings, Floor, Lexicon, Prepared, Snapshot, round4, similar_pairs};
 use crate::embed::dot;
 use crate::model::{LinkType, Memory, MemoryKind, MemoryStatus, Millis};
@@ -204,6 +205,11 @@ fn recurrence(
         return None;
     }
     let core = core(instances, best.1, lexicon)?;
+    // A new pattern's text is what its episodes say; a joined one keeps
+    // its text where the new one is not (see `detect`).
+    if pattern_id.is_none() && !said_by_them(&core, instances, lexicon) {
+        return None;
+    }
     let first_at = instances.iter().map(|m| m.created_at()).min()?;
     let last_at = instances.iter().map(|m| m.created_at()).max()?;
     let content = format!(
@@ -223,6 +229,158 @@ fn recurrence(
         days: days.len(),
         content,
     })
+}
+
+/// The recurrences inside a group of close episodes that is no single
+/// recurrence: at a low floor one person's episodes on one theme are all
+/// close ("submitted a screenplay to a festival", "is writing a new
+/// script", "finds writing therapeutic"), and no predicate runs through
+/// them all. Each verb an episode says as a predicate gathers the
+/// episodes that say it too (its lemma or a WordNet synonym); the largest
+/// such subgroup that is a recurrence ([`recurrence`]) whose text the
+/// episodes say ([`said_by_half`]) is taken, its episodes leave the group,
+/// and the rest is searched again.
+fn recurrences_within(
+    instances: &[&Memory],
+    bounds: (f64, usize),
+    lexicon: &Lexicon,
+) -> Vec<PatternCluster> {
+    let texts = read(instances, lexicon);
+    let says = |text: &[Token], verb: &Token| {
+        (0..text.len()).any(|k| verb_at(text, k) && verb.same_meaning(&text[k], lexicon))
+    };
+    // Who says each verb, once per distinct set of episodes.
+    let mut sayers: Vec<(Vec<usize>, &Token)> = Vec::new();
+    for own in &texts {
+        for (i, verb) in own.iter().enumerate() {
+            if !verb_at(own, i) {
+                continue;
+            }
+            let who: Vec<usize> = (0..texts.len())
+                .filter(|&k| says(&texts[k], verb))
+                .collect();
+            if who.len() >= bounds.1.max(2) && !sayers.iter().any(|(w, _)| *w == who) {
+                sayers.push((who, verb));
+            }
+        }
+    }
+    // Largest first; ties in the episodes' order, so the result is the
+    // same on every run.
+    sayers.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.0.cmp(&b.0)));
+    let mut taken = vec![false; instances.len()];
+    let mut found = Vec::new();
+    for (who, _) in sayers {
+        let free: Vec<usize> = who.into_iter().filter(|&k| !taken[k]).collect();
+        if free.len() < bounds.1.max(2) {
+            continue;
+        }
+        let episodes: Vec<&Memory> = free.iter().map(|&k| instances[k]).collect();
+        let members = episodes.iter().map(|m| m.id.clone()).collect();
+        if let Some(pattern) = recurrence(None, &episodes, members, bounds, lexicon) {
+            for &k in &free {
+                taken[k] = true;
+            }
+            found.push(pattern);
+        }
+    }
+    found
+}
+
+/// Each memory's text as tokens.
+fn read(memories: &[&Memory], lexicon: &Lexicon) -> Vec<Vec<Token>> {
+    memories
+        .iter()
+        .map(|m| tokens(&m.content, lexicon))
+        .collect()
+}
+
+/// A pattern's text without its count and dates: "Priya goes running"
+/// of "Priya goes running (3 times, …)".
+fn sentence_of(content: &str) -> &str {
+    content
+        .rsplit_once(" (")
+        .map_or(content, |(sentence, _)| sentence)
+}
+
+/// Whether a pattern's text reads as what its episodes say: a verb phrase
+/// at least half of them say ([`said_by_half`]), or, with no verb, what a
+/// copula assigns ("Nate was sick with the flu"). Without WordNet no
+/// word's part of speech is known, and the text (shared words, the rest
+/// elided) passes.
+fn said_by_them(content: &str, episodes: &[&Memory], lexicon: &Lexicon) -> bool {
+    if lexicon.wordnet().is_none() {
+        return true;
+    }
+    let words = tokens(sentence_of(content), lexicon);
+    if (0..words.len()).any(|k| verb_at(&words, k)) {
+        said_by_half(&words, &read(episodes, lexicon), lexicon)
+    } else {
+        (0..words.len()).any(|k| predicate_at(&words, k) && !words[k].is_verb())
+    }
+}
+
+/// Whether `tokens[k]` is a verb said as a predicate ("won", "to `open`"),
+/// not a verb form inside a noun phrase: after a determiner ("a `loving`
+/// home") or between two content words ("an online `clothing` store").
+fn verb_at(tokens: &[Token], k: usize) -> bool {
+    let before = k.checked_sub(1).map(|b| &tokens[b]);
+    // The first word is the subject whatever its capital says ("Nate
+    // `wins` video games"), never a modifier.
+    let inside_noun_phrase = before.is_some_and(|b| DETERMINERS.contains(&b.word))
+        || (k >= 2
+            && before.is_some_and(|b| b.role == Role::Content)
+            && tokens.get(k + 1).is_some_and(|a| a.role == Role::Content));
+    tokens[k].is_verb() && predicate_at(tokens, k) && !inside_noun_phrase
+}
+
+/// Words after which a verb form modifies the noun that follows.
+static DETERMINERS: WordClass = WordClass::new("determiners");
+
+/// Whether a pattern's sentence (`words`) is what at least half of its
+/// episodes say: its verb phrase ends on a thing (a name, a number or a noun:
+/// [`Token::carries_fact`]), and that many episodes say its verb and then
+/// that word, with nothing between but function words and the text's own
+/// object words ("Jon opens a dance studio": "opening a dance studio",
+/// "open his dance studio"). A bare verb ("Nate finds"), a complement
+/// left hanging ("finds inspiring"), or an object one episode gave ("feels
+/// a sense") or none gave to that verb ("uses the basketball", from "used
+/// his contacts in the basketball industry") is no recurrence.
+fn said_by_half(words: &[Token], episodes: &[Vec<Token>], lexicon: &Lexicon) -> bool {
+    let Some(at) = (0..words.len()).find(|&k| verb_at(words, k)) else {
+        return false;
+    };
+    let (verb, object) = (&words[at], &words[at + 1..]);
+    let Some(head) = object.last().filter(|t| t.is_content() && t.carries_fact()) else {
+        return false;
+    };
+    let in_object = |t: &Token| object.iter().any(|o| o.is_content() && o.shares_lemma(t));
+    let says = |text: &[Token], k: usize| {
+        if !(verb_at(text, k) && verb.same_meaning(&text[k], lexicon)) {
+            return false;
+        }
+        for (j, t) in text.iter().enumerate().skip(k + 1) {
+            if !t.is_content() {
+                continue;
+            }
+            // The head ends the object: a verb right after it makes the
+            // thing the subject of a verb of its own ("make his studio
+            // `work`").
+            if head.shares_lemma(t) {
+                return text
+                    .get(j + 1)
+                    .is_none_or(|next| next.role != Role::Content || !next.is_verb());
+            }
+            if !in_object(t) {
+                return false;
+            }
+        }
+        false
+    };
+    let saying = episodes
+        .iter()
+        .filter(|text| (0..text.len()).any(|k| says(text, k)))
+        .count();
+    2 * saying >= episodes.len()
 }
 
 /// Groups in which every pair is close (complete linkage at the pairs'
@@ -361,13 +519,20 @@ pub fn detect(
         // Joining episodes are close to every earlier instance, not
         // necessarily to each other: the text is recomputed, the test is not.
         let joined = (f64::NEG_INFINITY, 0);
-        found.extend(recurrence(
-            Some(id.to_owned()),
-            &instances,
-            members,
-            joined,
-            lexicon,
-        ));
+        let Some(mut pattern) =
+            recurrence(Some(id.to_owned()), &instances, members, joined, lexicon)
+        else {
+            continue;
+        };
+        // A new text must still be what the instances say; else the
+        // pattern keeps the one it has, with the new count and dates.
+        if !said_by_them(&pattern.content, &instances, lexicon)
+            && let Some(earlier) = by_id.get(id)
+        {
+            let counted = &pattern.content[sentence_of(&pattern.content).len()..];
+            pattern.content = format!("{}{counted}", sentence_of(&earlier.content));
+        }
+        found.push(pattern);
     }
     let local = |i: usize| free.binary_search(&i).unwrap_or(usize::MAX);
     let pairs: Vec<(usize, usize, f64)> = similar_pairs(
@@ -392,7 +557,10 @@ pub fn detect(
             .collect();
         let members = instances.iter().map(|m| m.id.clone()).collect();
         let bounds = (settings.pattern_similarity, settings.pattern_min_size);
-        recurrence(None, &instances, members, bounds, lexicon)
+        match recurrence(None, &instances, members, bounds, lexicon) {
+            Some(pattern) => vec![pattern],
+            None => recurrences_within(&instances, bounds, lexicon),
+        }
     });
     found.extend(recurrences.into_iter().flatten());
     found

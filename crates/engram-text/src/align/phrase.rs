@@ -108,8 +108,15 @@ pub fn recurring_phrase(
                 .copied()
                 .rfind(|&k| k < first + MAX_OBJECT_WORDS)
                 .unwrap_or(last);
-            let first = if first > clause.start && listed(&OBJECT_DETERMINERS, &own[first - 1].word)
+            // The words that lead from the verb to its object stay, up to
+            // two ("volunteers `at a` homeless shelter", "loses `his`
+            // job", "makes `a big` difference"); else a determiner right
+            // before it.
+            let first = if first - clause.start <= 2
+                || own[clause.start..first].iter().all(|t| !t.is_content())
             {
+                clause.start
+            } else if listed(&OBJECT_DETERMINERS, &own[first - 1].word) {
                 first - 1
             } else {
                 first
