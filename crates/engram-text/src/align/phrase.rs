@@ -102,11 +102,16 @@ pub fn recurring_phrase(
         .collect();
     let object = match (shared.first(), shared.last()) {
         (Some(&first), Some(&last)) => {
-            // Within the longest object, ending on a shared word.
+            // Within the longest object, ending on a shared word: the
+            // last that names a thing where one does ("renews the TLS
+            // `certificate`", not "… certificate `ahead`").
+            let within = |k: &usize| *k < first + MAX_OBJECT_WORDS;
             let last = shared
                 .iter()
                 .copied()
-                .rfind(|&k| k < first + MAX_OBJECT_WORDS)
+                .filter(within)
+                .rfind(|&k| own[k].carries_fact())
+                .or_else(|| shared.iter().copied().rfind(within))
                 .unwrap_or(last);
             // The words that lead from the verb to its object stay, up to
             // two ("volunteers `at a` homeless shelter", "loses `his`
