@@ -101,6 +101,17 @@ fn metric(scrape: &str, series: &str) -> Option<f64> {
 }
 
 #[test]
+fn a_test_broker_gets_distinct_ports_it_was_not_given() {
+    // Kafka refuses two listeners on one port; a CI run once got the
+    // controller's port for the plaintext listener too.
+    let taken = [broker::free_port()];
+    let ports: [u16; 64] = broker::free_ports_except(&taken);
+    let distinct: std::collections::BTreeSet<u16> = ports.iter().copied().collect();
+    assert_eq!(distinct.len(), ports.len());
+    assert!(!distinct.contains(&taken[0]));
+}
+
+#[test]
 fn the_http_endpoint_serves_probes_metrics_and_consolidation() {
     let (broker, _dir, engram) = engram_creating_topics(&[
         ("ENGRAM_CONSOLIDATION_TRIGGER_NEW_MEMORIES", "1000"),

@@ -124,12 +124,16 @@ impl Broker {
             .prefix("engram-kafka-")
             .tempdir()
             .unwrap();
+        // Chosen together: ports picked one at a time and released can
+        // repeat, and Kafka refuses two listeners on one port.
+        let given: Vec<u16> = setup.plaintext_port.into_iter().collect();
+        let [plaintext, internal, controller, sasl, ssl] = free_ports_except(&given);
         let ports = Ports {
-            plaintext: setup.plaintext_port.unwrap_or_else(free_port),
-            internal: free_port(),
-            controller: free_port(),
-            sasl: (!setup.scram_users.is_empty()).then(free_port),
-            ssl: setup.tls_keystore.is_some().then(free_port),
+            plaintext: setup.plaintext_port.unwrap_or(plaintext),
+            internal,
+            controller,
+            sasl: (!setup.scram_users.is_empty()).then_some(sasl),
+            ssl: setup.tls_keystore.is_some().then_some(ssl),
         };
         let config = dir.path().join("server.properties");
         std::fs::write(&config, server_properties(&setup, &ports, dir.path())).unwrap();
@@ -584,6 +588,22 @@ pub struct Fetched {
     pub offset: i64,
     pub key: Option<String>,
     pub payload: Vec<u8>,
+}
+
+/// `N` distinct free ports, none of them in `taken`: every listener is
+/// held until all are chosen, so none is handed out twice.
+pub fn free_ports_except<const N: usize>(taken: &[u16]) -> [u16; N] {
+    let mut held: Vec<TcpListener> = Vec::new();
+    let mut ports: Vec<u16> = Vec::new();
+    while ports.len() < N {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        if !taken.contains(&port) && !ports.contains(&port) {
+            ports.push(port);
+        }
+        held.push(listener);
+    }
+    std::array::from_fn(|i| ports[i])
 }
 
 pub fn free_port() -> u16 {
