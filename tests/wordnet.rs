@@ -713,3 +713,57 @@ fn a_definition_or_a_derivation_relates_words_of_one_fact() {
     assert!(word("allergy").derives(&word("allergic")));
     assert!(!word("french").derives(&word("france")));
 }
+
+#[test]
+fn a_capitalised_common_word_opening_a_sentence_is_no_name() {
+    // After "!" or "?" a sentence opens whatever the word before it: "You"
+    // after "Maria!" is the pronoun and "Stay" the verb, as "Talks began.
+    // The talks …" opens on the article. A name stays a name there.
+    use engram::detect::align::{Role, tokens};
+    let lexicon = settings_with_wordnet().lexicon;
+    let roles = |text: &str| -> Vec<(String, Role)> {
+        tokens(text, &lexicon)
+            .into_iter()
+            .map(|t| (t.word, t.role))
+            .collect()
+    };
+    let found = roles("Thanks, Maria! You too! Stay safe! Priya left?  Great talking");
+    let role_of = |word: &str| {
+        found
+            .iter()
+            .filter(|(w, _)| w == word)
+            .map(|(_, r)| *r)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(role_of("you"), vec![Role::Function], "{found:?}");
+    assert_eq!(role_of("stay"), vec![Role::Content], "{found:?}");
+    assert_eq!(role_of("great"), vec![Role::Content], "{found:?}");
+    assert_eq!(role_of("maria"), vec![Role::Name], "{found:?}");
+    assert_eq!(role_of("priya"), vec![Role::Name], "{found:?}");
+    // Mid-sentence a capital still marks a name, and an abbreviation's
+    // full stop still ends no sentence.
+    assert_eq!(roles("They met at Reading")[3].1, Role::Name);
+    assert_eq!(roles("They flew U.S. Airways")[3].1, Role::Name);
+}
+
+#[test]
+fn a_frame_bears_on_its_own_sentence_only() {
+    // "Hope" opening a sentence of its own hedges that sentence, not the
+    // move stated before it; within its sentence it frames what it
+    // governs.
+    let apart = compare(
+        "Sam moved to Paris last week. Hope the weather is good",
+        "Sam moved to Paris last week",
+    );
+    assert_eq!(
+        apart.reframes,
+        [false, false],
+        "{}",
+        apart.verdict(true, true)
+    );
+    let framed = compare(
+        "Sam moved to Paris last week. I hope Sam likes Paris",
+        "Sam likes Paris",
+    );
+    assert!(framed.reframes[0], "{}", framed.verdict(true, true));
+}

@@ -713,6 +713,7 @@ pub(super) fn as_denial<'t>(side: Cow<'t, [Token]>, end: Option<&Ending>) -> Cow
     let word = words.join(" ");
     let span = (side[at].span.0, side[at + len - 1].span.1);
     let denial = Token {
+        opens_sentence: side[at].opens_sentence,
         money: false,
         info: Word::plain(&word),
         span,

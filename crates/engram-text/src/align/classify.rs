@@ -970,6 +970,7 @@ pub(super) fn one_name<'t>(
     }
     let word = words_of(names);
     let name = Token {
+        opens_sentence: names[0].opens_sentence,
         money: false,
         info: lexicon.word(&word),
         role: Role::Name,
@@ -1143,6 +1144,7 @@ pub(super) fn counts_alike<'t>(
             if let Some(unit_at) = joined_unit(&t.word) {
                 let word = t.word[unit_at..].to_owned();
                 found.push(Cow::Owned(Token {
+                    opens_sentence: false,
                     money: false,
                     info: lexicon.word(&word),
                     word,

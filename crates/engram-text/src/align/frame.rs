@@ -195,8 +195,19 @@ pub(super) fn reframes(text: &[Token], other: &[Token], lexicon: &Lexicon) -> bo
                     || lexicon.wordnet_antonyms(&t.info, &o.info)
                     || lexicon.antonym_across(&t.word, &o.word).is_some()
             });
-        modal || governs || obligation || framing
+        // A hedge or a frame bears on its own sentence: "Sam moved to
+        // Paris last week. `Hope` the weather is good" states the move.
+        ((modal || framing) && sentence_of(text, k).iter().any(&shared)) || governs || obligation
     })
+}
+
+/// The sentence word `k` of `text` stands in ([`Token::opens_sentence`]).
+fn sentence_of(text: &[Token], k: usize) -> &[Token] {
+    let start = (0..=k).rev().find(|&j| text[j].opens_sentence).unwrap_or(0);
+    let end = (k + 1..text.len())
+        .find(|&j| text[j].opens_sentence)
+        .unwrap_or(text.len());
+    &text[start..end]
 }
 
 /// Whether word `k` of `text` opens an obligation, a modal in three words:

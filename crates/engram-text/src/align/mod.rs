@@ -231,6 +231,10 @@ pub struct Token {
     /// A number written right after a currency sign ("$2000"): an
     /// amount, never a year.
     pub money: bool,
+    /// The first word of its sentence: a text's first word, or one after
+    /// a sentence's end ("Maria! `You` too"). A hedge or a frame bears on
+    /// its own sentence only.
+    pub opens_sentence: bool,
     /// Lemmas (with a class value's canonical spelling) and senses.
     info: Word,
 }

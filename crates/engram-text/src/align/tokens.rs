@@ -393,15 +393,15 @@ pub(super) fn lowercase(words: &[&str]) -> Vec<String> {
 }
 
 /// Whether the word after `before` opens a sentence or a quotation: it
-/// follows an opening quotation mark, a colon, or a full stop after a
-/// lowercase word ("failed. The"; not the abbreviations "U.S. Airways",
-/// "Mr. Smith").
+/// follows an opening quotation mark, a colon, an exclamation or question
+/// mark ("Maria! You"), or a full stop after a lowercase word ("failed.
+/// The"; not the abbreviations "U.S. Airways", "Mr. Smith").
 pub(super) fn opens_sentence(before: &str) -> bool {
     let before = before.trim_end();
-    if before.ends_with(['"', '\u{201c}', ':']) {
+    if before.ends_with(['"', '\u{201c}', ':', '!', '?']) {
         return true;
     }
-    let Some(sentence) = before.strip_suffix(['.', '!', '?']) else {
+    let Some(sentence) = before.strip_suffix('.') else {
         return false;
     };
     let last_word = sentence.rsplit(char::is_whitespace).next().unwrap_or("");
@@ -426,12 +426,14 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
         && listed(&COPULAS, words[1].as_str())
         && lexicon.negation_at(&words[1..]).is_none();
     let mut at = if existential { 2 } else { 0 };
+    let opens_at = |at: usize| at == 0 || opens_sentence(&text[..spans[at].0]);
     while at < words.len() {
         // "non-binding" is "nonbinding", one word as WordNet spells it,
         // and the opposite of "binding" (see [`non_prefixed`]).
         if non_prefix(text, &spans, &words, at) {
             let word = format!("non{}", words[at + 1]);
             out.push(Token {
+                opens_sentence: opens_at(at),
                 money: false,
                 info: lexicon.word(&word),
                 word,
@@ -448,6 +450,7 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
             let end = spans.iter().rposition(|s| s.1 <= span.1).unwrap_or(at);
             let word = text[span.0..span.1].to_lowercase();
             out.push(Token {
+                opens_sentence: opens_at(at),
                 money: false,
                 info: Word::plain(&word),
                 word,
@@ -464,6 +467,7 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
             let mut info = Word::plain(&word);
             info.lemmas.push(value);
             out.push(Token {
+                opens_sentence: opens_at(at),
                 money: false,
                 info,
                 word,
@@ -484,6 +488,7 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
             let mut info = Word::plain(&counted);
             info.lemmas.push(occasions_lemma(count));
             out.push(Token {
+                opens_sentence: opens_at(at),
                 money: false,
                 info,
                 word: counted,
@@ -506,6 +511,7 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
         if let Some((span, end)) = joined {
             let word = text[span.0..span.1].to_lowercase();
             out.push(Token {
+                opens_sentence: opens_at(at),
                 money: false,
                 info: Word::plain(&word),
                 word,
@@ -523,6 +529,7 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
                 info.lemmas.push(number_value(&word));
             }
             out.push(Token {
+                opens_sentence: opens_at(at),
                 money: role == Role::Number && after_currency_sign(&text[..span.0]),
                 info,
                 word,
@@ -535,6 +542,7 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
         if let Some(len) = lexicon.negation_at(&words[at..]) {
             let word = words[at..at + len].join(" ");
             out.push(Token {
+                opens_sentence: opens_at(at),
                 money: false,
                 info: Word::plain(&word),
                 word,
@@ -549,6 +557,7 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
         if at + 1 < words.len() && words[at + 1] == "free" && hyphen_before(text, &spans, at + 1) {
             let word = format!("{}-free", words[at]);
             out.push(Token {
+                opens_sentence: opens_at(at),
                 money: false,
                 info: Word::plain(&word),
                 word,
@@ -562,6 +571,7 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
         // "mother-in-law" is no mother "in law".
         if let Some((end, info)) = hyphenated_compound(text, &spans, &words, at, lexicon) {
             out.push(Token {
+                opens_sentence: opens_at(at),
                 money: false,
                 info,
                 word: words[at..=end].join("-"),
@@ -575,6 +585,7 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
         let spelled = original[at];
         let capitalised = spelled.chars().next().is_some_and(char::is_uppercase);
         let inner_capital = spelled.chars().skip(1).any(char::is_uppercase);
+        let opens = opens_at(at);
         // A sentence or a quotation capitalises its first word whatever it
         // is: "said, "The …"" opens on the article, not on a name.
         let role = if word.chars().all(|c| c.is_ascii_digit())
@@ -583,14 +594,17 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
         {
             Role::Number
         } else if listed(&FUNCTION_WORDS, word.as_str())
-            && (!capitalised || at == 0 || opens_sentence(&text[..spans[at].0]))
+            && (!capitalised || opens)
             // "she/her" names pronouns: two values a merge must keep.
             && !slashed(text, &spans, at)
         {
             Role::Function
         } else if lexicon.is_value(word)
             && (capitalised || inner_capital || !lexicon.is_common_word(word))
-            || (capitalised && at > 0)
+            // A sentence capitalises its first word: there a common word
+            // ("Great talking", "Stay safe") is no name.
+            || (capitalised && !opens)
+            || (capitalised && at > 0 && !lexicon.is_common_word(word))
             || inner_capital
         {
             Role::Name
@@ -616,6 +630,7 @@ pub fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
             info.lemmas.push(ordinal_written(rank));
         }
         out.push(Token {
+            opens_sentence: opens,
             money: role == Role::Number && after_currency_sign(&text[..spans[at].0]),
             word: word.clone(),
             role,
