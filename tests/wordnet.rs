@@ -767,3 +767,33 @@ fn a_frame_bears_on_its_own_sentence_only() {
     );
     assert!(framed.reframes[0], "{}", framed.verdict(true, true));
 }
+
+#[test]
+fn a_pattern_object_keeps_only_the_leading_words_its_episodes_say() {
+    // "huge" is one episode's of three: the pattern says what recurs,
+    // "makes a difference"; function words leading to the object stay.
+    use engram::detect::align::{recurring_phrase, tokens};
+    let lexicon = settings_with_wordnet().lexicon;
+    let phrase = |texts: &[&str]| {
+        let all: Vec<_> = texts.iter().map(|t| tokens(t, &lexicon)).collect();
+        recurring_phrase(&all, 0, texts[0], &lexicon)
+    };
+    assert_eq!(
+        phrase(&[
+            "John makes a huge difference",
+            "John makes a difference in his community",
+            "John hopes to make a difference",
+        ])
+        .as_deref(),
+        Some("John makes a difference")
+    );
+    assert_eq!(
+        phrase(&[
+            "Maria volunteers at a homeless shelter",
+            "Maria volunteers at the homeless shelter downtown",
+            "Maria volunteered at a shelter",
+        ])
+        .as_deref(),
+        Some("Maria volunteers at a homeless shelter")
+    );
+}

@@ -5,10 +5,13 @@
 //! episodes name it too. The verb is one of the central episode's whose
 //! meaning at least half of the episodes say as a verb, written in the
 //! present (a habit); where there is none, what a copula assigns ("was
-//! `sick`"), with the copula as the episode writes it. Its object is the central episode's own words after
-//! the verb, from the first to the last word at least half of the
-//! episodes say, within the verb's clause and at most a few words long, so
-//! that the sentence ends on a word of its own, never on a cut phrase.
+//! `sick`"), with the copula as the episode writes it. Its object is the
+//! central episode's own words after the verb, from the first to the last
+//! word at least half of the episodes say, within the verb's clause and at
+//! most a few words long, so that the sentence ends on a word of its own,
+//! never on a cut phrase; the function words leading to it stay, a content
+//! word only one episode says does not ("makes a difference", not "makes
+//! a huge difference").
 
 use super::*;
 
@@ -113,20 +116,32 @@ pub fn recurring_phrase(
                 .rfind(|&k| own[k].carries_fact())
                 .or_else(|| shared.iter().copied().rfind(within))
                 .unwrap_or(last);
-            // The words that lead from the verb to its object stay, up to
-            // two ("volunteers `at a` homeless shelter", "loses `his`
-            // job", "makes `a big` difference"); else a determiner right
-            // before it.
-            let first = if first - clause.start <= 2
-                || own[clause.start..first].iter().all(|t| !t.is_content())
-            {
-                clause.start
+            // The function words that lead from the verb to its object
+            // stay ("volunteers `at a` homeless shelter", "loses `his`
+            // job"), where they are all the words there or at most two
+            // words lead; a content word there is one episode's, not how
+            // the episodes word it ("makes a `huge` difference"). Else a
+            // determiner right before the object.
+            let lead = &own[clause.start..first];
+            let object = written(text, &own[first], &own[last]);
+            if lead.iter().all(|t| !t.is_content()) {
+                Some(written(text, &own[clause.start], &own[last]).to_owned())
+            } else if lead.len() <= 2 {
+                let mut words: Vec<String> = lead
+                    .iter()
+                    .filter(|t| !t.is_content())
+                    .map(|t| written(text, t, t).to_owned())
+                    .collect();
+                if let Some(article) = words.last_mut().filter(|w| listed("a an", w)) {
+                    *article = indefinite_article(object).to_owned();
+                }
+                words.push(object.to_owned());
+                Some(words.join(" "))
             } else if listed(&OBJECT_DETERMINERS, &own[first - 1].word) {
-                first - 1
+                Some(written(text, &own[first - 1], &own[last]).to_owned())
             } else {
-                first
-            };
-            Some(written(text, &own[first], &own[last]))
+                Some(object.to_owned())
+            }
         }
         _ => None,
     };
@@ -144,7 +159,7 @@ pub fn recurring_phrase(
         Some(k) => written(text, &own[k], &own[k]).to_owned(),
         None => present(lemma_of(&own[head]), plain),
     });
-    words.extend(object.map(str::to_owned));
+    words.extend(object);
     let sentence = words.join(" ");
     let mut chars = sentence.chars();
     let first = chars.next()?;
@@ -159,6 +174,16 @@ fn verb_at(tokens: &[Token], k: usize) -> bool {
         && t.role == Role::Content
         && predicate_at(tokens, k)
         && (!assigned_at(tokens, k) || t.word.ends_with("ing"))
+}
+
+/// "an" before a word written with a vowel ("an `apple`"), else "a"; a
+/// "u" may sound either way ("a unique", "an urgent"): "a".
+fn indefinite_article(word: &str) -> &'static str {
+    if word.starts_with(['a', 'e', 'i', 'o', 'A', 'E', 'I', 'O']) {
+        "an"
+    } else {
+        "a"
+    }
 }
 
 /// The words of `text` from `first` to `last`, as written.
