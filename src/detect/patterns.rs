@@ -70,13 +70,14 @@ fn similarity(a: &Memory, b: &Memory) -> Option<f64> {
     )))
 }
 
-/// The shared core of `members`' texts, shaped by the medoid's words, or
-/// `None` when they share no predicate.
-fn core(members: &[&Memory], medoid: usize, lexicon: &Lexicon) -> Option<String> {
-    let texts: Vec<Vec<Token>> = members
-        .iter()
-        .map(|m| tokens(&m.content, lexicon))
-        .collect();
+/// The shared core of `members`' texts (read as `texts`, [`read`]), shaped
+/// by the medoid's words, or `None` when they share no predicate.
+fn core(
+    members: &[&Memory],
+    texts: &[Vec<Token>],
+    medoid: usize,
+    lexicon: &Lexicon,
+) -> Option<String> {
     let own = &texts[medoid];
     let everywhere = |t: &Token| {
         texts.iter().enumerate().all(|(k, other)| {
@@ -119,7 +120,7 @@ fn core(members: &[&Memory], medoid: usize, lexicon: &Lexicon) -> Option<String>
         if !(1..own.len()).any(|i| kept[i] && predicate_at(own, i)) {
             return None;
         }
-        return recurring_phrase(&texts, medoid, &members[medoid].content, lexicon);
+        return recurring_phrase(texts, medoid, &members[medoid].content, lexicon);
     }
     // Function words stay where they lead into a kept word ("to the gym").
     for i in (0..own.len()).rev() {
@@ -204,10 +205,11 @@ fn recurrence(
     if days.len() < min_days.max(2) {
         return None;
     }
-    let core = core(instances, best.1, lexicon)?;
+    let texts = read(instances, lexicon);
+    let core = core(instances, &texts, best.1, lexicon)?;
     // A new pattern's text is what its episodes say; a joined one keeps
     // its text where the new one is not (see `detect`).
-    if pattern_id.is_none() && !said_by_them(&core, instances, lexicon) {
+    if pattern_id.is_none() && !said_by_them(&core, &texts, lexicon) {
         return None;
     }
     let first_at = instances.iter().map(|m| m.created_at()).min()?;
@@ -306,14 +308,14 @@ fn sentence_of(content: &str) -> &str {
 /// at least half of them say ([`said_by_half`]), or, with no verb, what a
 /// copula assigns ("Nate was sick with the flu"). Without WordNet no
 /// word's part of speech is known, and the text (shared words, the rest
-/// elided) passes.
-fn said_by_them(content: &str, episodes: &[&Memory], lexicon: &Lexicon) -> bool {
+/// elided) passes. `episodes` are the episodes read as tokens ([`read`]).
+fn said_by_them(content: &str, episodes: &[Vec<Token>], lexicon: &Lexicon) -> bool {
     if lexicon.wordnet().is_none() {
         return true;
     }
     let words = tokens(sentence_of(content), lexicon);
     if (0..words.len()).any(|k| verb_at(&words, k)) {
-        said_by_half(&words, &read(episodes, lexicon), lexicon)
+        said_by_half(&words, episodes, lexicon)
     } else {
         (0..words.len()).any(|k| predicate_at(&words, k) && !words[k].is_verb())
     }
@@ -502,7 +504,7 @@ pub fn detect(
                 }
                 let mut with: Vec<&Memory> = instances.clone();
                 with.push(episode);
-                core(&with, with.len() - 1, lexicon).map(|_| (least, *id))
+                core(&with, &read(&with, lexicon), with.len() - 1, lexicon).map(|_| (least, *id))
             })
             .max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(a.1)));
         match best {
@@ -526,7 +528,7 @@ pub fn detect(
         };
         // A new text must still be what the instances say; else the
         // pattern keeps the one it has, with the new count and dates.
-        if !said_by_them(&pattern.content, &instances, lexicon)
+        if !said_by_them(&pattern.content, &read(&instances, lexicon), lexicon)
             && let Some(earlier) = by_id.get(id)
         {
             let counted = &pattern.content[sentence_of(&pattern.content).len()..];
