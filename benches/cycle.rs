@@ -322,16 +322,18 @@ fn cycle_child(n: usize) {
     let cycle_secs = started.elapsed().as_secs_f64();
     // A change to the search or the rules that claims the same decisions
     // shows the same digests: every close pair with its similarity's bits,
-    // and the plan's actions.
+    // the plan's actions, and the whole plan (with every memory and link it
+    // changes).
     let close: Vec<(usize, usize, u64)> = close
         .iter()
         .map(|p| (p.first, p.second, p.similarity.to_bits()))
         .collect();
     let digest = |bytes: Vec<u8>| engram::text::sha256_hex(&bytes)[..16].to_owned();
     eprintln!(
-        "{n}: close pairs {}, actions {}",
+        "{n}: close pairs {}, actions {}, whole plan {}",
         digest(format!("{close:?}").into_bytes()),
-        digest(serde_json::to_vec(&plan.actions).unwrap_or_default())
+        digest(serde_json::to_vec(&plan.actions).unwrap_or_default()),
+        digest(serde_json::to_vec(&plan).unwrap_or_default())
     );
     let count = |t: &str| {
         plan.actions

@@ -1,9 +1,9 @@
 //! The planner: detections + rules → the actions of one cycle, with their
 //! exact effects on memories and links.
 //!
-//! Pure and deterministic: it works on a copy of the snapshot and takes
-//! "now" and the run id as arguments, so the same state, time and config
-//! always give the same plan. Destructive actions (merge, supersede,
+//! Pure and deterministic: it reads the snapshot, copies only the memories
+//! it changes, and takes "now" and the run id as arguments, so the same
+//! state, time and config always give the same plan. Destructive actions (merge, supersede,
 //! promote, archive) claim their memories: a memory takes part in at most
 //! one of them per cycle. Merge, supersede and promote go first; flags and
 //! patterns then only touch memories that are still active; archiving comes
@@ -228,10 +228,55 @@ fn index_link(links_at: &mut HashMap<String, BTreeSet<LinkKey>>, key: &LinkKey) 
 }
 
 /// The snapshot as the plan changes it.
+/// The user's memories as the plan sees them: the snapshot's, read in
+/// place, and those the plan changed or created, copied on first change.
+/// A cycle changes a few of a user's memories; copying every one (with its
+/// vector) and comparing each with its original cost more than planning.
+struct Memories<'s> {
+    snapshot: HashMap<&'s str, &'s Memory>,
+    changed: BTreeMap<String, Memory>,
+}
+
+impl<'s> Memories<'s> {
+    fn of(snapshot: &'s Snapshot) -> Self {
+        Memories {
+            snapshot: snapshot
+                .memories
+                .iter()
+                .filter(|m| m.user_id == snapshot.user_id)
+                .map(|m| (m.id.as_str(), m))
+                .collect(),
+            changed: BTreeMap::new(),
+        }
+    }
+
+    fn get(&self, id: &str) -> Option<&Memory> {
+        self.changed
+            .get(id)
+            .or_else(|| self.snapshot.get(id).copied())
+    }
+
+    fn contains_key(&self, id: &str) -> bool {
+        self.changed.contains_key(id) || self.snapshot.contains_key(id)
+    }
+
+    fn get_mut(&mut self, id: &str) -> Option<&mut Memory> {
+        if !self.changed.contains_key(id) {
+            let original = *self.snapshot.get(id)?;
+            self.changed.insert(id.to_owned(), original.clone());
+        }
+        self.changed.get_mut(id)
+    }
+
+    fn insert(&mut self, memory: Memory) {
+        self.changed.insert(memory.id.clone(), memory);
+    }
+}
+
 struct Working<'a> {
     request: &'a PlanRequest<'a>,
     user_id: String,
-    memories: BTreeMap<String, Memory>,
+    memories: Memories<'a>,
     links: BTreeMap<LinkKey, Link>,
     /// The keys of the links at each memory (either end), so a merge finds
     /// the links it re-points without scanning every link.
@@ -371,7 +416,7 @@ impl Working<'_> {
     }
 
     fn create(&mut self, memory: Memory) {
-        self.memories.insert(memory.id.clone(), memory);
+        self.memories.insert(memory);
     }
 
     fn new_memory(&self, id: String, template: &Memory, content: &str) -> Memory {
@@ -401,12 +446,7 @@ pub fn plan(snapshot: &Snapshot, detections: &Detections, request: &PlanRequest<
     let mut w = Working {
         request,
         user_id: snapshot.user_id.clone(),
-        memories: snapshot
-            .memories
-            .iter()
-            .filter(|m| m.user_id == snapshot.user_id)
-            .map(|m| (m.id.clone(), m.clone()))
-            .collect(),
+        memories: Memories::of(snapshot),
         links: snapshot
             .links
             .iter()
@@ -435,7 +475,7 @@ pub fn plan(snapshot: &Snapshot, detections: &Detections, request: &PlanRequest<
     merge_duplicates(&mut w, detections, &request.settings.salience);
     promote(&mut w, detections);
     flag(&mut w, detections, &flagged);
-    extract_patterns(&mut w, snapshot, detections);
+    extract_patterns(&mut w, detections);
     // After patterns: an episode a pattern now carries may fade away.
     archive(&mut w, detections);
     split(&mut w, detections);
@@ -724,12 +764,7 @@ fn flag(w: &mut Working<'_>, detections: &Detections, flag_instead: &[(usize, Ru
     }
 }
 
-fn extract_patterns(w: &mut Working<'_>, snapshot: &Snapshot, detections: &Detections) {
-    let by_id: BTreeMap<&str, &Memory> = snapshot
-        .memories
-        .iter()
-        .map(|m| (m.id.as_str(), m))
-        .collect();
+fn extract_patterns(w: &mut Working<'_>, detections: &Detections) {
     for pattern in &detections.patterns {
         let members: Vec<String> = pattern
             .members
@@ -748,7 +783,8 @@ fn extract_patterns(w: &mut Working<'_>, snapshot: &Snapshot, detections: &Detec
         ) else {
             continue;
         };
-        let Some(&medoid) = by_id.get(pattern.medoid_id.as_str()) else {
+        // The medoid as the snapshot has it: the plan may have changed it.
+        let Some(&medoid) = w.memories.snapshot.get(pattern.medoid_id.as_str()) else {
             continue;
         };
         let (id, reason) = match &pattern.pattern_id {
@@ -881,16 +917,11 @@ fn split(w: &mut Working<'_>, detections: &Detections) {
 
 /// Turns the working copy into the plan: what was created, what changed.
 fn finish(w: Working<'_>, snapshot: &Snapshot) -> Plan {
-    let original: BTreeMap<&str, &Memory> = snapshot
-        .memories
-        .iter()
-        .map(|m| (m.id.as_str(), m))
-        .collect();
     let mut created = Vec::new();
     let mut updated = Vec::new();
     let mut memory_changes = Vec::new();
-    for (id, memory) in &w.memories {
-        match original.get(id.as_str()) {
+    for (id, memory) in &w.memories.changed {
+        match w.memories.snapshot.get(id.as_str()) {
             None => created.push(memory.clone()),
             Some(before) if *before != memory => {
                 let (mut was, mut now) = (MemoryFields::of(before), MemoryFields::of(memory));
