@@ -388,17 +388,26 @@ pub fn detect(
     lexicon: &Lexicon,
 ) -> Detections {
     let prepared = Prepared::new(snapshot);
-    let close = prepared.close_pairs(settings, lexicon);
-    let contradictions = contradictions::detect(&prepared, &close, settings, lexicon);
-    let duplicates = duplicates::detect(&prepared, &close, settings, &contradictions, lexicon);
-    Detections {
-        duplicates,
-        contradictions,
-        patterns: patterns::detect(snapshot, &prepared, now, settings, lexicon),
-        stale: stale::detect(&prepared, &close, &snapshot.links, now, settings, lexicon),
-        verbose: verbose::detect(&prepared, &snapshot.links, now, settings),
-        promotions: promotion::detect(&prepared),
-    }
+    // Patterns read no close pairs: they are found beside the rest, so the
+    // cores one stage leaves idle (sorting, grouping) do the other's work.
+    std::thread::scope(|scope| {
+        let patterns =
+            scope.spawn(|| patterns::detect(snapshot, &prepared, now, settings, lexicon));
+        let close = prepared.close_pairs(settings, lexicon);
+        let contradictions = contradictions::detect(&prepared, &close, settings, lexicon);
+        let duplicates = duplicates::detect(&prepared, &close, settings, &contradictions, lexicon);
+        let stale = stale::detect(&prepared, &close, &snapshot.links, now, settings, lexicon);
+        Detections {
+            duplicates,
+            contradictions,
+            patterns: patterns
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            stale,
+            verbose: verbose::detect(&prepared, &snapshot.links, now, settings),
+            promotions: promotion::detect(&prepared),
+        }
+    })
 }
 
 /// Rounds a score for reports, so they read well and compare exactly.

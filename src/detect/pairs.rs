@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use super::Prepared;
 use super::align::Denial;
 use crate::embed::dot;
-use crate::embed::fixed::{Scale, dot_i16, dot4_i16};
+use crate::embed::fixed::{Scale, dot_i16, dot4_i16, kth_largest};
 
 /// How pairs are searched for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -256,16 +256,24 @@ fn blocked_pairs(
     let mut offsets = Vec::with_capacity(members.len() + 1);
     let mut order = Vec::with_capacity(n);
     let mut position = vec![0; n];
-    let mut quantized = Vec::with_capacity(n * dimension);
     for list in &members {
         offsets.push(order.len());
         for &row in list {
             position[row] = order.len();
             order.push(row);
-            scale.quantize_into(rows[row].1, &mut quantized);
         }
     }
     offsets.push(order.len());
+    // Each core rounds its share of the lists: the rows lie scattered in
+    // memory, and the reads of one core would wait on them one by one.
+    let quantized: Vec<i16> = parallel_map(&members, |list| {
+        let mut copies = Vec::with_capacity(list.len() * dimension);
+        for &row in list {
+            scale.quantize_into(rows[row].1, &mut copies);
+        }
+        copies
+    })
+    .concat();
     let copy = |row: usize| &quantized[position[row] * dimension..(position[row] + 1) * dimension];
     // The least product each row's pairs need: a pair whose estimate is
     // below both its rows' cannot reach its floor (`Floor::least_with`).
@@ -312,8 +320,14 @@ fn blocked_pairs(
         for group in groups.by_ref() {
             let probing = [group[0], group[1], group[2], group[3]];
             let copies = probing.map(copy);
+            let least_need = probing.iter().map(|&p| needs[p]).min().unwrap_or(i64::MIN);
             for &other in block {
                 let estimates = dot4_i16(copy(other), copies);
+                // Nearly every row is below what all four pairs need.
+                let need = least_need.min(needs[other]);
+                if estimates.iter().all(|&e| i64::from(e) < need) {
+                    continue;
+                }
                 for (&prober, estimate) in probing.iter().zip(estimates) {
                     consider(prober, other, estimate);
                 }
@@ -386,18 +400,22 @@ fn nearest_centroids(vectors: &[&[f32]], centroids: &[Vec<f32>], k: usize) -> Ve
                 list.extend(copies.iter().map(|centroid| dot_i16(copy, centroid)));
             }
         }
-        let mut scratch = Vec::with_capacity(copies.len());
+        let mut scratch = Vec::with_capacity(k + 1);
         group
             .iter()
             .zip(estimates)
             .map(|(v, estimates)| {
                 // The k-th best exact score is at least the k-th best
                 // estimate less the margin, and a centroid among the k best
-                // has an estimate above that less the margin again.
-                let reach = scale.kth_largest(&estimates, k, &mut scratch) - 2.0 * scale.margin();
+                // has an estimate above that less the margin again. Scoring
+                // more centroids than those changes nothing: one outside the
+                // k best never enters them.
+                let reach = kth_largest(&estimates, k, &mut scratch).map_or(i64::MIN, |kth| {
+                    scale.within_below(kth, 2.0 * scale.margin())
+                });
                 let mut best = Nearest::new(k);
                 for (index, (centroid, &estimate)) in centroids.iter().zip(&estimates).enumerate() {
-                    if scale.similarity(estimate) >= reach {
+                    if i64::from(estimate) >= reach {
                         best.consider(index, dot(v, centroid));
                     }
                 }

@@ -35,14 +35,12 @@ impl Scale {
         let mut dimension = 0usize;
         for v in vectors {
             dimension = dimension.max(v.len());
-            let mut squares = 0f32;
-            for &x in v {
-                if !x.is_finite() {
-                    return unbounded;
-                }
-                largest = largest.max(x.abs());
-                squares += x * x;
+            let (most, squares) = extent(v);
+            // A component that is not finite makes the squares so.
+            if !squares.is_finite() {
+                return unbounded;
             }
+            largest = largest.max(most);
             norm = norm.max(squares.sqrt());
         }
         // |q| <= largest · factor + 0.5 fits an i16, and every partial sum
@@ -106,23 +104,73 @@ impl Scale {
         }
     }
 
-    /// The similarity of the `k`-th largest of `products` (the first is
-    /// the largest); minus infinity where there are fewer. `scratch` is
-    /// reused between calls.
-    pub fn kth_largest(&self, products: &[i32], k: usize, scratch: &mut Vec<i32>) -> f64 {
-        if k == 0 || k > products.len() {
-            return f64::NEG_INFINITY;
+    /// A product at or below every product whose similarity is within
+    /// `by` of `product`'s similarity: `product − by` in integer steps, one
+    /// step lower for the rounding of the similarities' arithmetic.
+    pub fn within_below(&self, product: i32, by: f64) -> i64 {
+        let steps = (by * f64::from(self.factor).powi(2)).ceil();
+        if steps.is_finite() && steps < i64::MAX as f64 / 4.0 {
+            i64::from(product) - steps as i64 - 1
+        } else {
+            i64::MIN
         }
-        scratch.clear();
-        scratch.extend_from_slice(products);
-        let (_, kth, _) = scratch.select_nth_unstable_by(k - 1, |a, b| b.cmp(a));
-        self.similarity(*kth)
     }
 
     /// Bound on `|dot(a, b) − similarity(dot_i16(â, b̂))|`.
     pub fn margin(&self) -> f64 {
         self.margin
     }
+}
+
+/// The largest magnitude among `v`'s components and the sum of their
+/// squares, summed in eight lanes so the compiler keeps them in one
+/// register (the sum in one order would wait on each addition).
+fn extent(v: &[f32]) -> (f32, f32) {
+    const WIDTH: usize = 8;
+    let mut most = [0f32; WIDTH];
+    let mut squares = [0f32; WIDTH];
+    let chunks = v.chunks_exact(WIDTH);
+    let tail = chunks.remainder();
+    for chunk in chunks {
+        for lane in 0..WIDTH {
+            let x = chunk[lane];
+            if x.abs() > most[lane] {
+                most[lane] = x.abs();
+            }
+            squares[lane] += x * x;
+        }
+    }
+    for (lane, &x) in tail.iter().enumerate() {
+        if x.abs() > most[lane] {
+            most[lane] = x.abs();
+        }
+        squares[lane] += x * x;
+    }
+    (
+        most.iter().fold(0f32, |a, &b| a.max(b)),
+        squares.iter().sum(),
+    )
+}
+
+/// The `k`-th largest of `products` (the first is the largest); `None`
+/// where there are fewer. A running list of the `k` largest: in a list of
+/// products, few enter it, so this reads each product once and copies none.
+pub fn kth_largest(products: &[i32], k: usize, best: &mut Vec<i32>) -> Option<i32> {
+    if k == 0 || k > products.len() {
+        return None;
+    }
+    best.clear();
+    for &product in products {
+        if best.len() == k {
+            if best[k - 1] >= product {
+                continue;
+            }
+            best.pop();
+        }
+        let at = best.partition_point(|&b| b >= product);
+        best.insert(at, product);
+    }
+    best.last().copied()
 }
 
 /// The integer dot product. Integer sums do not depend on their order, so
@@ -142,11 +190,51 @@ pub fn dot4_i16(a: &[i16], b: [&[i16]; 4]) -> [i32; 4] {
 /// integers are the same either way).
 fn dots_i16<const N: usize>(a: &[i16], b: [&[i16]; N]) -> [i32; N] {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") && b.iter().all(|v| v.len() == a.len()) {
-        // SAFETY: the CPU supports AVX2, checked just above.
-        return unsafe { dots_i16_avx2(a, b) };
+    if b.iter().all(|v| v.len() == a.len()) {
+        if std::arch::is_x86_feature_detected!("avx512vnni") {
+            // SAFETY: the CPU supports AVX-512 VNNI (and so AVX-512F),
+            // checked just above.
+            return unsafe { dots_i16_avx512(a, b) };
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2, checked just above.
+            return unsafe { dots_i16_avx2(a, b) };
+        }
     }
     b.map(|v| dot_i16_lanes(a, v))
+}
+
+/// The AVX-512 form of [`dots_i16_avx2`]: `vpdpwssd` multiplies thirty-two
+/// pairs and adds them into the sums in one instruction. It wraps as the
+/// separate multiply and add do, so the integers are the same.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512vnni")]
+fn dots_i16_avx512<const N: usize>(a: &[i16], b: [&[i16]; N]) -> [i32; N] {
+    use std::arch::x86_64::{
+        __m512i, _mm512_dpwssd_epi32, _mm512_loadu_si512, _mm512_reduce_add_epi32,
+        _mm512_setzero_si512,
+    };
+    const WIDE: usize = 32;
+    let whole = a.len() / WIDE * WIDE;
+    let mut sums: [__m512i; N] = [_mm512_setzero_si512(); N];
+    let mut at = 0;
+    while at < whole {
+        // SAFETY: `at + WIDE <= whole <= a.len()`, every `b[k]` has `a`'s
+        // length, and WIDE i16s are one 512-bit load.
+        unsafe {
+            let x = _mm512_loadu_si512(a.as_ptr().add(at).cast::<__m512i>());
+            for k in 0..N {
+                let y = _mm512_loadu_si512(b[k].as_ptr().add(at).cast::<__m512i>());
+                sums[k] = _mm512_dpwssd_epi32(sums[k], x, y);
+            }
+        }
+        at += WIDE;
+    }
+    let mut out = [0i32; N];
+    for (k, total) in out.iter_mut().enumerate() {
+        *total = _mm512_reduce_add_epi32(sums[k]) + tail_product(&a[whole..], &b[k][whole..]);
+    }
+    out
 }
 
 /// Written with the AVX2 operations it stands for: the compiler widens the
@@ -246,6 +334,35 @@ mod tests {
                     assert!((estimate - exact).abs() <= scale.margin());
                 }
             }
+        }
+    }
+
+    #[test]
+    fn the_kth_largest_is_the_sorted_products_kth() {
+        let products: Vec<i32> = (0..300u64)
+            .map(|k| (k.wrapping_mul(2654435761) % 1000) as i32 - 500)
+            .collect();
+        let mut sorted = products.clone();
+        sorted.sort_unstable_by(|a, b| b.cmp(a));
+        let mut best = Vec::new();
+        for k in [1, 2, 16, 299, 300] {
+            assert_eq!(kth_largest(&products, k, &mut best), Some(sorted[k - 1]));
+        }
+        assert_eq!(kth_largest(&products, 301, &mut best), None);
+        assert_eq!(kth_largest(&products, 0, &mut best), None);
+    }
+
+    #[test]
+    fn within_below_keeps_every_product_within_reach() {
+        let scale = Scale::for_vectors([&seeded_unit_vector(3, 384)[..]]);
+        let by = 2.0 * scale.margin();
+        for product in [-40_000_000, -12_345, 0, 7, 99_999, 250_000_000] {
+            let least = scale.within_below(product, by);
+            let reach = scale.similarity(product) - by;
+            // Every product below `least` is out of reach (similarities
+            // grow with the product), and `least` is no lower than it need be.
+            assert!(scale.similarity((least - 1) as i32) < reach);
+            assert!(scale.similarity(least as i32 + 2) >= reach);
         }
     }
 
