@@ -32,9 +32,16 @@ pub fn cluster(
     threshold: f64,
     linkage: Linkage,
 ) -> Vec<Vec<usize>> {
+    let edges: Vec<(usize, usize)> = edges
+        .into_iter()
+        .filter(|&(i, j)| i != j && i < n && j < n)
+        .collect();
+    // Whether a pair is kept apart may take reading both texts: the edges
+    // are read on every core, then joined in their order.
+    let kept = parallel_map(&edges, |&(i, j)| !apart(i, j));
     let mut parent: Vec<usize> = (0..n).collect();
-    for (i, j) in edges {
-        if i == j || i >= n || j >= n || apart(i, j) {
+    for (&(i, j), kept) in edges.iter().zip(kept) {
+        if !kept {
             continue;
         }
         let (a, b) = (root(&mut parent, i), root(&mut parent, j));

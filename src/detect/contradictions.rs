@@ -241,15 +241,14 @@ fn stated_changes(
     lexicon: &Lexicon,
 ) -> Vec<(usize, usize, f64)> {
     // Only values written as names count ("Go", not "go home").
-    let values: Vec<Vec<(String, String)>> = (0..prepared.items.len())
-        .map(|i| {
-            if lexicon.values_in(&prepared.items[i].words).is_empty() {
-                Vec::new()
-            } else {
-                prepared.named_values(i, lexicon)
-            }
-        })
-        .collect();
+    let all: Vec<usize> = (0..prepared.items.len()).collect();
+    let values: Vec<Vec<(String, String)>> = parallel_map(&all, |&i| {
+        if lexicon.values_in(&prepared.items[i].words).is_empty() {
+            Vec::new()
+        } else {
+            prepared.named_values(i, lexicon)
+        }
+    });
     // Per class: its members in order, each with the values it names there.
     let mut by_class: BTreeMap<&str, Vec<(usize, Vec<&str>)>> = BTreeMap::new();
     for (i, named) in values.iter().enumerate() {
@@ -272,18 +271,16 @@ fn stated_changes(
     // a move ("moved to Austin") against the homes stated before it ("lives
     // in Chicago", which the model may score 0.47 against it). Not a trip
     // ("flew to Austin"), which states no home and changes none.
-    let places: Vec<Vec<String>> = (0..prepared.items.len())
-        .map(|i| {
-            let words = &prepared.items[i].words;
-            let home_or_move = !is_episode(&prepared.items[i])
-                && (lexicon.holds_in_one_place(words) || lexicon.change_marker_in(words).is_some());
-            if home_or_move {
-                prepared.named_places(i, lexicon)
-            } else {
-                Vec::new()
-            }
-        })
-        .collect();
+    let places: Vec<Vec<String>> = parallel_map(&all, |&i| {
+        let words = &prepared.items[i].words;
+        let home_or_move = !is_episode(&prepared.items[i])
+            && (lexicon.holds_in_one_place(words) || lexicon.change_marker_in(words).is_some());
+        if home_or_move {
+            prepared.named_places(i, lexicon)
+        } else {
+            Vec::new()
+        }
+    });
     let homes: Vec<(usize, Vec<&str>)> = places
         .iter()
         .enumerate()

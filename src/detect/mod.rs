@@ -133,20 +133,29 @@ pub struct Prepared<'a> {
 
 impl<'a> Prepared<'a> {
     pub fn new(snapshot: &'a Snapshot) -> Self {
-        let mut texts: HashMap<&str, usize> = HashMap::new();
-        let items = snapshot
+        let memories: Vec<&Memory> = snapshot
             .memories
             .iter()
             .filter(|m| m.status == MemoryStatus::Active && m.user_id == snapshot.user_id)
-            .map(|memory| {
+            .collect();
+        // Each text is split on its own, so the texts are shared out over
+        // the cores.
+        let words = pairs::parallel_map(&memories, |memory| {
+            normalise(&memory.content)
+                .split(' ')
+                .filter(|w| !w.is_empty())
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        });
+        let mut texts: HashMap<&str, usize> = HashMap::new();
+        let items = memories
+            .into_iter()
+            .zip(words)
+            .map(|(memory, words)| {
                 let next = texts.len();
                 Item {
                     memory,
-                    words: normalise(&memory.content)
-                        .split(' ')
-                        .filter(|w| !w.is_empty())
-                        .map(str::to_owned)
-                        .collect(),
+                    words,
                     text: *texts.entry(memory.content_hash.as_str()).or_insert(next),
                 }
             })

@@ -11,6 +11,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
+use super::pairs::parallel_map;
 use super::{DAY_MS, DetectSettings, Lexicon, Pair, Prepared, round4};
 use crate::model::{Link, LinkType, Millis};
 
@@ -55,20 +56,27 @@ pub fn detect(
         let m = prepared.items[i].memory;
         (m.created_at(), m.id.as_str())
     };
-    let mut close: Vec<&Pair> = close.iter().collect();
-    close.sort_by(|a, b| b.similarity.total_cmp(&a.similarity));
-    for pair in close {
-        let (older, newer) = if order(pair.first) < order(pair.second) {
-            (pair.first, pair.second)
-        } else {
-            (pair.second, pair.first)
-        };
-        let Some(stale) = faded[older].as_mut() else {
-            continue;
-        };
-        if prepared.may_cover(newer, older, lexicon)
+    let mut close: Vec<(usize, usize, f64)> = close
+        .iter()
+        .map(|pair| {
+            let (older, newer) = if order(pair.first) < order(pair.second) {
+                (pair.first, pair.second)
+            } else {
+                (pair.second, pair.first)
+            };
+            (older, newer, pair.similarity)
+        })
+        .filter(|&(older, _, _)| faded[older].is_some())
+        .collect();
+    close.sort_by(|a, b| b.2.total_cmp(&a.2));
+    // Each pair is read on its own, on every core; the carriers are then
+    // noted in the pairs' order, most similar first.
+    let covers = parallel_map(&close, |&(older, newer, _)| {
+        prepared.may_cover(newer, older, lexicon)
             && prepared.compare(newer, older, lexicon).covers(0)
-        {
+    });
+    for (&(older, newer, _), covers) in close.iter().zip(covers) {
+        if let (true, Some(stale)) = (covers, faded[older].as_mut()) {
             stale
                 .covered_by
                 .push(prepared.items[newer].memory.id.clone());
