@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use super::Prepared;
 use super::align::Denial;
 use crate::embed::dot;
-use crate::embed::fixed::{Scale, dot_i16, dot4_i16, kth_largest};
+use crate::embed::fixed::{Scale, dot_i16, dot8_i16, kth_largest};
 
 /// How pairs are searched for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -314,16 +314,16 @@ fn blocked_pairs(
             }
         };
         let block = &order[offsets[list]..offsets[list + 1]];
-        // Four probers pass the list together: each row is loaded once for
-        // four products whose additions overlap.
-        let mut groups = probers[list].chunks_exact(4);
+        // Eight probers pass the list together: each row is loaded once for
+        // eight products whose additions overlap.
+        let mut groups = probers[list].chunks_exact(8);
         for group in groups.by_ref() {
-            let probing = [group[0], group[1], group[2], group[3]];
+            let probing: [usize; 8] = std::array::from_fn(|k| group[k]);
             let copies = probing.map(copy);
             let least_need = probing.iter().map(|&p| needs[p]).min().unwrap_or(i64::MIN);
             for &other in block {
-                let estimates = dot4_i16(copy(other), copies);
-                // Nearly every row is below what all four pairs need.
+                let estimates = dot8_i16(copy(other), copies);
+                // Nearly every row is below what all eight pairs need.
                 let need = least_need.min(needs[other]);
                 if estimates.iter().all(|&e| i64::from(e) < need) {
                     continue;
@@ -373,7 +373,7 @@ fn train_centroids(rows: &[(usize, &[f32])], lists: usize, dimension: usize) -> 
 
 /// For each vector, the indices of the `k` centroids most similar to it,
 /// best first (ties by index). Every centroid is first scored from 16-bit
-/// copies, four vectors at a time (each centroid loaded once for four); only
+/// copies, eight vectors at a time (each centroid loaded once for eight); only
 /// the centroids whose estimate leaves them within reach of the `k`-th best
 /// get the exact product, so the result is the exact search's.
 fn nearest_centroids(vectors: &[&[f32]], centroids: &[Vec<f32>], k: usize) -> Vec<Vec<usize>> {
@@ -384,14 +384,16 @@ fn nearest_centroids(vectors: &[&[f32]], centroids: &[Vec<f32>], k: usize) -> Ve
             .chain(centroids.iter().map(Vec::as_slice)),
     );
     let copies: Vec<Vec<i16>> = centroids.iter().map(|c| scale.quantize(c)).collect();
-    let groups: Vec<&[&[f32]]> = vectors.chunks(4).collect();
+    let groups: Vec<&[&[f32]]> = vectors.chunks(8).collect();
     let per_group = parallel_map(&groups, |group| {
         let own: Vec<Vec<i16>> = group.iter().map(|v| scale.quantize(v)).collect();
         let mut estimates: Vec<Vec<i32>> = vec![Vec::with_capacity(copies.len()); group.len()];
-        if let [a, b, c, d] = own.as_slice() {
+        if let Ok(eight) =
+            <[&[i16]; 8]>::try_from(own.iter().map(Vec::as_slice).collect::<Vec<_>>())
+        {
             for centroid in &copies {
-                let four = dot4_i16(centroid, [a, b, c, d]);
-                for (list, estimate) in estimates.iter_mut().zip(four) {
+                let products = dot8_i16(centroid, eight);
+                for (list, estimate) in estimates.iter_mut().zip(products) {
                     list.push(estimate);
                 }
             }

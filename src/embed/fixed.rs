@@ -180,8 +180,8 @@ pub fn dot_i16(a: &[i16], b: &[i16]) -> i32 {
     product
 }
 
-/// `dot_i16(a, b[k])` for four `b`s, with `a` loaded once for all four.
-pub fn dot4_i16(a: &[i16], b: [&[i16]; 4]) -> [i32; 4] {
+/// `dot_i16(a, b[k])` for eight `b`s, with `a` loaded once for all eight.
+pub fn dot8_i16(a: &[i16], b: [&[i16]; 8]) -> [i32; 8] {
     dots_i16(a, b)
 }
 
@@ -367,15 +367,22 @@ mod tests {
     }
 
     #[test]
-    fn four_at_once_is_four_products() {
+    fn eight_at_once_are_the_portable_products() {
+        // 389 values: whole 32- and 16-value chunks and a tail.
         let scale = Scale::for_vectors([&seeded_unit_vector(1, 389)[..]]);
-        let q: Vec<Vec<i16>> = (0..5)
+        let q: Vec<Vec<i16>> = (0..9)
             .map(|k| scale.quantize(&seeded_unit_vector(k, 389)))
             .collect();
-        let four = dot4_i16(&q[0], [&q[1], &q[2], &q[3], &q[4]]);
-        for k in 0..4 {
-            assert_eq!(four[k], dot_i16(&q[0], &q[k + 1]));
-            assert_eq!(four[k], dot_i16_lanes(&q[0], &q[k + 1]));
+        let others: [&[i16]; 8] = std::array::from_fn(|k| q[k + 1].as_slice());
+        let portable = others.map(|b| dot_i16_lanes(&q[0], b));
+        assert_eq!(dot8_i16(&q[0], others), portable);
+        for k in 0..8 {
+            assert_eq!(dot_i16(&q[0], others[k]), portable[k]);
+        }
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2, checked just above.
+            assert_eq!(unsafe { dots_i16_avx2(&q[0], others) }, portable);
         }
     }
 
