@@ -26,7 +26,8 @@ use serde::{Deserialize, Serialize};
 use super::Prepared;
 use super::align::Denial;
 use crate::embed::dot;
-use crate::embed::fixed::{Scale, dot_i16, dot8_i16, kth_largest};
+use crate::embed::fixed::{Scale, kth_largest};
+use crate::embed::packed::{BLOCK, Packed, pairs_of};
 
 /// How pairs are searched for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -265,16 +266,28 @@ fn blocked_pairs(
     }
     offsets.push(order.len());
     // Each core rounds its share of the lists: the rows lie scattered in
-    // memory, and the reads of one core would wait on them one by one.
-    let quantized: Vec<i16> = parallel_map(&members, |list| {
-        let mut copies = Vec::with_capacity(list.len() * dimension);
-        for &row in list {
-            scale.quantize_into(rows[row].1, &mut copies);
-        }
-        copies
-    })
-    .concat();
-    let copy = |row: usize| &quantized[position[row] * dimension..(position[row] + 1) * dimension];
+    // memory, and the reads of one core would wait on them one by one. A
+    // list's rows are packed sixteen side by side for its probers to pass;
+    // each row's pairs of values are kept for when it probes.
+    let rounded: Vec<(Packed, Vec<i32>)> = parallel_map(&members, |list| {
+        let copies: Vec<Vec<i16>> = list
+            .iter()
+            .map(|&row| scale.quantize(rows[row].1))
+            .collect();
+        let pairs: Vec<i32> = copies.iter().flat_map(|copy| pairs_of(copy)).collect();
+        (
+            Packed::new(copies.iter().map(Vec::as_slice), dimension),
+            pairs,
+        )
+    });
+    let width = dimension.div_ceil(2);
+    let mut packed_lists = Vec::with_capacity(rounded.len());
+    let mut pairs = Vec::with_capacity(n * width);
+    for (packed, list_pairs) in rounded {
+        packed_lists.push(packed);
+        pairs.extend(list_pairs);
+    }
+    let pairs_of_row = |row: usize| &pairs[position[row] * width..(position[row] + 1) * width];
     // The least product each row's pairs need: a pair whose estimate is
     // below both its rows' cannot reach its floor (`Floor::least_with`).
     let needs: Vec<i64> = rows
@@ -313,29 +326,31 @@ fn blocked_pairs(
                 out.push((i.min(j), i.max(j), Some(similarity)));
             }
         };
-        let block = &order[offsets[list]..offsets[list + 1]];
-        // Eight probers pass the list together: each row is loaded once for
-        // eight products whose additions overlap.
-        let mut groups = probers[list].chunks_exact(8);
-        for group in groups.by_ref() {
-            let probing: [usize; 8] = std::array::from_fn(|k| group[k]);
-            let copies = probing.map(copy);
-            let least_need = probing.iter().map(|&p| needs[p]).min().unwrap_or(i64::MIN);
-            for &other in block {
-                let estimates = dot8_i16(copy(other), copies);
-                // Nearly every row is below what all eight pairs need.
-                let need = least_need.min(needs[other]);
-                if estimates.iter().all(|&e| i64::from(e) < need) {
-                    continue;
+        let listed = &order[offsets[list]..offsets[list + 1]];
+        let packed = &packed_lists[list];
+        // Eight probers pass the list together, sixteen of its rows at a
+        // time: each block is loaded once for 128 products. A short last
+        // group repeats its first prober; the repeats are not read.
+        for group in probers[list].chunks(8) {
+            let probing: [usize; 8] = std::array::from_fn(|k| group[k % group.len()]);
+            let vectors = probing.map(pairs_of_row);
+            let least_need = group.iter().map(|&p| needs[p]).min().unwrap_or(i64::MIN);
+            for block in 0..packed.blocks() {
+                let estimates = packed.products(vectors, block);
+                let others = listed.iter().skip(block * BLOCK).take(BLOCK);
+                for (lane, &other) in others.enumerate() {
+                    // Nearly every row is below what all the pairs need.
+                    let need = least_need.min(needs[other]);
+                    if estimates[..group.len()]
+                        .iter()
+                        .all(|lanes| i64::from(lanes[lane]) < need)
+                    {
+                        continue;
+                    }
+                    for (&prober, lanes) in group.iter().zip(&estimates) {
+                        consider(prober, other, lanes[lane]);
+                    }
                 }
-                for (&prober, estimate) in probing.iter().zip(estimates) {
-                    consider(prober, other, estimate);
-                }
-            }
-        }
-        for &prober in groups.remainder() {
-            for &other in block {
-                consider(prober, other, dot_i16(copy(prober), copy(other)));
             }
         }
         out
@@ -373,9 +388,10 @@ fn train_centroids(rows: &[(usize, &[f32])], lists: usize, dimension: usize) -> 
 
 /// For each vector, the indices of the `k` centroids most similar to it,
 /// best first (ties by index). Every centroid is first scored from 16-bit
-/// copies, eight vectors at a time (each centroid loaded once for eight); only
-/// the centroids whose estimate leaves them within reach of the `k`-th best
-/// get the exact product, so the result is the exact search's.
+/// copies, sixteen centroids against eight vectors at a time
+/// ([`crate::embed::packed`]); only the centroids whose estimate leaves
+/// them within reach of the `k`-th best get the exact product, so the result
+/// is the exact search's.
 fn nearest_centroids(vectors: &[&[f32]], centroids: &[Vec<f32>], k: usize) -> Vec<Vec<usize>> {
     let scale = Scale::for_vectors(
         vectors
@@ -383,24 +399,25 @@ fn nearest_centroids(vectors: &[&[f32]], centroids: &[Vec<f32>], k: usize) -> Ve
             .copied()
             .chain(centroids.iter().map(Vec::as_slice)),
     );
+    let dimension = centroids.first().map_or(0, Vec::len);
     let copies: Vec<Vec<i16>> = centroids.iter().map(|c| scale.quantize(c)).collect();
+    let packed = Packed::new(copies.iter().map(Vec::as_slice), dimension);
     let groups: Vec<&[&[f32]]> = vectors.chunks(8).collect();
     let per_group = parallel_map(&groups, |group| {
-        let own: Vec<Vec<i16>> = group.iter().map(|v| scale.quantize(v)).collect();
-        let mut estimates: Vec<Vec<i32>> = vec![Vec::with_capacity(copies.len()); group.len()];
-        if let Ok(eight) =
-            <[&[i16]; 8]>::try_from(own.iter().map(Vec::as_slice).collect::<Vec<_>>())
-        {
-            for centroid in &copies {
-                let products = dot8_i16(centroid, eight);
-                for (list, estimate) in estimates.iter_mut().zip(products) {
-                    list.push(estimate);
-                }
+        let own: Vec<Vec<i32>> = group.iter().map(|v| pairs_of(&scale.quantize(v))).collect();
+        // A short last group repeats its first vector; the repeats' products
+        // are not read.
+        let eight: [&[i32]; 8] = std::array::from_fn(|k| own[k % own.len()].as_slice());
+        let mut estimates: Vec<Vec<i32>> =
+            vec![Vec::with_capacity(packed.blocks() * BLOCK); group.len()];
+        for block in 0..packed.blocks() {
+            let products = packed.products(eight, block);
+            for (list, lanes) in estimates.iter_mut().zip(products) {
+                list.extend_from_slice(&lanes);
             }
-        } else {
-            for (list, copy) in estimates.iter_mut().zip(&own) {
-                list.extend(copies.iter().map(|centroid| dot_i16(copy, centroid)));
-            }
+        }
+        for list in &mut estimates {
+            list.truncate(packed.rows());
         }
         let mut scratch = Vec::with_capacity(k + 1);
         group

@@ -174,111 +174,12 @@ pub fn kth_largest(products: &[i32], k: usize, best: &mut Vec<i32>) -> Option<i3
 }
 
 /// The integer dot product. Integer sums do not depend on their order, so
-/// this is the same number on every CPU.
+/// this is the same number on every CPU, and the number the pair search's
+/// packed products ([`super::packed`]) give.
 pub fn dot_i16(a: &[i16], b: &[i16]) -> i32 {
-    let [product] = dots_i16(a, [b]);
-    product
-}
-
-/// `dot_i16(a, b[k])` for eight `b`s, with `a` loaded once for all eight.
-pub fn dot8_i16(a: &[i16], b: [&[i16]; 8]) -> [i32; 8] {
-    dots_i16(a, b)
-}
-
-/// `dot_i16(a, b[k])` for every `b`: with AVX2, `a` is loaded once for all
-/// of them and their sums stay in registers; without it, one by one (the
-/// integers are the same either way).
-fn dots_i16<const N: usize>(a: &[i16], b: [&[i16]; N]) -> [i32; N] {
-    #[cfg(target_arch = "x86_64")]
-    if b.iter().all(|v| v.len() == a.len()) {
-        if std::arch::is_x86_feature_detected!("avx512vnni") {
-            // SAFETY: the CPU supports AVX-512 VNNI (and so AVX-512F),
-            // checked just above.
-            return unsafe { dots_i16_avx512(a, b) };
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU supports AVX2, checked just above.
-            return unsafe { dots_i16_avx2(a, b) };
-        }
-    }
-    b.map(|v| dot_i16_lanes(a, v))
-}
-
-/// The AVX-512 form of [`dots_i16_avx2`]: `vpdpwssd` multiplies thirty-two
-/// pairs and adds them into the sums in one instruction. It wraps as the
-/// separate multiply and add do, so the integers are the same.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512vnni")]
-fn dots_i16_avx512<const N: usize>(a: &[i16], b: [&[i16]; N]) -> [i32; N] {
-    use std::arch::x86_64::{
-        __m512i, _mm512_dpwssd_epi32, _mm512_loadu_si512, _mm512_reduce_add_epi32,
-        _mm512_setzero_si512,
-    };
-    const WIDE: usize = 32;
-    let whole = a.len() / WIDE * WIDE;
-    let mut sums: [__m512i; N] = [_mm512_setzero_si512(); N];
-    let mut at = 0;
-    while at < whole {
-        // SAFETY: `at + WIDE <= whole <= a.len()`, every `b[k]` has `a`'s
-        // length, and WIDE i16s are one 512-bit load.
-        unsafe {
-            let x = _mm512_loadu_si512(a.as_ptr().add(at).cast::<__m512i>());
-            for k in 0..N {
-                let y = _mm512_loadu_si512(b[k].as_ptr().add(at).cast::<__m512i>());
-                sums[k] = _mm512_dpwssd_epi32(sums[k], x, y);
-            }
-        }
-        at += WIDE;
-    }
-    let mut out = [0i32; N];
-    for (k, total) in out.iter_mut().enumerate() {
-        *total = _mm512_reduce_add_epi32(sums[k]) + tail_product(&a[whole..], &b[k][whole..]);
-    }
-    out
-}
-
-/// Written with the AVX2 operations it stands for: the compiler widens the
-/// portable version's products to 32 bits one by one instead of using
-/// `vpmaddwd`, which multiplies sixteen pairs and adds them two by two.
-/// Every `b[k]` has `a`'s length (checked by `dots_i16`).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn dots_i16_avx2<const N: usize>(a: &[i16], b: [&[i16]; N]) -> [i32; N] {
-    use std::arch::x86_64::{
-        __m256i, _mm256_add_epi32, _mm256_loadu_si256, _mm256_madd_epi16, _mm256_setzero_si256,
-        _mm256_storeu_si256,
-    };
-    let whole = a.len() / LANES * LANES;
-    let mut sums: [__m256i; N] = [_mm256_setzero_si256(); N];
-    let mut at = 0;
-    while at < whole {
-        // SAFETY: `at + LANES <= whole <= a.len()`, every `b[k]` has `a`'s
-        // length, and LANES i16s are one 256-bit load.
-        unsafe {
-            let x = _mm256_loadu_si256(a.as_ptr().add(at).cast::<__m256i>());
-            for k in 0..N {
-                let y = _mm256_loadu_si256(b[k].as_ptr().add(at).cast::<__m256i>());
-                sums[k] = _mm256_add_epi32(sums[k], _mm256_madd_epi16(x, y));
-            }
-        }
-        at += LANES;
-    }
-    let mut out = [0i32; N];
-    for (k, total) in out.iter_mut().enumerate() {
-        let mut lanes = [0i32; 8];
-        // SAFETY: eight i32s are one 256-bit store.
-        unsafe { _mm256_storeu_si256(lanes.as_mut_ptr().cast::<__m256i>(), sums[k]) };
-        *total = lanes.iter().sum::<i32>() + tail_product(&a[whole..], &b[k][whole..]);
-    }
-    out
-}
-
-/// Sixteen `i32` lanes: the compiler turns pairs of `i16` products into
-/// `pmaddwd` where the target has it.
-const LANES: usize = 16;
-
-#[inline(always)]
-fn dot_i16_lanes(a: &[i16], b: &[i16]) -> i32 {
+    // Sixteen lanes: the compiler turns pairs of products into `pmaddwd`
+    // where the target has it.
+    const LANES: usize = 16;
     let mut lanes = [0i32; LANES];
     let chunks = a.chunks_exact(LANES).zip(b.chunks_exact(LANES));
     let whole = a.len().min(b.len()) / LANES * LANES;
@@ -363,26 +264,6 @@ mod tests {
             // grow with the product), and `least` is no lower than it need be.
             assert!(scale.similarity((least - 1) as i32) < reach);
             assert!(scale.similarity(least as i32 + 2) >= reach);
-        }
-    }
-
-    #[test]
-    fn eight_at_once_are_the_portable_products() {
-        // 389 values: whole 32- and 16-value chunks and a tail.
-        let scale = Scale::for_vectors([&seeded_unit_vector(1, 389)[..]]);
-        let q: Vec<Vec<i16>> = (0..9)
-            .map(|k| scale.quantize(&seeded_unit_vector(k, 389)))
-            .collect();
-        let others: [&[i16]; 8] = std::array::from_fn(|k| q[k + 1].as_slice());
-        let portable = others.map(|b| dot_i16_lanes(&q[0], b));
-        assert_eq!(dot8_i16(&q[0], others), portable);
-        for k in 0..8 {
-            assert_eq!(dot_i16(&q[0], others[k]), portable[k]);
-        }
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU supports AVX2, checked just above.
-            assert_eq!(unsafe { dots_i16_avx2(&q[0], others) }, portable);
         }
     }
 

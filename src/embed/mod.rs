@@ -7,6 +7,7 @@ mod batcher;
 pub mod fixed;
 mod ingest;
 mod local;
+pub mod packed;
 
 use thiserror::Error;
 
