@@ -269,18 +269,14 @@ fn blocked_pairs(
     // memory, and the reads of one core would wait on them one by one. A
     // list's rows are packed sixteen side by side for its probers to pass;
     // each row's pairs of values are kept for when it probes.
-    let rounded: Vec<(Packed, Vec<i32>)> = parallel_map(&members, |list| {
-        let copies: Vec<Vec<i16>> = list
-            .iter()
-            .map(|&row| scale.quantize(rows[row].1))
-            .collect();
-        let pairs: Vec<i32> = copies.iter().flat_map(|copy| pairs_of(copy)).collect();
-        (
-            Packed::new(copies.iter().map(Vec::as_slice), dimension),
-            pairs,
-        )
-    });
     let width = dimension.div_ceil(2);
+    let rounded: Vec<(Packed, Vec<i32>)> = parallel_map(&members, |list| {
+        let paired: Vec<Vec<i32>> = list
+            .iter()
+            .map(|&row| pairs_of(&scale.quantize(rows[row].1)))
+            .collect();
+        (Packed::new(&paired, width), paired.concat())
+    });
     let mut packed_lists = Vec::with_capacity(rounded.len());
     let mut pairs = Vec::with_capacity(n * width);
     for (packed, list_pairs) in rounded {
@@ -399,9 +395,12 @@ fn nearest_centroids(vectors: &[&[f32]], centroids: &[Vec<f32>], k: usize) -> Ve
             .copied()
             .chain(centroids.iter().map(Vec::as_slice)),
     );
-    let dimension = centroids.first().map_or(0, Vec::len);
-    let copies: Vec<Vec<i16>> = centroids.iter().map(|c| scale.quantize(c)).collect();
-    let packed = Packed::new(copies.iter().map(Vec::as_slice), dimension);
+    let width = centroids.first().map_or(0, |c| c.len().div_ceil(2));
+    let paired: Vec<Vec<i32>> = centroids
+        .iter()
+        .map(|c| pairs_of(&scale.quantize(c)))
+        .collect();
+    let packed = Packed::new(&paired, width);
     let groups: Vec<&[&[f32]]> = vectors.chunks(8).collect();
     let per_group = parallel_map(&groups, |group| {
         let own: Vec<Vec<i32>> = group.iter().map(|v| pairs_of(&scale.quantize(v))).collect();

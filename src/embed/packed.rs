@@ -37,35 +37,20 @@ pub fn pairs_of(v: &[i16]) -> Vec<i32> {
 }
 
 impl Packed {
-    /// `rows`, every one `dimension` long.
-    pub fn new<'r>(rows: impl IntoIterator<Item = &'r [i16]>, dimension: usize) -> Packed {
-        let pairs = dimension.div_ceil(2);
-        let mut lanes = Vec::new();
-        let mut count = 0;
-        let mut block: Vec<Vec<i32>> = Vec::with_capacity(BLOCK);
-        let flush = |block: &mut Vec<Vec<i32>>, lanes: &mut Vec<i32>| {
-            if block.is_empty() {
-                return;
-            }
+    /// `rows` in pairs ([`pairs_of`]), `pairs` to a row; a shorter row
+    /// ends in zeros.
+    pub fn new(rows: &[Vec<i32>], pairs: usize) -> Packed {
+        let mut lanes = Vec::with_capacity(rows.len().div_ceil(BLOCK) * BLOCK * pairs);
+        for block in rows.chunks(BLOCK) {
             for place in 0..pairs {
                 for lane in 0..BLOCK {
-                    lanes.push(block.get(lane).map_or(0, |row| row[place]));
+                    let value = block.get(lane).and_then(|row| row.get(place));
+                    lanes.push(value.copied().unwrap_or(0));
                 }
             }
-            block.clear();
-        };
-        for row in rows {
-            let mut packed = pairs_of(row);
-            packed.resize(pairs, 0);
-            block.push(packed);
-            count += 1;
-            if block.len() == BLOCK {
-                flush(&mut block, &mut lanes);
-            }
         }
-        flush(&mut block, &mut lanes);
         Packed {
-            rows: count,
+            rows: rows.len(),
             pairs,
             lanes,
         }
@@ -211,7 +196,8 @@ mod tests {
             let scale = Scale::for_vectors(vectors.iter().map(Vec::as_slice));
             let copies: Vec<Vec<i16>> = vectors.iter().map(|v| scale.quantize(v)).collect();
             let rows = &copies[..37];
-            let packed = Packed::new(rows.iter().map(Vec::as_slice), len);
+            let paired: Vec<Vec<i32>> = rows.iter().map(|r| pairs_of(r)).collect();
+            let packed = Packed::new(&paired, len.div_ceil(2));
             assert_eq!((packed.rows(), packed.blocks()), (37, 3));
             let probes: Vec<Vec<i32>> = copies[32..].iter().map(|c| pairs_of(c)).collect();
             let eight: [&[i32]; 8] = std::array::from_fn(|k| probes[k % probes.len()].as_slice());

@@ -3,12 +3,12 @@
 //!
 //! Pure and deterministic: it reads the snapshot, copies only the memories
 //! it changes, and takes "now" and the run id as arguments, so the same
-//! state, time and config always give the same plan. Destructive actions (merge, supersede,
-//! promote, archive) claim their memories: a memory takes part in at most
-//! one of them per cycle. Merge, supersede and promote go first; flags and
-//! patterns then only touch memories that are still active; archiving comes
-//! after patterns, because an episode a pattern now carries may fade away;
-//! splits come last.
+//! state, time and config always give the same plan. Destructive actions
+//! (merge, supersede, promote, archive) claim their memories: a memory
+//! takes part in at most one of them per cycle. Merge, supersede and
+//! promote go first; flags and patterns then only touch memories that are
+//! still active; archiving comes after patterns, because an episode a
+//! pattern now carries may fade away; splits come last.
 
 mod merge;
 pub mod rules;
@@ -227,7 +227,6 @@ fn index_link(links_at: &mut HashMap<String, BTreeSet<LinkKey>>, key: &LinkKey) 
     }
 }
 
-/// The snapshot as the plan changes it.
 /// The user's memories as the plan sees them: the snapshot's, read in
 /// place, and those the plan changed or created, copied on first change.
 /// A cycle changes a few of a user's memories; copying every one (with its
@@ -273,6 +272,7 @@ impl<'s> Memories<'s> {
     }
 }
 
+/// The snapshot as the plan changes it.
 struct Working<'a> {
     request: &'a PlanRequest<'a>,
     user_id: String,
