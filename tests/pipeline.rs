@@ -583,7 +583,7 @@ fn process_on_partition(
     first_offset: i64,
     events: Vec<Event>,
 ) -> RunSummary {
-    let records = events
+    let mut records: Vec<_> = events
         .into_iter()
         .zip(first_offset..)
         .map(|(event, offset)| {
@@ -597,7 +597,7 @@ fn process_on_partition(
             (record, Ok(event))
         })
         .collect();
-    pipeline.process_decoded(records, sink).unwrap()
+    pipeline.process_decoded(&mut records, sink).unwrap()
 }
 
 fn partition_zero(streams: &[&str]) -> engram::pipeline::Owned {

@@ -81,12 +81,17 @@ impl Default for Limits {
 }
 
 impl Limits {
+    /// Whether an event time (milliseconds since the epoch) is at most the
+    /// allowed skew after `wall_now`.
+    pub fn is_within_skew(&self, time: i64, wall_now: i64) -> bool {
+        time <= wall_now.saturating_add(crate::duration::millis(self.max_future_skew))
+    }
+
     /// Refuses an event whose time is more than the allowed skew after
     /// `wall_now` (milliseconds since the epoch).
     pub fn check_event_time(&self, event: &Event, wall_now: i64) -> Result<(), DecodeError> {
         let time = event.occurred_at();
-        let skew = crate::duration::millis(self.max_future_skew);
-        if time.timestamp_millis() <= wall_now.saturating_add(skew) {
+        if self.is_within_skew(time.timestamp_millis(), wall_now) {
             return Ok(());
         }
         let field = match event {

@@ -253,7 +253,7 @@ impl<C: ConsumerContext> Worker<C> {
                 }
                 Collected::Records(records) => {
                     let next_offsets = next_offsets(&records);
-                    let records: Vec<(SourceRecord, Result<Event, DecodeError>)> = records
+                    let mut records: Vec<(SourceRecord, Result<Event, DecodeError>)> = records
                         .into_iter()
                         .map(|decoded| (decoded.record, decoded.event))
                         .collect();
@@ -261,7 +261,7 @@ impl<C: ConsumerContext> Worker<C> {
                         if after_failure {
                             pipeline.recover(&owned, &mut sink)?;
                         }
-                        pipeline.process_decoded(records.clone(), &mut sink)
+                        pipeline.process_decoded(&mut records, &mut sink)
                     });
                     let Some(summary) = processed else {
                         break;

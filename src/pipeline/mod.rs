@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 use std::io::{self, BufRead};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 
 use thiserror::Error;
 use tokio::runtime::Handle;
@@ -99,6 +100,9 @@ pub struct Pipeline<'a> {
     /// Users with parked reads, and when their oldest was parked (by
     /// stream time, and by the wall clock).
     parked_since: BTreeMap<String, (Millis, Millis)>,
+    /// The wall clock's last reading, for refusing events from the future
+    /// (see [`Pipeline::decode`]).
+    wall_read: AtomicI64,
 }
 
 /// The embedder and what goes with it.
@@ -184,6 +188,7 @@ impl<'a> Pipeline<'a> {
             cycle_limit: None,
             parking: Parking::from_limits(codec.limits(), wall_clock),
             parked_since: BTreeMap::new(),
+            wall_read: AtomicI64::new(i64::MIN),
         }
     }
 
@@ -319,21 +324,25 @@ impl<'a> Pipeline<'a> {
         records: Vec<SourceRecord>,
         sink: &mut dyn OutputSink,
     ) -> Result<RunSummary, PipelineError> {
-        let decoded = records
+        let mut decoded: Vec<_> = records
             .into_iter()
             .map(|record| {
                 let event = self.decode(&record);
                 (record, event)
             })
             .collect();
-        self.apply_decoded(decoded, sink)
+        self.apply_decoded(&mut decoded, sink)
     }
 
     /// [`Pipeline::process`] for records the caller already decoded with
     /// [`Pipeline::decode`] (a partition worker decodes to order its topics).
+    /// The records are lent, not given, so a failed attempt can be retried
+    /// with the same ones and no copy. An attempt may leave vectors in the
+    /// creations it embedded; a retry takes them as the producer's (the
+    /// same vectors, counted as supplied) rather than embed them again.
     pub fn process_decoded(
         &mut self,
-        records: Vec<(SourceRecord, Result<Event, DecodeError>)>,
+        records: &mut [(SourceRecord, Result<Event, DecodeError>)],
         sink: &mut dyn OutputSink,
     ) -> Result<RunSummary, PipelineError> {
         self.forgetting_a_failure(|pipeline| pipeline.apply_decoded(records, sink))
@@ -341,20 +350,21 @@ impl<'a> Pipeline<'a> {
 
     fn apply_decoded(
         &mut self,
-        records: Vec<(SourceRecord, Result<Event, DecodeError>)>,
+        records: &mut [(SourceRecord, Result<Event, DecodeError>)],
         sink: &mut dyn OutputSink,
     ) -> Result<RunSummary, PipelineError> {
         let mut summary = RunSummary::default();
         // (position in the batch, dead letter)
         let mut dead_letters: Vec<(usize, Event)> = Vec::new();
+        let positions = PositionKeys::of(records.iter().map(|(record, _)| record));
         let mut decoded = Vec::with_capacity(records.len());
-        for (index, (record, event)) in records.into_iter().enumerate() {
+        for (index, (record, event)) in records.iter_mut().enumerate() {
             match event {
-                Ok(event) => decoded.push((index, record, event)),
+                Ok(event) => decoded.push((index, &*record, event)),
                 Err(error) => {
                     count(&mut summary.rejected, error.kind());
                     let letter =
-                        dead_letter(&record, error.kind(), &error.to_string(), self.clock.now());
+                        dead_letter(record, error.kind(), &error.to_string(), self.clock.now());
                     dead_letters.push((index, letter));
                 }
             }
@@ -367,13 +377,13 @@ impl<'a> Pipeline<'a> {
             &mut self.embedding,
             self.parking,
         );
-        batch.prefetch(decoded.iter().map(|(_, _, event)| event))?;
+        batch.prefetch(decoded.iter().map(|(_, _, event)| &**event))?;
         if let Some(embedder) = &text_embedder {
             // Replays and an erased user's refused events need no vector.
             let mut new_texts = Vec::new();
-            for (_, record, event) in decoded.iter_mut() {
-                if brings_text(event) && batch.is_new(&position_of(record), event)? {
-                    new_texts.push(event);
+            for (index, record, event) in decoded.iter_mut() {
+                if brings_text(event) && batch.is_new(&positions.position(*index, record), event)? {
+                    new_texts.push(&mut **event);
                 }
             }
             summary.embeddings = embed_new_texts(self.store, embedder, &mut new_texts)?;
@@ -382,11 +392,11 @@ impl<'a> Pipeline<'a> {
         for (index, record, event) in &decoded {
             // Time moves with events that will be applied only: a read of a
             // memory that does not exist must not make cycles due.
-            let position = position_of(record);
+            let position = positions.position(*index, record);
             if batch.is_applicable(&position, event)? {
                 self.clock.observe(event.occurred_at().timestamp_millis());
             }
-            let now = self.clock.now();
+            let mut now = self.clock.now();
             if self.schedule.next_due(now).is_some() {
                 // Commit what came before, then run the users now due.
                 flush_batch(batch, &mut dead_letters, *index, sink, &mut summary)?;
@@ -397,8 +407,10 @@ impl<'a> Pipeline<'a> {
                     &mut self.embedding,
                     self.parking,
                 );
+                // The cycles took time.
+                now = self.clock.now();
             }
-            match batch.apply(&position, event, self.clock.now(), self.clock.stream_now())? {
+            match batch.apply(&position, event, now, self.clock.stream_now())? {
                 Disposition::Applied(event_type) => count(&mut summary.applied, event_type.name()),
                 Disposition::Parked => summary.parked += 1,
                 Disposition::Replayed => summary.replayed += 1,
@@ -512,8 +524,17 @@ impl<'a> Pipeline<'a> {
                     .decode_from_topic(&record.payload, *format, types)
             }
         }?;
-        let wall_now = chrono::Utc::now().timestamp_millis();
-        self.codec.limits().check_event_time(&event, wall_now)?;
+        // The clock is read again only for an event later than the last
+        // reading allows: it moves forward, so an event within the skew of
+        // an earlier reading is within it now. (A reading per record was a
+        // twentieth of an access event's cost.)
+        let limits = self.codec.limits();
+        let time = event.occurred_at().timestamp_millis();
+        if !limits.is_within_skew(time, self.wall_read.load(Ordering::Relaxed)) {
+            let wall_now = chrono::Utc::now().timestamp_millis();
+            self.wall_read.store(wall_now, Ordering::Relaxed);
+            limits.check_event_time(&event, wall_now)?;
+        }
         Ok(event)
     }
 }
@@ -562,12 +583,43 @@ fn embed_new_texts(
     Ok(missing.fill(events, vectors))
 }
 
-/// Where a record sits in its stream, as watermarks name it.
-fn position_of(record: &SourceRecord) -> Position {
-    Position {
-        stream: record.position_key(),
-        offset: record.offset,
-        partition: record.partition,
+/// The watermark keys (`topic/partition`) of a batch's records, each made
+/// once per batch: a batch comes from a few streams, and a key made per
+/// record was an allocation and a format on every event.
+struct PositionKeys {
+    keys: Vec<String>,
+    /// For each record of the batch, in order, the index of its key.
+    of_record: Vec<usize>,
+}
+
+impl PositionKeys {
+    fn of<'r>(records: impl IntoIterator<Item = &'r SourceRecord>) -> Self {
+        let mut streams: Vec<(&str, Option<i32>)> = Vec::new();
+        let mut keys = Vec::new();
+        let mut of_record = Vec::new();
+        for record in records {
+            let stream = (record.stream.as_str(), record.partition);
+            let index = match streams.iter().position(|known| *known == stream) {
+                Some(index) => index,
+                None => {
+                    streams.push(stream);
+                    keys.push(record.position_key());
+                    keys.len() - 1
+                }
+            };
+            of_record.push(index);
+        }
+        Self { keys, of_record }
+    }
+
+    /// Where the batch's record number `index` sits in its stream, as
+    /// watermarks name it.
+    fn position<'k>(&'k self, index: usize, record: &SourceRecord) -> Position<'k> {
+        Position {
+            stream: &self.keys[self.of_record[index]],
+            offset: record.offset,
+            partition: record.partition,
+        }
     }
 }
 

@@ -11,6 +11,11 @@ use std::hash::{Hash, Hasher};
 /// A memory's `(user_id, memory_id)`.
 pub type MemoryKey = (String, String);
 
+/// The hasher of a batch's maps: every event looks its user and memory up
+/// several times, and SipHash cost more than the rest of the lookup. Each
+/// map is seeded at random, and holds at most one batch's keys.
+pub type Hashed = foldhash::fast::RandomState;
+
 /// Either form of a memory key, compared as the owned tuple compares.
 pub trait KeyPair {
     fn user_id(&self) -> &str;

@@ -27,12 +27,13 @@ use crate::store::{Store, StoreError, Write, WriteBatch};
 use crate::text::{content_hash, normalise_tags};
 use crate::trigger::{self, automatic_run, requested_run};
 pub use key::MemoryKey;
-use key::by;
+use key::{Hashed, by};
 
 /// Where an event came from: its stream and position in it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Position {
-    pub stream: String,
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Position<'a> {
+    /// The watermark key: `topic/partition`, or the embedded source id.
+    pub stream: &'a str,
     pub offset: i64,
     /// The input partition (service mode); `None` for files and stdin.
     pub partition: Option<i32>,
@@ -129,18 +130,18 @@ impl WaitClock {
 pub struct StateBatch<'a> {
     store: &'a dyn Store,
     settings: &'a CycleSettings,
-    users: BTreeMap<String, UserState>,
+    users: HashMap<String, UserState, Hashed>,
     /// Users with stored state or a memory created in this batch.
-    known_users: BTreeSet<String>,
+    known_users: HashSet<String, Hashed>,
     // Hashed: every access event looks its memory up here, and a string
     // pair's hash costs less than a search among the batch's keys.
-    memories: HashMap<MemoryKey, Memory>,
+    memories: HashMap<MemoryKey, Memory, Hashed>,
     /// Salience of memories that were only read (not loaded whole).
-    saliences: HashMap<MemoryKey, SalienceState>,
+    saliences: HashMap<MemoryKey, SalienceState, Hashed>,
     dirty_users: BTreeSet<String>,
     full_writes: BTreeSet<MemoryKey>,
     /// Sorted when the batch commits, so its writes keep one order.
-    salience_writes: HashSet<MemoryKey>,
+    salience_writes: HashSet<MemoryKey, Hashed>,
     other_writes: Vec<Write>,
     outputs: Vec<Event>,
     events: usize,
@@ -175,13 +176,13 @@ impl<'a> StateBatch<'a> {
         Self {
             store,
             settings,
-            users: BTreeMap::new(),
-            known_users: BTreeSet::new(),
-            memories: HashMap::new(),
-            saliences: HashMap::new(),
+            users: HashMap::default(),
+            known_users: HashSet::default(),
+            memories: HashMap::default(),
+            saliences: HashMap::default(),
             dirty_users: BTreeSet::new(),
             full_writes: BTreeSet::new(),
-            salience_writes: HashSet::new(),
+            salience_writes: HashSet::default(),
             other_writes: Vec::new(),
             outputs: Vec::new(),
             events: 0,
@@ -302,7 +303,7 @@ impl<'a> StateBatch<'a> {
     /// event); replays count as applicable.
     pub fn is_applicable(
         &mut self,
-        position: &Position,
+        position: &Position<'_>,
         event: &Event,
     ) -> Result<bool, StoreError> {
         if let (Some(user_id), Some(partition)) = (event.user_id(), position.partition) {
@@ -324,14 +325,14 @@ impl<'a> StateBatch<'a> {
 
     /// Whether the event is neither a replay (at or below its user's
     /// watermark) nor one an erasure refuses: what is worth embedding.
-    pub fn is_new(&mut self, position: &Position, event: &Event) -> Result<bool, StoreError> {
+    pub fn is_new(&mut self, position: &Position<'_>, event: &Event) -> Result<bool, StoreError> {
         let Some(user_id) = event.user_id() else {
             return Ok(false);
         };
         self.load_user(user_id)?;
         let user = &self.users[user_id];
         let time = event.occurred_at().timestamp_millis();
-        Ok(!user.already_applied(&position.stream, position.offset)
+        Ok(!user.already_applied(position.stream, position.offset)
             && user.erased_at.is_none_or(|erased_at| time > erased_at))
     }
 
@@ -339,7 +340,7 @@ impl<'a> StateBatch<'a> {
     /// `stream_time` how far the input has got, by which parked reads age.
     pub fn apply(
         &mut self,
-        position: &Position,
+        position: &Position<'_>,
         event: &Event,
         now: Millis,
         stream_time: Option<Millis>,
@@ -355,7 +356,7 @@ impl<'a> StateBatch<'a> {
         if !self.users[user_id].parked_reads.is_empty() {
             self.expire_parked(user_id, WaitClock::stream(stream_time))?;
         }
-        if self.users[user_id].already_applied(&position.stream, position.offset) {
+        if self.users[user_id].already_applied(position.stream, position.offset) {
             return Ok(Disposition::Replayed);
         }
         // Another partition feeds this user (a producer with another
@@ -417,7 +418,7 @@ impl<'a> StateBatch<'a> {
             return Ok(disposition);
         }
         if let Some(user) = self.users.get_mut(user_id) {
-            user.mark_applied(&position.stream, position.offset);
+            user.mark_applied(position.stream, position.offset);
             if matches!(disposition, Disposition::Applied(_)) {
                 user.cycle.changed_since.get_or_insert(now);
             }
@@ -434,8 +435,11 @@ impl<'a> StateBatch<'a> {
         &mut self,
         events: impl IntoIterator<Item = &'e Event>,
     ) -> Result<(), StoreError> {
-        let mut whole: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-        let mut read: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+        // Pairs sorted and deduplicated, then read a user at a time: a
+        // batch's events name a few thousand memories, and sorting a list
+        // once costs less than a tree of ids built one event at a time.
+        let mut whole: Vec<(&str, &str)> = Vec::new();
+        let mut read: Vec<(&str, &str)> = Vec::new();
         for event in events {
             let (wanted, user_id, memory_id) = match event {
                 Event::MemoryCreated(e) => (&mut whole, e.user_id.as_str(), e.memory_id.as_str()),
@@ -446,20 +450,27 @@ impl<'a> StateBatch<'a> {
             };
             let key = (user_id, memory_id);
             if !self.memories.contains_key(by(&key)) && !self.saliences.contains_key(by(&key)) {
-                wanted.entry(user_id).or_default().insert(memory_id);
+                wanted.push(key);
             }
         }
-        for (user_id, ids) in whole {
-            let ids: Vec<&str> = ids.into_iter().collect();
+        for pairs in [&mut whole, &mut read] {
+            pairs.sort_unstable();
+            pairs.dedup();
+        }
+        for user in whole.chunk_by(|a, b| a.0 == b.0) {
+            let user_id = user[0].0;
+            let ids: Vec<&str> = user.iter().map(|(_, id)| *id).collect();
             for memory in self.store.memories_by_id(user_id, &ids)? {
                 self.memories
                     .insert((memory.user_id.clone(), memory.id.clone()), memory);
             }
         }
-        for (user_id, ids) in read {
-            let ids: Vec<&str> = ids
-                .into_iter()
-                .filter(|id| !self.memories.contains_key(by(&(user_id, id))))
+        for user in read.chunk_by(|a, b| a.0 == b.0) {
+            let user_id = user[0].0;
+            let ids: Vec<&str> = user
+                .iter()
+                .filter(|key| !self.memories.contains_key(by(key)))
+                .map(|(_, id)| *id)
                 .collect();
             for (id, salience) in self.store.saliences_by_id(user_id, &ids)? {
                 self.saliences.insert((user_id.to_owned(), id), salience);
@@ -763,7 +774,7 @@ impl<'a> StateBatch<'a> {
     fn access(
         &mut self,
         event: &MemoryAccessed,
-        position: &Position,
+        position: &Position<'_>,
         stream_time: Option<Millis>,
     ) -> Result<Disposition, StoreError> {
         let at = event.accessed_at.timestamp_millis();
@@ -798,7 +809,7 @@ impl<'a> StateBatch<'a> {
     fn park(
         &mut self,
         event: &MemoryAccessed,
-        position: &Position,
+        position: &Position<'_>,
         parked_at: Millis,
     ) -> Disposition {
         let parking = self.parking;
@@ -1250,11 +1261,11 @@ impl<'a> StateBatch<'a> {
 
 /// The stream a position's record came from: its topic without the
 /// partition suffix of the watermark key.
-fn source_stream(position: &Position) -> &str {
+fn source_stream<'a>(position: &Position<'a>) -> &'a str {
     position
         .partition
         .and_then(|partition| position.stream.strip_suffix(&format!("/{partition}")))
-        .unwrap_or(&position.stream)
+        .unwrap_or(position.stream)
 }
 
 /// An edit or deletion of a memory engram does not have: no row is made.
