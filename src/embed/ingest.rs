@@ -104,9 +104,14 @@ impl MissingEmbeddings {
     }
 }
 
-/// Whether the event brings a text that needs a vector.
-pub fn brings_text(event: &mut Event) -> bool {
-    new_text(event).is_some()
+/// Whether the event brings a text that needs a vector: a creation, or an
+/// update of the content.
+pub fn brings_text(event: &Event) -> bool {
+    match event {
+        Event::MemoryCreated(_) => true,
+        Event::MemoryUpdated(updated) => updated.content.is_some(),
+        _ => false,
+    }
 }
 
 /// The user, the new text and the vector slot of an event that brings a

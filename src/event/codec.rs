@@ -511,7 +511,14 @@ fn check_id(field: &str, value: &str, limits: &Limits) -> Result<(), DecodeError
             ),
         });
     }
-    if value.chars().any(char::is_control) {
+    // Control characters are C0, DEL and C1; the last exist only beyond
+    // ASCII, where the bytes alone cannot tell.
+    let has_control = if value.is_ascii() {
+        value.bytes().any(|b| b < 0x20 || b == 0x7f)
+    } else {
+        value.chars().any(char::is_control)
+    };
+    if has_control {
         return Err(DecodeError::InvalidValue {
             field: field.to_owned(),
             reason: "contains control characters".to_owned(),
@@ -538,7 +545,9 @@ fn plain_access(bytes: &[u8], default_type: Option<EventType>) -> Option<MemoryA
         #[serde(default)]
         context: Option<String>,
     }
-    let plain: Plain<'_> = serde_json::from_slice(bytes).ok()?;
+    // UTF-8 checked once for the whole event: from bytes, the parser checks
+    // each string by itself, which cost more than the check of the whole.
+    let plain: Plain<'_> = serde_json::from_str(std::str::from_utf8(bytes).ok()?).ok()?;
     let is_access = match plain.event_type.as_deref() {
         Some(name) => name == EventType::MemoryAccessed.name(),
         None => default_type == Some(EventType::MemoryAccessed),

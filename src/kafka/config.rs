@@ -72,8 +72,13 @@ pub struct KafkaConfig {
     #[serde(with = "duration")]
     pub heartbeat_interval: Duration,
     /// A partition's pending events are applied and made durable after this
-    /// many events or this long after the first, whichever comes first.
+    /// many events, this many texts to embed, or this long after the first,
+    /// whichever comes first.
     pub flush_max_events: usize,
+    /// Texts (creations, edits of content) in one flush: embedding is most
+    /// of their cost, so a backlog of creations flushes every few seconds
+    /// rather than after `flush_max_events` of them.
+    pub flush_max_texts: usize,
     #[serde(with = "duration")]
     pub flush_interval: Duration,
     /// Durable offsets are committed to the group at this interval (and on
@@ -138,7 +143,8 @@ impl Default for KafkaConfig {
             auto_offset_reset: "earliest".to_owned(),
             session_timeout: Duration::from_secs(10),
             heartbeat_interval: Duration::from_secs(3),
-            flush_max_events: 5_000,
+            flush_max_events: 20_000,
+            flush_max_texts: 1_000,
             flush_interval: Duration::from_millis(200),
             commit_interval: Duration::from_secs(1),
             max_in_flight_per_partition: 50_000,
@@ -155,6 +161,7 @@ impl KafkaConfig {
     /// where `uses_broker`.
     pub(crate) fn check(&self, uses_broker: bool, checks: &mut Checks) {
         checks.at_least("kafka.flush_max_events", self.flush_max_events, 1);
+        checks.at_least("kafka.flush_max_texts", self.flush_max_texts, 1);
         checks.at_least("kafka.max_concurrent_cycles", self.max_concurrent_cycles, 1);
         checks.one_of(
             "kafka.auto_offset_reset",

@@ -39,7 +39,7 @@ use super::Shared;
 use super::produce::KafkaSink;
 use crate::clock::Clock;
 use crate::config::OrderBy;
-use crate::embed::EMBEDDING_DIM;
+use crate::embed::{EMBEDDING_DIM, brings_text};
 use crate::error::Chain;
 use crate::event::{DecodeError, Event};
 use crate::index::UserIndexes;
@@ -281,16 +281,15 @@ impl<C: ConsumerContext> Worker<C> {
     fn collect(&mut self, pipeline: &Pipeline<'_>) -> Collected {
         let config = &self.shared.config;
         let idle = config.schedule_check.max(Duration::from_millis(10));
-        let limit = config.flush_max_events.max(1);
         let flush_interval = config.flush_interval;
-        let mut batch = Vec::new();
+        let mut batch = Gathering::new(config.flush_max_events, config.flush_max_texts);
         let waiting_since = Instant::now();
         loop {
             if self.stop.load(Ordering::Relaxed) {
                 return Collected::Stopped;
             }
-            self.take(pipeline, &mut batch, limit);
-            if !batch.is_empty() {
+            self.take(pipeline, &mut batch);
+            if !batch.records.is_empty() {
                 break;
             }
             let waited = waiting_since.elapsed();
@@ -300,21 +299,22 @@ impl<C: ConsumerContext> Worker<C> {
             self.wake.wait((idle - waited).min(WAIT_SLICE));
         }
         let deadline = Instant::now() + flush_interval;
-        while batch.len() < limit && !self.stop.load(Ordering::Relaxed) {
+        while !batch.is_full() && !self.stop.load(Ordering::Relaxed) {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 break;
             }
             self.wake.wait(left.min(WAIT_SLICE));
-            self.take(pipeline, &mut batch, limit);
+            self.take(pipeline, &mut batch);
         }
-        Collected::Records(batch)
+        Collected::Records(batch.records)
     }
 
-    /// Moves what may be applied now into `batch`, up to `limit`, in time
-    /// order across the topics, without blocking. Strays join their
+    /// Moves what may be applied now into `batch`, until it is full, in
+    /// time order across the topics, without blocking. Strays join their
     /// topic's head ahead of the queue's records, which they precede.
-    fn take(&mut self, pipeline: &Pipeline<'_>, batch: &mut Vec<Decoded>, limit: usize) {
+    fn take(&mut self, pipeline: &Pipeline<'_>, batch: &mut Gathering) {
+        let limit = batch.max_events;
         let order_by = self.shared.config.order_by;
         while let Ok(message) = self.strays.try_recv() {
             let decoded = decode(pipeline, &message, order_by);
@@ -344,7 +344,7 @@ impl<C: ConsumerContext> Worker<C> {
             }
         }
         let now = Instant::now();
-        while batch.len() < limit {
+        while !batch.is_full() {
             let Some((index, record)) = self.heads.next(now) else {
                 break;
             };
@@ -521,6 +521,36 @@ struct Decoded {
     record: SourceRecord,
     event: Result<Event, DecodeError>,
     order: (i64, u8),
+}
+
+/// A batch being gathered, and its bounds: events, and texts to embed.
+struct Gathering {
+    records: Vec<Decoded>,
+    texts: usize,
+    max_events: usize,
+    max_texts: usize,
+}
+
+impl Gathering {
+    fn new(max_events: usize, max_texts: usize) -> Self {
+        Self {
+            records: Vec::new(),
+            texts: 0,
+            max_events: max_events.max(1),
+            max_texts: max_texts.max(1),
+        }
+    }
+
+    fn push(&mut self, decoded: Decoded) {
+        if decoded.event.as_ref().is_ok_and(brings_text) {
+            self.texts += 1;
+        }
+        self.records.push(decoded);
+    }
+
+    fn is_full(&self) -> bool {
+        self.records.len() >= self.max_events || self.texts >= self.max_texts
+    }
 }
 
 fn decode(pipeline: &Pipeline<'_>, message: &impl Message, order_by: OrderBy) -> Decoded {
@@ -748,6 +778,29 @@ mod tests {
             .iter()
             .map(|(topic, offset)| format!("{topic}{offset}"))
             .collect()
+    }
+
+    /// A batch closes at its event bound, or sooner at its bound on texts
+    /// to embed: a backlog of creations must not make a flush that embeds
+    /// for minutes. Reads count only towards the event bound.
+    #[test]
+    fn a_batch_is_full_at_its_events_or_at_its_texts() {
+        let mut batch = Gathering::new(10, 3);
+        for offset in 0..5 {
+            batch.push(read(offset, offset));
+        }
+        assert!(!batch.is_full(), "5 reads of 10 events, no texts");
+        batch.push(created(5, 5));
+        batch.push(created(6, 6));
+        assert!(!batch.is_full(), "2 texts of 3");
+        batch.push(created(7, 7));
+        assert!(batch.is_full(), "3 texts of 3");
+
+        let mut batch = Gathering::new(4, 3);
+        for offset in 0..4 {
+            batch.push(read(offset, offset));
+        }
+        assert!(batch.is_full(), "4 events of 4");
     }
 
     #[test]

@@ -435,11 +435,11 @@ impl<'a> StateBatch<'a> {
         &mut self,
         events: impl IntoIterator<Item = &'e Event>,
     ) -> Result<(), StoreError> {
-        // Pairs sorted and deduplicated, then read a user at a time: a
-        // batch's events name a few thousand memories, and sorting a list
-        // once costs less than a tree of ids built one event at a time.
-        let mut whole: Vec<(&str, &str)> = Vec::new();
-        let mut read: Vec<(&str, &str)> = Vec::new();
+        // Each memory once, grouped by user: a batch's events name the same
+        // memories many times over, and a hashed set drops the repeats for
+        // less than sorting them did.
+        let mut whole = Wanted::default();
+        let mut read = Wanted::default();
         for event in events {
             let (wanted, user_id, memory_id) = match event {
                 Event::MemoryCreated(e) => (&mut whole, e.user_id.as_str(), e.memory_id.as_str()),
@@ -450,27 +450,19 @@ impl<'a> StateBatch<'a> {
             };
             let key = (user_id, memory_id);
             if !self.memories.contains_key(by(&key)) && !self.saliences.contains_key(by(&key)) {
-                wanted.push(key);
+                wanted.add(key);
             }
         }
-        for pairs in [&mut whole, &mut read] {
-            pairs.sort_unstable();
-            pairs.dedup();
-        }
-        for user in whole.chunk_by(|a, b| a.0 == b.0) {
-            let user_id = user[0].0;
-            let ids: Vec<&str> = user.iter().map(|(_, id)| *id).collect();
+        for (user_id, ids) in whole.by_user {
             for memory in self.store.memories_by_id(user_id, &ids)? {
                 self.memories
                     .insert((memory.user_id.clone(), memory.id.clone()), memory);
             }
         }
-        for user in read.chunk_by(|a, b| a.0 == b.0) {
-            let user_id = user[0].0;
-            let ids: Vec<&str> = user
-                .iter()
-                .filter(|key| !self.memories.contains_key(by(key)))
-                .map(|(_, id)| *id)
+        for (user_id, ids) in read.by_user {
+            let ids: Vec<&str> = ids
+                .into_iter()
+                .filter(|id| !self.memories.contains_key(by(&(user_id, id))))
                 .collect();
             for (id, salience) in self.store.saliences_by_id(user_id, &ids)? {
                 self.saliences.insert((user_id.to_owned(), id), salience);
@@ -1261,6 +1253,21 @@ impl<'a> StateBatch<'a> {
 
 /// The stream a position's record came from: its topic without the
 /// partition suffix of the watermark key.
+/// The memories a batch will read, each once, by user.
+#[derive(Default)]
+struct Wanted<'e> {
+    seen: HashSet<(&'e str, &'e str), Hashed>,
+    by_user: HashMap<&'e str, Vec<&'e str>, Hashed>,
+}
+
+impl<'e> Wanted<'e> {
+    fn add(&mut self, key: (&'e str, &'e str)) {
+        if self.seen.insert(key) {
+            self.by_user.entry(key.0).or_default().push(key.1);
+        }
+    }
+}
+
 fn source_stream<'a>(position: &Position<'a>) -> &'a str {
     position
         .partition
