@@ -382,7 +382,7 @@ impl<'a> Pipeline<'a> {
             // Replays and an erased user's refused events need no vector.
             let mut new_texts = Vec::new();
             for (index, record, event) in decoded.iter_mut() {
-                if brings_text(&**event) && batch.is_new(&positions.position(*index, record), event)? {
+                if brings_text(event) && batch.is_new(&positions.position(*index, record), event)? {
                     new_texts.push(&mut **event);
                 }
             }
