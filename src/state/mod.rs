@@ -160,6 +160,9 @@ pub struct StateBatch<'a> {
     /// Memories deleted in this batch (and not created again since): what
     /// the store still holds of them is gone for the rest of the batch.
     deleted: BTreeSet<MemoryKey>,
+    /// Memories the prefetch asked the store for and it did not have: a
+    /// creation looks its id up, and asking again found nothing again.
+    absent: HashSet<MemoryKey, Hashed>,
     /// Their deletions, written before any other write of the batch's
     /// memories, so one created again with the same id lands after.
     deletions: Vec<Write>,
@@ -194,6 +197,7 @@ impl<'a> StateBatch<'a> {
             unparked: 0,
             rebuilt: Vec::new(),
             deleted: BTreeSet::new(),
+            absent: HashSet::default(),
             deletions: Vec::new(),
             erasures: Vec::new(),
             notices: Vec::new(),
@@ -458,6 +462,11 @@ impl<'a> StateBatch<'a> {
                 self.memories
                     .insert((memory.user_id.clone(), memory.id.clone()), memory);
             }
+            for id in ids {
+                if !self.memories.contains_key(by(&(user_id, id))) {
+                    self.absent.insert((user_id.to_owned(), id.to_owned()));
+                }
+            }
         }
         for (user_id, ids) in read.by_user {
             let ids: Vec<&str> = ids
@@ -618,6 +627,11 @@ impl<'a> StateBatch<'a> {
             return Ok(None);
         }
         if !self.memories.contains_key(key) {
+            // The store had no such memory when this batch began, and
+            // nothing is written to it before the batch commits.
+            if self.absent.contains(key) {
+                return Ok(None);
+            }
             match self.store.memory(user_id, memory_id)? {
                 Some(mut memory) => {
                     // Reads this batch already applied travel with it.
