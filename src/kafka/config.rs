@@ -76,7 +76,7 @@ pub struct KafkaConfig {
     /// whichever comes first.
     pub flush_max_events: usize,
     /// Texts (creations, edits of content) in one flush: embedding is most
-    /// of their cost, so a backlog of creations flushes every few seconds
+    /// of their cost, so a backlog of creations flushes after this many
     /// rather than after `flush_max_events` of them.
     pub flush_max_texts: usize,
     #[serde(with = "duration")]
@@ -144,7 +144,7 @@ impl Default for KafkaConfig {
             session_timeout: Duration::from_secs(10),
             heartbeat_interval: Duration::from_secs(3),
             flush_max_events: 20_000,
-            flush_max_texts: 1_000,
+            flush_max_texts: 5_000,
             flush_interval: Duration::from_millis(200),
             commit_interval: Duration::from_secs(1),
             max_in_flight_per_partition: 50_000,
