@@ -495,8 +495,6 @@ fn check_memory_fields(
     Ok(())
 }
 
-/// Identifiers must be non-empty, bounded and free of control characters:
-/// they end up in keys, logs and file names of reports.
 /// An event time cut to whole milliseconds, as events carry it. Most times
 /// already are (a read's is built from milliseconds), and cutting one was
 /// a tenth of checking a read.
@@ -508,6 +506,8 @@ fn whole_millis(time: DateTime<Utc>) -> DateTime<Utc> {
     }
 }
 
+/// Identifiers must be non-empty, bounded and free of control characters:
+/// they end up in keys, logs and file names of reports.
 fn check_id(field: &str, value: &str, limits: &Limits) -> Result<(), DecodeError> {
     if value.trim().is_empty() {
         return Err(DecodeError::EmptyField(field.to_owned()));

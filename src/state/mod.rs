@@ -160,12 +160,12 @@ pub struct StateBatch<'a> {
     /// Memories deleted in this batch (and not created again since): what
     /// the store still holds of them is gone for the rest of the batch.
     deleted: BTreeSet<MemoryKey>,
-    /// Memories the prefetch asked the store for and it did not have: a
-    /// creation looks its id up, and asking again found nothing again.
-    absent: HashSet<MemoryKey, Hashed>,
     /// Their deletions, written before any other write of the batch's
     /// memories, so one created again with the same id lands after.
     deletions: Vec<Write>,
+    /// Memories the prefetch asked the store for and it did not have: a
+    /// creation looks its id up, and asking again found nothing again.
+    absent: HashSet<MemoryKey, Hashed>,
     /// Users erased in this batch and when: their erasure is written
     /// before anything else of theirs (a user may come back later in it).
     erasures: Vec<(String, Millis)>,
