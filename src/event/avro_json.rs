@@ -249,10 +249,12 @@ fn utc_millis(text: &str) -> Option<i64> {
     let second = number(&b[17..19])?;
     let millis = match &b[19..b.len() - 1] {
         [] => 0,
-        [b'.', fraction @ ..] if (1..=9).contains(&fraction.len()) => {
+        [b'.', fraction @ ..]
+            if (1..=9).contains(&fraction.len()) && fraction.iter().all(u8::is_ascii_digit) =>
+        {
+            // Milliseconds are the first three digits; the rest are cut.
             let first = &fraction[..fraction.len().min(3)];
-            let scale = [100, 10, 1][first.len() - 1];
-            number(first)? * scale + number(&fraction[first.len()..]).map(|_| 0)?
+            number(first)? * [100, 10, 1][first.len() - 1]
         }
         _ => return None,
     };
