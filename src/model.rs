@@ -290,10 +290,10 @@ impl UserState {
     /// watermarks' sources, `topic/partition`); `None` for a user fed by
     /// no partition, or (after a repartitioning) by several.
     pub fn owner_partition(&self) -> Option<i32> {
-        let mut owners = self.applied_offsets.keys().filter_map(|source| {
-            let (_, number) = source.rsplit_once('/')?;
-            number.parse::<i32>().ok()
-        });
+        let mut owners = self
+            .applied_offsets
+            .keys()
+            .filter_map(|source| partition_of(source));
         let owner = owners.next()?;
         if owners.any(|other| other != owner) {
             return None;
@@ -310,6 +310,24 @@ impl UserState {
             }
         }
     }
+}
+
+/// The partition number at the end of a watermark key (`topic/partition`).
+/// Every event asks, so the usual key (digits after the last slash) is read
+/// without searching the whole key; any other form is parsed as before.
+fn partition_of(source: &str) -> Option<i32> {
+    let bytes = source.as_bytes();
+    let digits = bytes
+        .iter()
+        .rev()
+        .take_while(|b| b.is_ascii_digit())
+        .count();
+    let slash = bytes.len().checked_sub(digits + 1);
+    if digits > 0 && slash.is_some_and(|at| bytes[at] == b'/') {
+        return source[bytes.len() - digits..].parse().ok();
+    }
+    let (_, number) = source.rsplit_once('/')?;
+    number.parse().ok()
 }
 
 /// The stored record of one consolidation run: what the report said, kept for
@@ -341,5 +359,31 @@ mod tests {
         // State from before the check, fed by two partitions: no owner.
         state.mark_applied("memory.created/2", 1);
         assert_eq!(state.owner_other_than(1), None);
+    }
+
+    #[test]
+    fn a_watermark_key_names_its_partition_as_str_parse_reads_it() {
+        for key in [
+            "t/0",
+            "t/17",
+            "a/b/3",
+            "t/007",
+            "/5",
+            "t/+4",
+            "t/-1",
+            "t/",
+            "t",
+            "17",
+            "t/9x",
+            "t/99999999999",
+            "t/2147483647",
+            "t/2147483648",
+            "t/٣",
+        ] {
+            let expected = key
+                .rsplit_once('/')
+                .and_then(|(_, n)| n.parse::<i32>().ok());
+            assert_eq!(partition_of(key), expected, "{key}");
+        }
     }
 }

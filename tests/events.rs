@@ -208,9 +208,19 @@ fn content_over_the_configured_limit_is_rejected() {
 #[test]
 fn empty_ids_are_rejected() {
     for field in ["user_id", "memory_id", "event_id"] {
-        let error = decode(&with(valid_created(), field, json!("  "))).unwrap_err();
-        assert_eq!(error, DecodeError::EmptyField(field.to_owned()));
+        // Whitespace of any kind is empty, ASCII or not.
+        for blank in ["  ", " \t\n\u{b}\u{c}\r", "\u{a0}\u{2003}"] {
+            let error = decode(&with(valid_created(), field, json!(blank))).unwrap_err();
+            assert_eq!(
+                error,
+                DecodeError::EmptyField(field.to_owned()),
+                "{blank:?}"
+            );
+        }
     }
+    // A control character that is not whitespace is not blank.
+    let error = decode(&with(valid_created(), "user_id", json!("\u{1f}"))).unwrap_err();
+    assert_eq!(error.kind(), "invalid_value");
     let error = decode(&with(valid_created(), "user_id", json!("a\u{0}b"))).unwrap_err();
     assert_eq!(error.kind(), "invalid_value");
 }

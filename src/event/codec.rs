@@ -1,5 +1,6 @@
 //! Decoding and encoding events: JSON lines and Avro single-object encoding.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,6 +12,7 @@ use serde_json::Value as Json;
 
 use super::avro_json::{avro_to_json, check_json, event_time, json_to_avro, rfc3339_millis};
 use super::error::DecodeError;
+use super::flat::{Flat, flat_object};
 use super::schema::{SchemaError, Schemas};
 use super::types::{Event, EventType, MemoryAccessed};
 
@@ -509,7 +511,14 @@ fn whole_millis(time: DateTime<Utc>) -> DateTime<Utc> {
 /// Identifiers must be non-empty, bounded and free of control characters:
 /// they end up in keys, logs and file names of reports.
 fn check_id(field: &str, value: &str, limits: &Limits) -> Result<(), DecodeError> {
-    if value.trim().is_empty() {
+    // ASCII's whitespace (what `trim` would cut) is a space or tab to
+    // carriage return; the loop stops at the first other byte.
+    let blank = if value.is_ascii() {
+        value.bytes().all(|b| matches!(b, b' ' | b'\t'..=b'\r'))
+    } else {
+        value.trim().is_empty()
+    };
+    if blank {
         return Err(DecodeError::EmptyField(field.to_owned()));
     }
     if value.len() > limits.max_id_bytes {
@@ -544,21 +553,15 @@ fn check_id(field: &str, value: &str, limits: &Limits) -> Result<(), DecodeError
 /// CPU). `None` for anything else, which takes the general path and gets
 /// its exact error there; what this accepts, that path accepts the same.
 fn plain_access(bytes: &[u8], default_type: Option<EventType>) -> Option<MemoryAccessed> {
-    #[derive(Deserialize)]
-    struct Plain<'a> {
-        #[serde(rename = "type", borrow, default)]
-        event_type: Option<std::borrow::Cow<'a, str>>,
-        event_id: String,
-        user_id: String,
-        memory_id: String,
-        #[serde(borrow)]
-        accessed_at: std::borrow::Cow<'a, str>,
-        #[serde(default)]
-        context: Option<String>,
-    }
     // UTF-8 checked once for the whole event: from bytes, the parser checks
     // each string by itself, which cost more than the check of the whole.
-    let plain: Plain<'_> = serde_json::from_str(std::str::from_utf8(bytes).ok()?).ok()?;
+    let text = std::str::from_utf8(bytes).ok()?;
+    let plain = match scan_access(text) {
+        Some(plain) => plain,
+        // An escape, a repeated key, a value of another kind: serde reads
+        // what the scanner leaves, as the type below declares it.
+        None => serde_json::from_str::<PlainAccess<'_>>(text).ok()?,
+    };
     let is_access = match plain.event_type.as_deref() {
         Some(name) => name == EventType::MemoryAccessed.name(),
         None => default_type == Some(EventType::MemoryAccessed),
@@ -568,11 +571,73 @@ fn plain_access(bytes: &[u8], default_type: Option<EventType>) -> Option<MemoryA
     }
     let accessed_at = event_time(rfc3339_millis(&plain.accessed_at)?)?;
     Some(MemoryAccessed {
-        event_id: plain.event_id,
-        user_id: plain.user_id,
-        memory_id: plain.memory_id,
+        event_id: plain.event_id.into_owned(),
+        user_id: plain.user_id.into_owned(),
+        memory_id: plain.memory_id.into_owned(),
         accessed_at,
-        context: plain.context,
+        context: plain.context.map(Cow::into_owned),
+    })
+}
+
+/// A read's fields as they are written, before any check of their values.
+#[derive(Deserialize)]
+struct PlainAccess<'a> {
+    #[serde(rename = "type", borrow, default)]
+    event_type: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    event_id: Cow<'a, str>,
+    #[serde(borrow)]
+    user_id: Cow<'a, str>,
+    #[serde(borrow)]
+    memory_id: Cow<'a, str>,
+    #[serde(borrow)]
+    accessed_at: Cow<'a, str>,
+    #[serde(borrow, default)]
+    context: Option<Cow<'a, str>>,
+}
+
+/// [`PlainAccess`] from a flat object of plain strings, without serde:
+/// `None` wherever serde would have to decide (see [`flat_object`]).
+fn scan_access(text: &str) -> Option<PlainAccess<'_>> {
+    let [
+        event_type,
+        event_id,
+        user_id,
+        memory_id,
+        accessed_at,
+        context,
+    ] = flat_object(
+        text,
+        [
+            "type",
+            "event_id",
+            "user_id",
+            "memory_id",
+            "accessed_at",
+            "context",
+        ],
+    )?;
+    // Optional fields may be null; the others must be strings, or serde
+    // gives its error.
+    fn optional(value: Option<Flat<'_>>) -> Option<Option<Cow<'_, str>>> {
+        match value {
+            Some(Flat::Str(text)) => Some(Some(Cow::Borrowed(text))),
+            Some(Flat::Null) | None => Some(None),
+        }
+    }
+    fn required(value: Option<Flat<'_>>) -> Option<Cow<'_, str>> {
+        match value {
+            Some(Flat::Str(text)) => Some(Cow::Borrowed(text)),
+            Some(Flat::Null) | None => None,
+        }
+    }
+    Some(PlainAccess {
+        event_type: optional(event_type)?,
+        event_id: required(event_id)?,
+        user_id: required(user_id)?,
+        memory_id: required(memory_id)?,
+        accessed_at: required(accessed_at)?,
+        context: optional(context)?,
     })
 }
 

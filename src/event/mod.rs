@@ -4,6 +4,7 @@
 mod avro_json;
 mod codec;
 mod error;
+mod flat;
 mod schema;
 mod types;
 

@@ -317,7 +317,7 @@ impl<C: ConsumerContext> Worker<C> {
         let limit = batch.max_events;
         let order_by = self.shared.config.order_by;
         while let Ok(message) = self.strays.try_recv() {
-            let decoded = decode(pipeline, &message, order_by);
+            let decoded = decode(pipeline, message.topic(), &message, order_by);
             match self.topics.iter().position(|t| t == message.topic()) {
                 Some(index) => {
                     self.consumed[index].inc();
@@ -366,7 +366,7 @@ impl<C: ConsumerContext> Worker<C> {
                     self.consumed[index].inc();
                     self.taken[index] = Some(message.offset());
                     self.unreadable[index] = None;
-                    let decoded = decode(pipeline, &message, order_by);
+                    let decoded = decode(pipeline, &self.topics[index], &message, order_by);
                     self.heads.push(index, decoded);
                 }
                 Some(Err(RdKafkaError::PartitionEOF(_))) => {
@@ -542,6 +542,11 @@ impl Gathering {
     }
 
     fn push(&mut self, decoded: Decoded) {
+        if self.records.capacity() == 0 {
+            // Room for a full batch once one starts: growing by doubling
+            // copied each record about once more.
+            self.records.reserve(self.max_events);
+        }
         if decoded.event.as_ref().is_ok_and(brings_text) {
             self.texts += 1;
         }
@@ -553,9 +558,16 @@ impl Gathering {
     }
 }
 
-fn decode(pipeline: &Pipeline<'_>, message: &impl Message, order_by: OrderBy) -> Decoded {
+/// `topic` is the message's own: a worker knows its queues' topics, and
+/// asking the client costs a lookup and a UTF-8 check per message.
+fn decode(
+    pipeline: &Pipeline<'_>,
+    topic: &str,
+    message: &impl Message,
+    order_by: OrderBy,
+) -> Decoded {
     let record = SourceRecord {
-        stream: message.topic().to_owned(),
+        stream: topic.to_owned(),
         partition: Some(message.partition()),
         offset: message.offset(),
         payload: message.payload().map(<[u8]>::to_vec).unwrap_or_default(),
@@ -702,10 +714,16 @@ fn is_unreadable(code: RDKafkaErrorCode) -> bool {
 /// The offset to commit per topic once the batch is durable: one past the
 /// last record (each topic's records are in offset order).
 fn next_offsets(records: &[Decoded]) -> BTreeMap<String, i64> {
-    let mut next = BTreeMap::new();
+    let mut next: BTreeMap<String, i64> = BTreeMap::new();
     for decoded in records {
-        let entry = next.entry(decoded.record.stream.clone()).or_insert(0);
-        *entry = (*entry).max(decoded.record.offset + 1);
+        let (stream, after) = (&decoded.record.stream, decoded.record.offset + 1);
+        // The key is copied once per topic, not once per record.
+        match next.get_mut(stream) {
+            Some(offset) => *offset = (*offset).max(after),
+            None => {
+                next.insert(stream.clone(), after.max(0));
+            }
+        }
     }
     next
 }
@@ -906,7 +924,7 @@ mod tests {
             0,
             None,
         );
-        let future = decode(&pipeline, &message, OrderBy::EventTime);
+        let future = decode(&pipeline, "created", &message, OrderBy::EventTime);
         assert!(future.event.is_err(), "refused for its time");
 
         let second = now / 1000;

@@ -41,7 +41,7 @@ pub use letters::{DEAD_LETTER_REASON_MAX, dead_letter};
 use letters::{dead_letter_without_content, emit_dead_letters};
 use parked::track_parked;
 pub use summary::RunSummary;
-use summary::{count, merge, tally};
+use summary::{AppliedTally, count, merge, tally};
 
 #[derive(Debug, Error)]
 pub enum PipelineError {
@@ -389,6 +389,7 @@ impl<'a> Pipeline<'a> {
             summary.embeddings = embed_new_texts(self.store, embedder, &mut new_texts)?;
         }
         let mut triggered = Vec::new();
+        let mut applied = AppliedTally::default();
         for (index, record, event) in &decoded {
             // Time moves with events that will be applied only: a read of a
             // memory that does not exist must not make cycles due.
@@ -411,7 +412,7 @@ impl<'a> Pipeline<'a> {
                 now = self.clock.now();
             }
             match batch.apply(&position, event, now, self.clock.stream_now())? {
-                Disposition::Applied(event_type) => count(&mut summary.applied, event_type.name()),
+                Disposition::Applied(event_type) => applied.add(event_type),
                 Disposition::Parked => summary.parked += 1,
                 Disposition::Replayed => summary.replayed += 1,
                 Disposition::Rejected { kind, reason } => {
@@ -481,6 +482,7 @@ impl<'a> Pipeline<'a> {
             }
         }
         flush_batch(batch, &mut dead_letters, usize::MAX, sink, &mut summary)?;
+        applied.add_to(&mut summary);
         // Users with reads parked and no event since: stream time moved on
         // for them too, and a busy partition may never be idle.
         self.expire_parked_reads(false, sink, &mut summary)?;
