@@ -16,16 +16,22 @@ pub(super) enum Flat<'a> {
     Null,
 }
 
-/// The values of `wanted` keys in a flat object, in `wanted`'s order
-/// (`None`: the key is absent). Other keys are skipped, as a derived
-/// `Deserialize` skips unknown fields, provided their values are in the
-/// shape too. `None` for any text outside the shape, and for a wanted key
-/// given twice (a derived `Deserialize` refuses that).
+/// The values of the wanted keys in a flat object, each in the slot that
+/// `slot_of` gives its key (`None`: the key is absent). Other keys are
+/// skipped, as a derived `Deserialize` skips unknown fields, provided their
+/// values are in the shape too. `None` for any text outside the shape, and
+/// for a wanted key given twice (a derived `Deserialize` refuses that).
 pub(super) fn flat_object<'a, const N: usize>(
     text: &'a str,
-    wanted: [&str; N],
+    slot_of: impl Fn(&str) -> Option<usize>,
 ) -> Option<[Option<Flat<'a>>; N]> {
     let bytes = text.as_bytes();
+    // Escapes and control characters are left to serde (in strings, and
+    // tabs or line breaks between tokens). Checked over the whole text a
+    // word at a time, they leave each string's closing quote to find.
+    if has_escape_or_control(bytes) {
+        return None;
+    }
     let mut values = [None; N];
     let mut at = skip_space(bytes, 0);
     if bytes.get(at) != Some(&b'{') {
@@ -48,8 +54,8 @@ pub(super) fn flat_object<'a, const N: usize>(
                 let (value, after) = plain_string(text, at)?;
                 (Flat::Str(value), after)
             };
-            if let Some(slot) = wanted.iter().position(|name| *name == key) {
-                if values[slot].is_some() {
+            if let Some(slot) = slot_of(key) {
+                if values.get(slot)?.is_some() {
                     return None;
                 }
                 values[slot] = Some(value);
@@ -77,21 +83,42 @@ fn skip_space(bytes: &[u8], mut at: usize) -> usize {
 }
 
 /// The string that starts at `at` (its opening quote) and the position after
-/// its closing quote; `None` unless it is a string without escapes and
-/// without the control characters JSON forbids in strings.
+/// its closing quote, in a text without escapes or control characters.
 fn plain_string(text: &str, at: usize) -> Option<(&str, usize)> {
     let bytes = text.as_bytes();
     if bytes.get(at) != Some(&b'"') {
         return None;
     }
     let start = at + 1;
-    let length = bytes
-        .get(start..)?
-        .iter()
-        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
-    let end = start + length;
+    let end = start + bytes.get(start..)?.iter().position(|&b| b == b'"')?;
     // Quotes are ASCII, so both ends are character boundaries.
-    (bytes[end] == b'"').then(|| (&text[start..end], end + 1))
+    Some((text.get(start..end)?, end + 1))
+}
+
+const ONES: u64 = u64::from_le_bytes([0x01; 8]);
+const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
+const BACKSLASHES: u64 = u64::from_le_bytes([b'\\'; 8]);
+
+/// Whether any byte of `word` is below `limit` (at most 0x80): the
+/// `hasless` of Bit Twiddling Hacks. As a yes or no it is exact; a borrow
+/// can only mark a byte above one that is below the limit.
+fn has_byte_below(word: u64, limit: u8) -> bool {
+    word.wrapping_sub(ONES * u64::from(limit)) & !word & HIGHS != 0
+}
+
+/// Whether `bytes` hold a backslash or a control character (below 0x20).
+fn has_escape_or_control(bytes: &[u8]) -> bool {
+    let mut words = bytes.chunks_exact(8);
+    for word in &mut words {
+        let Ok(word) = <[u8; 8]>::try_from(word) else {
+            return true;
+        };
+        let word = u64::from_le_bytes(word);
+        if has_byte_below(word ^ BACKSLASHES, 1) || has_byte_below(word, 0x20) {
+            return true;
+        }
+    }
+    words.remainder().iter().any(|&b| b == b'\\' || b < 0x20)
 }
 
 #[cfg(test)]
@@ -102,6 +129,10 @@ mod tests {
     use std::borrow::Cow;
 
     const KEYS: [&str; 3] = ["a", "b", "c"];
+
+    fn flat(text: &str) -> Option<[Option<Flat<'_>>; 3]> {
+        flat_object(text, |key| KEYS.iter().position(|k| *k == key))
+    }
 
     /// What a derived `Deserialize` makes of the same text.
     #[derive(Deserialize, Debug)]
@@ -124,21 +155,17 @@ mod tests {
     #[test]
     fn reads_a_flat_object_and_skips_other_keys() {
         let object = r#" { "b" : "two" ,"x":"skipped", "a":null,"c":"é \u"}"#;
-        assert_eq!(
-            flat_object(object, KEYS),
-            None,
-            "an escape is left to serde"
-        );
+        assert_eq!(flat(object), None, "an escape is left to serde");
         let object = r#" { "b" : "two" ,"x":"skipped", "a":null,"c":"é"} "#;
         assert_eq!(
-            flat_object(object, KEYS),
+            flat(object),
             Some([
                 Some(Flat::Null),
                 Some(Flat::Str("two")),
                 Some(Flat::Str("é"))
             ])
         );
-        assert_eq!(flat_object("{}", KEYS), Some([None, None, None]));
+        assert_eq!(flat("{}"), Some([None, None, None]));
     }
 
     #[test]
@@ -156,8 +183,24 @@ mod tests {
             r#"{"a":nul}"#,
             "",
         ] {
-            assert_eq!(flat_object(text, KEYS), None, "{text}");
+            assert_eq!(flat(text), None, "{text}");
         }
+    }
+
+    #[test]
+    fn finds_a_backslash_or_control_character_anywhere() {
+        for stop in (0..0x20).chain([b'\\']) {
+            for at in 0..19 {
+                for fill in [b'a', b'\\' - 1, b'\\' + 1, 0x20, 0x7f, 0x80, 0xff] {
+                    let mut text = [fill; 19];
+                    text[at] = stop;
+                    assert!(has_escape_or_control(&text), "{text:?}");
+                }
+            }
+        }
+        assert!(!has_escape_or_control(
+            b"{\"user_id\":\"u-1\",\"x\":\"\xc3\xa9\x7f\"}"
+        ));
     }
 
     proptest! {
@@ -174,7 +217,7 @@ mod tests {
             )
         ) {
             let text: String = pieces.concat();
-            if let Some(values) = flat_object(&text, KEYS) {
+            if let Some(values) = flat(&text) {
                 let derived: Derived<'_> = serde_json::from_str(&text)
                     .map_err(|e| TestCaseError::fail(format!("{text}: serde refused: {e}")))?;
                 prop_assert_eq!(as_text(values[0]), derived.a.as_deref(), "{}", text);
@@ -193,6 +236,9 @@ mod tests {
                     prop::sample::select(vec![
                         "\"v\"", "\"é ü\"", "\"\"", "null", "1", "true", "\"\\\"\"", "[\"v\"]",
                         "{\"a\":\"v\"}", "\"\u{7f}\"", "\"\t\"",
+                        "\"a value longer than two words of bytes\"",
+                        "\"0123456789abcdef\\\"x\"", "\"0123456789\tabcdef\"",
+                        "\"2026-01-02T03:04:05.678Z\"",
                     ]),
                     prop::sample::select(vec!["", " ", "\n\t", "\r"]),
                 ),
@@ -204,7 +250,7 @@ mod tests {
                 .map(|(key, value, space)| format!("{space}{key}{space}:{space}{value}{space}"))
                 .collect();
             let text = format!("{{{}}}", body.join(","));
-            if let Some(values) = flat_object(&text, KEYS) {
+            if let Some(values) = flat(&text) {
                 let derived: Derived<'_> = serde_json::from_str(&text)
                     .map_err(|e| TestCaseError::fail(format!("{text}: serde refused: {e}")))?;
                 prop_assert_eq!(as_text(values[0]), derived.a.as_deref(), "{}", text);
@@ -212,8 +258,9 @@ mod tests {
                 prop_assert_eq!(as_text(values[2]), derived.c.as_deref(), "{}", text);
             } else {
                 // Stepping aside is allowed; on plain objects it must not.
-                let plain = fields.iter().all(|(key, value, _)| {
+                let plain = fields.iter().all(|(key, value, space)| {
                     !key.contains('\\')
+                        && space.chars().all(|c| c == ' ')
                         && (value.starts_with('"') && !value.contains('\\') && !value.contains('\t')
                             || *value == "null")
                 });

@@ -202,6 +202,10 @@ enum Collected {
 }
 
 impl<C: ConsumerContext> Worker<C> {
+    /// Never inlined: profiles count a partition's work from this symbol
+    /// (`callgrind --toggle-collect='engram::kafka::worker::Worker*::run'`,
+    /// docs/2026-12-06-access-path-cuts.md).
+    #[inline(never)]
     fn run(mut self) {
         let shared = Arc::clone(&self.shared);
         let clock = Clock::new(shared.clock_mode, false);
