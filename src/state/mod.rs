@@ -138,7 +138,9 @@ pub struct StateBatch<'a> {
     memories: HashMap<MemoryKey, Memory, Hashed>,
     /// Salience of memories that were only read (not loaded whole).
     saliences: HashMap<MemoryKey, SalienceState, Hashed>,
-    dirty_users: BTreeSet<String>,
+    /// Users whose state this batch writes; hashed (every event asks), and
+    /// sorted when the batch commits, so its writes keep one order.
+    dirty_users: HashSet<String, Hashed>,
     full_writes: BTreeSet<MemoryKey>,
     /// Sorted when the batch commits, so its writes keep one order.
     salience_writes: HashSet<MemoryKey, Hashed>,
@@ -183,7 +185,7 @@ impl<'a> StateBatch<'a> {
             known_users: HashSet::default(),
             memories: HashMap::default(),
             saliences: HashMap::default(),
-            dirty_users: BTreeSet::new(),
+            dirty_users: HashSet::default(),
             full_writes: BTreeSet::new(),
             salience_writes: HashSet::default(),
             other_writes: Vec::new(),
@@ -322,7 +324,7 @@ impl<'a> StateBatch<'a> {
             | Event::MemoryUpdated(_)
             | Event::MemoryDeleted(_)
             | Event::UserErased(_) => true,
-            Event::MemoryAccessed(read) => self.salience(&read.user_id, &read.memory_id)?.is_some(),
+            Event::MemoryAccessed(read) => self.has_salience(&read.user_id, &read.memory_id)?,
             _ => false,
         })
     }
@@ -586,7 +588,9 @@ impl<'a> StateBatch<'a> {
                     _ => true,
                 }
             }));
-        for user_id in &self.dirty_users {
+        let mut dirty_users: Vec<&String> = self.dirty_users.iter().collect();
+        dirty_users.sort_unstable();
+        for user_id in dirty_users {
             if let Some(user) = self.users.get(user_id) {
                 batch.push(Write::PutUserState(user.clone()));
             }
@@ -649,6 +653,16 @@ impl<'a> StateBatch<'a> {
 
     /// A memory's salience as this batch has it, read alone when the memory
     /// is not loaded whole.
+    /// Whether the memory has a salience ([`StateBatch::salience`] is
+    /// `Some`), with one lookup when the batch already holds it.
+    fn has_salience(&mut self, user_id: &str, memory_id: &str) -> Result<bool, StoreError> {
+        let key = (user_id, memory_id);
+        if !self.deleted.contains(by(&key)) && self.saliences.contains_key(by(&key)) {
+            return Ok(true);
+        }
+        Ok(self.salience(user_id, memory_id)?.is_some())
+    }
+
     fn salience(
         &mut self,
         user_id: &str,
