@@ -527,6 +527,9 @@ struct Decoded {
     order: (i64, u8),
 }
 
+/// The most records a batch reserves room for when it starts.
+const RESERVED_RECORDS: usize = 20_000;
+
 /// A batch being gathered, and its bounds: events, and texts to embed.
 struct Gathering {
     records: Vec<Decoded>,
@@ -547,9 +550,10 @@ impl Gathering {
 
     fn push(&mut self, decoded: Decoded) {
         if self.records.capacity() == 0 {
-            // Room for a full batch once one starts: growing by doubling
-            // copied each record about once more.
-            self.records.reserve(self.max_events);
+            // Room for a full batch once one starts (growing by doubling
+            // copied each record about once more), up to the default
+            // bound: a larger `flush_max_events` grows as it fills.
+            self.records.reserve(self.max_events.min(RESERVED_RECORDS));
         }
         if decoded.event.as_ref().is_ok_and(brings_text) {
             self.texts += 1;
