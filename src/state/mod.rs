@@ -651,8 +651,6 @@ impl<'a> StateBatch<'a> {
         Ok(self.memories.get_mut(key))
     }
 
-    /// A memory's salience as this batch has it, read alone when the memory
-    /// is not loaded whole.
     /// Whether the memory has a salience ([`StateBatch::salience`] is
     /// `Some`), with one lookup when the batch already holds it.
     fn has_salience(&mut self, user_id: &str, memory_id: &str) -> Result<bool, StoreError> {
@@ -663,6 +661,8 @@ impl<'a> StateBatch<'a> {
         Ok(self.salience(user_id, memory_id)?.is_some())
     }
 
+    /// A memory's salience as this batch has it, read alone when the memory
+    /// is not loaded whole.
     fn salience(
         &mut self,
         user_id: &str,
