@@ -518,7 +518,8 @@ fn check_id(field: &str, value: &str, limits: &Limits) -> Result<(), DecodeError
     }
     // ASCII's whitespace (what `trim` would cut) is a space or tab to
     // carriage return; the loop stops at the first other byte.
-    let blank = if value.is_ascii() {
+    let ascii = value.is_ascii();
+    let blank = if ascii {
         value.bytes().all(|b| matches!(b, b' ' | b'\t'..=b'\r'))
     } else {
         value.trim().is_empty()
@@ -529,7 +530,7 @@ fn check_id(field: &str, value: &str, limits: &Limits) -> Result<(), DecodeError
     check_id_length(field, value, limits)?;
     // Control characters are C0, DEL and C1; the last exist only beyond
     // ASCII, where the bytes alone cannot tell.
-    let has_control = if value.is_ascii() {
+    let has_control = if ascii {
         value.bytes().any(|b| b < 0x20 || b == 0x7f)
     } else {
         value.chars().any(char::is_control)

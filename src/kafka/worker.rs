@@ -321,8 +321,9 @@ impl<C: ConsumerContext> Worker<C> {
         let limit = batch.max_events;
         let order_by = self.shared.config.order_by;
         while let Ok(message) = self.strays.try_recv() {
-            let decoded = decode(pipeline, message.topic(), &message, order_by);
-            match self.topics.iter().position(|t| t == message.topic()) {
+            let topic = message.topic();
+            let decoded = decode(pipeline, topic, &message, order_by);
+            match self.topics.iter().position(|t| t == topic) {
                 Some(index) => {
                     self.consumed[index].inc();
                     let offset = message.offset();
@@ -334,7 +335,7 @@ impl<C: ConsumerContext> Worker<C> {
                     self.shared
                         .metrics
                         .consumed
-                        .with_label_values(&[message.topic()])
+                        .with_label_values(&[topic])
                         .inc();
                     batch.push(decoded);
                 }
