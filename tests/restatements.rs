@@ -50,12 +50,47 @@ fn each_restatement_case_gets_its_verdict() {
     let mut failures = Vec::new();
     let file = include_str!("cases/restatements.tsv");
     for (line, [first, second, expected]) in cases(file, "restatements.tsv") {
-        let (found, verdict) = judged(first, second, lexicon);
-        if verdict != expected {
-            failures.push(format!(
-                "line {line}: {first:?} / {second:?}: {verdict}, not {expected} ({})",
-                found.verdict(true, false)
-            ));
+        for (a, b) in [(first, second), (second, first)] {
+            let (found, verdict) = judged(a, b, lexicon);
+            if verdict != expected {
+                failures.push(format!(
+                    "line {line}: {a:?} / {b:?}: {verdict}, not {expected} ({})",
+                    found.verdict(true, false)
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// A verdict does not depend on which text is the older: pairs whose
+/// shared words the alignment could pair one way read forwards and
+/// another read backwards (`tests/cases/both_orders.tsv`), and every
+/// rule case read the other way round.
+#[test]
+fn a_verdict_is_the_same_whichever_text_comes_first() {
+    let settings = settings_with_wordnet();
+    let lexicon = &settings.lexicon;
+    let mut failures = Vec::new();
+    let orders = cases(include_str!("cases/both_orders.tsv"), "both_orders.tsv");
+    let rules = cases(include_str!("cases/rules.tsv"), "rules.tsv");
+    let pairs = orders
+        .iter()
+        .map(|(line, [a, b, verdict])| (format!("both_orders.tsv:{line}"), *a, *b, *verdict))
+        .chain(
+            rules
+                .iter()
+                .map(|(line, [a, b, verdict, _])| (format!("rules.tsv:{line}"), *a, *b, *verdict)),
+        );
+    for (at, first, second, expected) in pairs {
+        for (a, b) in [(first, second), (second, first)] {
+            let (found, verdict) = judged(a, b, lexicon);
+            if verdict != expected {
+                failures.push(format!(
+                    "{at}: {a:?} / {b:?}: {verdict}, not {expected} ({})",
+                    found.verdict(true, false)
+                ));
+            }
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));

@@ -50,7 +50,23 @@ pub fn join_compounds<'t>(side: &'t [Token], other: &[Token]) -> Cow<'t, [Token]
 
 /// Aligns `a` with `b` (weighted longest common subsequence: content words
 /// count double, so they anchor the alignment) and classifies every hunk.
+///
+/// Where shared words trade places, the alignment can pair them one way
+/// read from `a` and another read from `b` ("Someone is falling `off` a
+/// ladder" / "A ladder is falling `on` someone"). A verdict must not depend
+/// on which text is older, so a reading that would contradict or merge is
+/// read again the other way round, and stands only where both agree
+/// ([`Comparison::settle_with`]).
 pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
+    let mut forward = compare_in_order(a, b, lexicon);
+    if forward.contradicts() || !forward.never_merged() {
+        forward.settle_with(&compare_in_order(b, a, lexicon));
+    }
+    forward
+}
+
+/// [`compare`], reading `a` first only.
+fn compare_in_order(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
     let (a, b) = (join_compounds(a, b), join_compounds(b, a));
     let (a, b) = (
         without_change_source(&a, &b, lexicon),

@@ -524,6 +524,10 @@ pub struct Comparison {
     /// The rules that said something of a hunk, in the order they first
     /// did (`align/rules.rs`).
     rules: Vec<&'static str>,
+    /// Read the other way round, the texts would not contradict, or not
+    /// merge, as read this way ([`Comparison::settle_with`]): neither
+    /// stands.
+    other_order_differs: bool,
 }
 
 /// Prepositions that relate a verb or noun to what follows: place,

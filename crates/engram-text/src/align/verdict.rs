@@ -24,6 +24,27 @@ impl Comparison {
         self.conflicts.push(conflict);
     }
 
+    /// Settles this reading with `reverse`, the same texts read the other
+    /// way round: a contradiction or a merge stands only where both
+    /// readings find it. Where both may merge, each side keeps the larger
+    /// count of details and moved words, so either order chooses the same
+    /// text to keep.
+    pub(super) fn settle_with(&mut self, reverse: &Comparison) {
+        let contradicts = self.contradicts();
+        if contradicts != reverse.contradicts()
+            || (!contradicts && self.never_merged() != reverse.never_merged())
+        {
+            self.other_order_differs = true;
+            self.heard("both_orders");
+        } else if !self.never_merged() {
+            self.extra = [
+                self.extra[0].max(reverse.extra[1]),
+                self.extra[1].max(reverse.extra[0]),
+            ];
+            self.moved = self.moved.max(reverse.moved);
+        }
+    }
+
     /// The texts state the same proposition and disagree about it: at least
     /// one conflict, no other fact swapped, at most one antonym or value
     /// slot, and little else different. A side that negates may add
@@ -44,6 +65,7 @@ impl Comparison {
         // Nor does a side that speaks of another possession ("the user's
         // `wife's` birthday", "the user's `work` laptop").
         if self.conflicts.is_empty()
+            || self.other_order_differs
             || !self.substitutions.is_empty()
             || !shared
             || self.reframes.contains(&true)
@@ -134,6 +156,7 @@ impl Comparison {
     /// president").
     pub fn never_merged(&self) -> bool {
         !self.conflicts.is_empty()
+            || self.other_order_differs
             || self.another_thing.contains(&true)
             || self.reframes.contains(&true)
             || !self.substitutions.is_empty()
@@ -195,6 +218,11 @@ impl Comparison {
         }
         if self.negation_differs {
             parts.push("a negation that bears on no shared word".to_owned());
+        }
+        if self.other_order_differs {
+            parts.push(
+                "read with the second text first, the shared words pair otherwise".to_owned(),
+            );
         }
         if self.retensed
             && let [Some(x), Some(y)] = self.frames
