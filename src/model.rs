@@ -279,10 +279,15 @@ impl UserState {
 
     /// The input partition that feeds this user, as its watermarks show
     /// (`topic/partition` keys), when that is one partition other than
-    /// `partition`: an event arriving there has a second writer. `None`
-    /// when the user is new, fed by `partition`, or (older state) by
-    /// several partitions already.
-    pub fn owner_other_than(&self, partition: i32) -> Option<i32> {
+    /// `partition`, where an event arrives from watermark key `source`: it
+    /// would be a second writer. `None` when the user is new, fed by
+    /// `partition`, or (older state) by several partitions already.
+    pub fn owner_other_than(&self, source: &str, partition: i32) -> Option<i32> {
+        // A user already fed by this very source is fed by `partition`:
+        // one lookup settles what every later event of a stream asks.
+        if self.applied_offsets.contains_key(source) {
+            return None;
+        }
         self.owner_partition().filter(|&owner| owner != partition)
     }
 
@@ -338,17 +343,24 @@ mod tests {
     #[test]
     fn the_owner_is_the_one_partition_the_watermarks_name() {
         let mut state = UserState::new("u");
-        assert_eq!(state.owner_other_than(1), None, "a new user");
+        let from = |partition: i32| format!("memory.accessed/{partition}");
+        assert_eq!(state.owner_other_than(&from(1), 1), None, "a new user");
         state.mark_applied("memory.created/0", 4);
+        assert_eq!(state.owner_other_than(&from(0), 0), None);
+        assert_eq!(state.owner_other_than(&from(1), 1), Some(0));
         state.mark_applied("memory.accessed/0", 9);
-        assert_eq!(state.owner_other_than(0), None);
-        assert_eq!(state.owner_other_than(1), Some(0));
+        // Its own source, known or new, and another topic of its partition.
+        assert_eq!(state.owner_other_than(&from(0), 0), None);
+        assert_eq!(state.owner_other_than("memory.created/0", 0), None);
+        assert_eq!(state.owner_other_than("memory.deleted/0", 0), None);
+        assert_eq!(state.owner_other_than(&from(1), 1), Some(0));
         // Files and stdin have no partition.
         state.mark_applied("day-1.jsonl", 3);
-        assert_eq!(state.owner_other_than(1), Some(0));
+        assert_eq!(state.owner_other_than(&from(1), 1), Some(0));
         // State from before the check, fed by two partitions: no owner.
         state.mark_applied("memory.created/2", 1);
-        assert_eq!(state.owner_other_than(1), None);
+        assert_eq!(state.owner_other_than(&from(1), 1), None);
+        assert_eq!(state.owner_other_than("memory.created/2", 2), None);
     }
 
     #[test]

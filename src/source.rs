@@ -2,12 +2,15 @@
 //! its position so replays can be recognised.
 
 use std::io::{self, BufRead};
+use std::sync::Arc;
 
 /// One raw input record and where it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SourceRecord {
-    /// The topic it came from, or the embedded source id.
-    pub stream: String,
+    /// The topic it came from, or the embedded source id: shared by every
+    /// record of the stream (a partition's worker hands out one per topic
+    /// instead of copying the name into each record).
+    pub stream: Arc<str>,
     pub partition: Option<i32>,
     /// Position in the stream: the Kafka offset, or the 0-based line number.
     pub offset: i64,
@@ -22,7 +25,7 @@ impl SourceRecord {
     pub fn position_key(&self) -> String {
         match self.partition {
             Some(partition) => format!("{}/{partition}", self.stream),
-            None => self.stream.clone(),
+            None => self.stream.to_string(),
         }
     }
 }
@@ -31,7 +34,7 @@ impl SourceRecord {
 /// `max_bytes` of one line: longer lines are cut (and reported as oversize).
 pub struct LineSource<R> {
     reader: R,
-    stream: String,
+    stream: Arc<str>,
     max_bytes: usize,
     next_line: i64,
 }
@@ -40,7 +43,7 @@ impl<R: BufRead> LineSource<R> {
     pub fn new(reader: R, stream: impl Into<String>, max_bytes: usize) -> Self {
         Self {
             reader,
-            stream: stream.into(),
+            stream: Arc::from(stream.into().as_str()),
             max_bytes,
             next_line: 0,
         }

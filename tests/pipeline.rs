@@ -588,7 +588,7 @@ fn process_on_partition(
         .zip(first_offset..)
         .map(|(event, offset)| {
             let record = engram::source::SourceRecord {
-                stream: stream.to_owned(),
+                stream: stream.into(),
                 partition: Some(0),
                 offset,
                 payload: Vec::new(),

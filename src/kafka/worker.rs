@@ -134,7 +134,10 @@ impl WorkerHandle {
             taken: vec![None; topics.len()],
             unreadable: (0..topics.len()).map(|_| None).collect(),
             control,
-            topics,
+            topics: topics
+                .iter()
+                .map(|topic| Arc::from(topic.as_str()))
+                .collect(),
             heads: TopicHeads::new(queues.len(), max_idle),
             shared,
             queues,
@@ -178,7 +181,8 @@ impl WorkerHandle {
 /// the group code that starts it.
 struct Worker<C: ConsumerContext> {
     partition: i32,
-    topics: Vec<String>,
+    /// Each record of a topic shares its name.
+    topics: Vec<Arc<str>>,
     /// Each topic's `consumed` counter, looked up once: finding it by label
     /// for every record took a lock and hashed the topic name.
     consumed: Vec<IntCounter>,
@@ -233,7 +237,7 @@ impl<C: ConsumerContext> Worker<C> {
         // Cycles a crash left unfinished, and the schedule of this
         // partition's users, before any new event; the same after a failure.
         let owned = Owned::Partition {
-            streams: self.topics.clone(),
+            streams: self.topics.iter().map(|topic| topic.to_string()).collect(),
             partition: self.partition,
         };
         let resumed = self.retry("resuming the partition's users", |_| {
@@ -322,8 +326,8 @@ impl<C: ConsumerContext> Worker<C> {
         let order_by = self.shared.config.order_by;
         while let Ok(message) = self.strays.try_recv() {
             let topic = message.topic();
-            let decoded = decode(pipeline, topic, &message, order_by);
-            match self.topics.iter().position(|t| t == topic) {
+            let decoded = decode(pipeline, Arc::from(topic), &message, order_by);
+            match self.topics.iter().position(|t| **t == *topic) {
                 Some(index) => {
                     self.consumed[index].inc();
                     let offset = message.offset();
@@ -371,7 +375,8 @@ impl<C: ConsumerContext> Worker<C> {
                     self.consumed[index].inc();
                     self.taken[index] = Some(message.offset());
                     self.unreadable[index] = None;
-                    let decoded = decode(pipeline, &self.topics[index], &message, order_by);
+                    let topic = Arc::clone(&self.topics[index]);
+                    let decoded = decode(pipeline, topic, &message, order_by);
                     self.heads.push(index, decoded);
                 }
                 Some(Err(RdKafkaError::PartitionEOF(_))) => {
@@ -385,7 +390,7 @@ impl<C: ConsumerContext> Worker<C> {
                     break;
                 }
                 Some(Err(error)) => {
-                    let queue = self.topics.get(index).map(|t| (t.as_str(), self.partition));
+                    let queue = self.topics.get(index).map(|t| (&**t, self.partition));
                     self.shared.consumer_error(&error, queue);
                 }
                 None => break,
@@ -406,7 +411,7 @@ impl<C: ConsumerContext> Worker<C> {
             .or_else(|| self.control.position(&topic, partition));
         let Some(offset) = position else {
             tracing::warn!(
-                topic,
+                topic = &*topic,
                 partition,
                 ?code,
                 "cannot read a record, at an unknown offset"
@@ -420,7 +425,7 @@ impl<C: ConsumerContext> Worker<C> {
         unreadable.tries += 1;
         if unreadable.tries < UNREADABLE_TRIES {
             tracing::warn!(
-                topic,
+                topic = &*topic,
                 partition,
                 offset,
                 ?code,
@@ -429,11 +434,11 @@ impl<C: ConsumerContext> Worker<C> {
             return None;
         }
         if let Err(error) = self.control.seek(&topic, partition, offset + 1) {
-            tracing::warn!(topic, partition, offset, %error, "cannot skip an unreadable record");
+            tracing::warn!(topic = &*topic, partition, offset, %error, "cannot skip an unreadable record");
             return None;
         }
         tracing::error!(
-            topic,
+            topic = &*topic,
             partition,
             offset,
             ?code,
@@ -571,12 +576,12 @@ impl Gathering {
 /// asking the client costs a lookup and a UTF-8 check per message.
 fn decode(
     pipeline: &Pipeline<'_>,
-    topic: &str,
+    topic: Arc<str>,
     message: &impl Message,
     order_by: OrderBy,
 ) -> Decoded {
     let record = SourceRecord {
-        stream: topic.to_owned(),
+        stream: topic,
         partition: Some(message.partition()),
         offset: message.offset(),
         payload: message.payload().map(<[u8]>::to_vec).unwrap_or_default(),
@@ -727,10 +732,10 @@ fn next_offsets(records: &[Decoded]) -> BTreeMap<String, i64> {
     for decoded in records {
         let (stream, after) = (&decoded.record.stream, decoded.record.offset + 1);
         // The key is copied once per topic, not once per record.
-        match next.get_mut(stream) {
+        match next.get_mut(&**stream) {
             Some(offset) => *offset = (*offset).max(after),
             None => {
-                next.insert(stream.clone(), after.max(0));
+                next.insert(stream.to_string(), after.max(0));
             }
         }
     }
@@ -748,7 +753,7 @@ mod tests {
         let order = order_key(Some(&event), None, OrderBy::EventTime);
         Decoded {
             record: SourceRecord {
-                stream: topic.to_owned(),
+                stream: topic.into(),
                 partition: Some(0),
                 offset,
                 payload: Vec::new(),
@@ -795,7 +800,7 @@ mod tests {
 
     fn taken(heads: &mut TopicHeads, now: Instant) -> Vec<(String, i64)> {
         std::iter::from_fn(|| heads.next(now))
-            .map(|(_, d)| (d.record.stream, d.record.offset))
+            .map(|(_, d)| (d.record.stream.to_string(), d.record.offset))
             .collect()
     }
 
@@ -933,7 +938,7 @@ mod tests {
             0,
             None,
         );
-        let future = decode(&pipeline, "created", &message, OrderBy::EventTime);
+        let future = decode(&pipeline, "created".into(), &message, OrderBy::EventTime);
         assert!(future.event.is_err(), "refused for its time");
 
         let second = now / 1000;

@@ -521,7 +521,7 @@ impl<'a> Pipeline<'a> {
         let event = match &self.decoding {
             Decoding::JsonLines => self.codec.decode_json(&record.payload),
             Decoding::Topics { format, carried } => {
-                let types = carried.get(&record.stream).map_or(&[][..], Vec::as_slice);
+                let types = carried.get(&*record.stream).map_or(&[][..], Vec::as_slice);
                 self.codec
                     .decode_from_topic(&record.payload, *format, types)
             }
@@ -600,8 +600,13 @@ impl PositionKeys {
         let mut keys = Vec::new();
         let mut of_record = Vec::new();
         for record in records {
-            let stream = (record.stream.as_str(), record.partition);
-            let index = match streams.iter().position(|known| *known == stream) {
+            let stream = (&*record.stream, record.partition);
+            // A worker's records share their topic's name: the address
+            // answers before the bytes are compared.
+            let same = |known: &(&str, Option<i32>)| {
+                known.1 == stream.1 && (std::ptr::eq(known.0, stream.0) || known.0 == stream.0)
+            };
+            let index = match streams.iter().position(same) {
                 Some(index) => index,
                 None => {
                     streams.push(stream);

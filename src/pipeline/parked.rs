@@ -96,7 +96,7 @@ impl Pipeline<'_> {
                     parking.max_age_ms / 1_000
                 );
                 let record = SourceRecord {
-                    stream: parked.stream,
+                    stream: parked.stream.into(),
                     partition: parked.partition,
                     offset: parked.offset,
                     // The read as engram kept it, re-encoded as JSON.

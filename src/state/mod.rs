@@ -314,7 +314,10 @@ impl<'a> StateBatch<'a> {
     ) -> Result<bool, StoreError> {
         if let (Some(user_id), Some(partition)) = (event.user_id(), position.partition) {
             self.load_user(user_id)?;
-            if self.users[user_id].owner_other_than(partition).is_some() {
+            if self.users[user_id]
+                .owner_other_than(position.stream, partition)
+                .is_some()
+            {
                 return Ok(false);
             }
         }
@@ -370,7 +373,7 @@ impl<'a> StateBatch<'a> {
         // applied, so the owner's watermark stays the only one.
         if let Some(owner) = position
             .partition
-            .and_then(|partition| self.users[user_id].owner_other_than(partition))
+            .and_then(|partition| self.users[user_id].owner_other_than(position.stream, partition))
         {
             return Ok(Disposition::Rejected {
                 kind: "wrong_partition",
