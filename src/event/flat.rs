@@ -90,7 +90,7 @@ fn plain_string(text: &str, at: usize) -> Option<(&str, usize)> {
         return None;
     }
     let start = at + 1;
-    let end = start + bytes.get(start..)?.iter().position(|&b| b == b'"')?;
+    let end = start + memchr::memchr(b'"', bytes.get(start..)?)?;
     // Quotes are ASCII, so both ends are character boundaries.
     Some((text.get(start..end)?, end + 1))
 }

@@ -41,7 +41,7 @@ use crate::clock::Clock;
 use crate::config::OrderBy;
 use crate::embed::{EMBEDDING_DIM, brings_text};
 use crate::error::Chain;
-use crate::event::{DecodeError, Event};
+use crate::event::{DecodeError, Event, EventType};
 use crate::index::UserIndexes;
 use crate::metrics::MeteredSink;
 use crate::pipeline::{Owned, Pipeline, PipelineError, RunSummary};
@@ -138,6 +138,7 @@ impl WorkerHandle {
                 .iter()
                 .map(|topic| Arc::from(topic.as_str()))
                 .collect(),
+            carried: Vec::new(),
             heads: TopicHeads::new(queues.len(), max_idle),
             shared,
             queues,
@@ -183,6 +184,9 @@ struct Worker<C: ConsumerContext> {
     partition: i32,
     /// Each record of a topic shares its name.
     topics: Vec<Arc<str>>,
+    /// The input types each topic carries, as the pipeline decodes them:
+    /// looked up once the pipeline exists, not for every record.
+    carried: Vec<Vec<EventType>>,
     /// Each topic's `consumed` counter, looked up once: finding it by label
     /// for every record took a lock and hashed the topic name.
     consumed: Vec<IntCounter>,
@@ -229,6 +233,11 @@ impl<C: ConsumerContext> Worker<C> {
                 pipeline = pipeline.with_batcher(batcher.clone(), shared.runtime.clone());
             }
         }
+        self.carried = self
+            .topics
+            .iter()
+            .map(|topic| pipeline.carried_by(topic).to_vec())
+            .collect();
         let stop = Arc::clone(&self.stop);
         let mut sink = MeteredSink::new(
             KafkaSink::new(&shared.producer, shared.runtime.clone(), &stop),
@@ -326,7 +335,7 @@ impl<C: ConsumerContext> Worker<C> {
         let order_by = self.shared.config.order_by;
         while let Ok(message) = self.strays.try_recv() {
             let topic = message.topic();
-            let decoded = decode(pipeline, Arc::from(topic), &message, order_by);
+            let decoded = decode(pipeline, Arc::from(topic), None, &message, order_by);
             match self.topics.iter().position(|t| **t == *topic) {
                 Some(index) => {
                     self.consumed[index].inc();
@@ -376,7 +385,8 @@ impl<C: ConsumerContext> Worker<C> {
                     self.taken[index] = Some(message.offset());
                     self.unreadable[index] = None;
                     let topic = Arc::clone(&self.topics[index]);
-                    let decoded = decode(pipeline, topic, &message, order_by);
+                    let carried = Some(&self.carried[index][..]);
+                    let decoded = decode(pipeline, topic, carried, &message, order_by);
                     self.heads.push(index, decoded);
                 }
                 Some(Err(RdKafkaError::PartitionEOF(_))) => {
@@ -573,10 +583,12 @@ impl Gathering {
 }
 
 /// `topic` is the message's own: a worker knows its queues' topics, and
-/// asking the client costs a lookup and a UTF-8 check per message.
+/// asking the client costs a lookup and a UTF-8 check per message. So are
+/// the types it `carried`, where the worker knows them.
 fn decode(
     pipeline: &Pipeline<'_>,
     topic: Arc<str>,
+    carried: Option<&[EventType]>,
     message: &impl Message,
     order_by: OrderBy,
 ) -> Decoded {
@@ -587,7 +599,10 @@ fn decode(
         payload: message.payload().map(<[u8]>::to_vec).unwrap_or_default(),
         oversize: None,
     };
-    let event = pipeline.decode(&record);
+    let event = match carried {
+        Some(carried) => pipeline.decode_carrying(&record, carried),
+        None => pipeline.decode(&record),
+    };
     let record_time = message.timestamp().to_millis();
     let order = order_key(event.as_ref().ok(), record_time, order_by);
     Decoded {
@@ -938,7 +953,13 @@ mod tests {
             0,
             None,
         );
-        let future = decode(&pipeline, "created".into(), &message, OrderBy::EventTime);
+        let future = decode(
+            &pipeline,
+            "created".into(),
+            None,
+            &message,
+            OrderBy::EventTime,
+        );
         assert!(future.event.is_err(), "refused for its time");
 
         let second = now / 1000;

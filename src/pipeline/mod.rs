@@ -512,6 +512,26 @@ impl<'a> Pipeline<'a> {
     /// so that a caller ordering records (a partition worker) sees at once
     /// which ones will be dead letters.
     pub fn decode(&self, record: &SourceRecord) -> Result<Event, DecodeError> {
+        self.decode_carrying(record, self.carried_by(&record.stream))
+    }
+
+    /// The input types topic `stream` carries (none for files and stdin,
+    /// whose events name their type).
+    pub fn carried_by(&self, stream: &str) -> &[EventType] {
+        match &self.decoding {
+            Decoding::JsonLines => &[],
+            Decoding::Topics { carried, .. } => carried.get(stream).map_or(&[][..], Vec::as_slice),
+        }
+    }
+
+    /// [`decode`](Self::decode) for a record of a topic that carries
+    /// `carried` ([`carried_by`](Self::carried_by)): a partition worker
+    /// looks its topics' types up once, not for every record.
+    pub fn decode_carrying(
+        &self,
+        record: &SourceRecord,
+        carried: &[EventType],
+    ) -> Result<Event, DecodeError> {
         if let Some(size) = record.oversize {
             return Err(DecodeError::EventTooLarge {
                 size,
@@ -520,10 +540,9 @@ impl<'a> Pipeline<'a> {
         }
         let event = match &self.decoding {
             Decoding::JsonLines => self.codec.decode_json(&record.payload),
-            Decoding::Topics { format, carried } => {
-                let types = carried.get(&*record.stream).map_or(&[][..], Vec::as_slice);
+            Decoding::Topics { format, .. } => {
                 self.codec
-                    .decode_from_topic(&record.payload, *format, types)
+                    .decode_from_topic(&record.payload, *format, carried)
             }
         }?;
         // The clock is read again only for an event later than the last
