@@ -3,6 +3,7 @@
 
 mod avro_json;
 mod codec;
+mod datum;
 mod error;
 mod flat;
 mod schema;
