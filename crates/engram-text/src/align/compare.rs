@@ -56,7 +56,7 @@ pub fn join_compounds<'t>(side: &'t [Token], other: &[Token]) -> Cow<'t, [Token]
 /// ladder" / "A ladder is falling `on` someone"). A verdict must not depend
 /// on which text is older, so a reading that would contradict or merge is
 /// read again the other way round, and stands only where both agree
-/// ([`Comparison::settle_with`]).
+/// (`Comparison::settle_with`).
 pub fn compare(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Comparison {
     let mut forward = compare_in_order(a, b, lexicon);
     if forward.contradicts() || !forward.never_merged() {
