@@ -40,10 +40,10 @@ pub struct LineSource<R> {
 }
 
 impl<R: BufRead> LineSource<R> {
-    pub fn new(reader: R, stream: impl Into<String>, max_bytes: usize) -> Self {
+    pub fn new(reader: R, stream: impl Into<Arc<str>>, max_bytes: usize) -> Self {
         Self {
             reader,
-            stream: Arc::from(stream.into().as_str()),
+            stream: stream.into(),
             max_bytes,
             next_line: 0,
         }

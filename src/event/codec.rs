@@ -277,15 +277,11 @@ impl EventCodec {
         serde_json::from_slice(bytes).map_err(|e| DecodeError::Undecodable(e.to_string()))
     }
 
-    /// Reads the single-object header and the datum it announces.
     /// A read in the single-object encoding of engram's own schema, read
-    /// without a generic Avro value ([`datum::access_datum`]); `None` for
-    /// anything else, which the general path reads (or refuses).
+    /// without a generic Avro value ([`access_datum`]); `None` for anything
+    /// else, which the general path reads (or refuses).
     fn direct_access(&self, bytes: &[u8]) -> Option<MemoryAccessed> {
-        let fingerprint: &[u8; 8] = bytes.get(2..HEADER_LEN)?.try_into().ok()?;
-        if bytes[..2] != SINGLE_OBJECT_MAGIC
-            || self.schemas.event_for_fingerprint(fingerprint)? != EventType::MemoryAccessed
-        {
+        if self.announced_type(bytes).ok()? != EventType::MemoryAccessed {
             return None;
         }
         let read = access_datum(&bytes[HEADER_LEN..])?;
@@ -298,10 +294,8 @@ impl EventCodec {
         })
     }
 
-    fn read_single_object(
-        &self,
-        bytes: &[u8],
-    ) -> Result<(EventType, apache_avro::types::Value), DecodeError> {
+    /// The event type whose schema the single-object header announces.
+    fn announced_type(&self, bytes: &[u8]) -> Result<EventType, DecodeError> {
         if bytes.len() < HEADER_LEN || bytes[..2] != SINGLE_OBJECT_MAGIC {
             return Err(DecodeError::Undecodable(
                 "not Avro single-object encoding (missing C3 01 header)".to_owned(),
@@ -309,13 +303,20 @@ impl EventCodec {
         }
         let mut fingerprint = [0u8; 8];
         fingerprint.copy_from_slice(&bytes[2..HEADER_LEN]);
-        let event_type = self
-            .schemas
+        self.schemas
             .event_for_fingerprint(&fingerprint)
             .ok_or_else(|| {
                 let hex: String = fingerprint.iter().map(|b| format!("{b:02x}")).collect();
                 DecodeError::UnknownType(format!("Avro schema fingerprint {hex}"))
-            })?;
+            })
+    }
+
+    /// Reads the single-object header and the datum it announces.
+    fn read_single_object(
+        &self,
+        bytes: &[u8],
+    ) -> Result<(EventType, apache_avro::types::Value), DecodeError> {
+        let event_type = self.announced_type(bytes)?;
         let schema = self.schema(event_type)?;
         let mut datum = &bytes[HEADER_LEN..];
         let value = GenericDatumReader::builder(schema)
