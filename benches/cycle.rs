@@ -386,13 +386,24 @@ fn stages_child(n: usize) {
     lap("stale");
     let all = engram::detect::detect(&snapshot, NOW, &detect_settings, lexicon);
     lap("detect (all)");
+    let rules = RuleSet::default_rules();
+    let request = engram::plan::PlanRequest {
+        run_id: "bench",
+        now: NOW,
+        tier: engram::plan::Tier::Gentle,
+        settings: &detect_settings,
+        rules: &rules,
+    };
+    let planned = engram::plan::plan(&snapshot, &all, &request);
+    lap("plan");
     eprintln!(
-        "{} contradictions, {} duplicate clusters, {} patterns, {} stale ({} carried)",
+        "{} contradictions, {} duplicate clusters, {} patterns, {} stale ({} carried), {} actions",
         found.len(),
         dups.len(),
         pats.len(),
         all.stale.len(),
-        stale.iter().filter(|s| !s.covered_by.is_empty()).count()
+        stale.iter().filter(|s| !s.covered_by.is_empty()).count(),
+        planned.actions.len()
     );
 }
 

@@ -23,7 +23,9 @@ pub use engram_text::wordnet;
 use engram_text::words;
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
+use dashmap::DashMap;
 use serde::{Deserialize, Serialize};
 
 pub use config::DetectConfig;
@@ -129,6 +131,10 @@ pub struct Prepared<'a> {
     relations: std::sync::OnceLock<Vec<Option<usize>>>,
     /// The antonym pairs each item's predicate after a copula is in.
     opposites: std::sync::OnceLock<Vec<Vec<(String, String)>>>,
+    /// Each ordered pair's alignment, made when first asked: a cycle reads
+    /// many pairs more than once (a cluster's edges, then its linkage,
+    /// then which member covers which; the same pairs for contradictions).
+    comparisons: DashMap<(usize, usize), Arc<align::Comparison>>,
 }
 
 impl<'a> Prepared<'a> {
@@ -167,6 +173,7 @@ impl<'a> Prepared<'a> {
             denials: std::sync::OnceLock::new(),
             relations: std::sync::OnceLock::new(),
             opposites: std::sync::OnceLock::new(),
+            comparisons: DashMap::new(),
         }
     }
 
@@ -222,7 +229,7 @@ impl<'a> Prepared<'a> {
         lexicon: &Lexicon,
     ) -> bool {
         let (a, b) = (self.item_tokens(i, lexicon), self.item_tokens(j, lexicon));
-        let c = align::compare(a, b, lexicon);
+        let c = self.compare(i, j, lexicon);
         let both_sides = c.extra[0] > 0 && c.extra[1] > 0;
         let texts = [i, j].map(|k| self.items[k].memory.content.as_str());
         !c.never_merged()
@@ -237,12 +244,7 @@ impl<'a> Prepared<'a> {
     /// counts them ([`align::compare`]): the same reading that decides
     /// whether the two may merge ([`Prepared::mergeable`]).
     pub fn adds_details(&self, other: usize, base: usize, lexicon: &Lexicon) -> bool {
-        let c = align::compare(
-            self.item_tokens(base, lexicon),
-            self.item_tokens(other, lexicon),
-            lexicon,
-        );
-        c.extra[1] > 0
+        self.compare(base, other, lexicon).extra[1] > 0
     }
 
     /// Item `base`'s text with the phrases of `others` it lacks appended
@@ -305,13 +307,19 @@ impl<'a> Prepared<'a> {
             .all(|t| a.iter().any(|o| o.shares_lemma(t)))
     }
 
-    /// The alignment of items `i` and `j` (`i` is side 0).
-    pub fn compare(&self, i: usize, j: usize, lexicon: &Lexicon) -> align::Comparison {
-        align::compare(
+    /// The alignment of items `i` and `j` (`i` is side 0), made once.
+    pub fn compare(&self, i: usize, j: usize, lexicon: &Lexicon) -> Arc<align::Comparison> {
+        if let Some(known) = self.comparisons.get(&(i, j)) {
+            return Arc::clone(&known);
+        }
+        // Aligned outside the map's lock: two cores asking for one pair at
+        // once both align it, and the readings are the same.
+        let made = Arc::new(align::compare(
             self.item_tokens(i, lexicon),
             self.item_tokens(j, lexicon),
             lexicon,
-        )
+        ));
+        Arc::clone(self.comparisons.entry((i, j)).or_insert(made).value())
     }
 
     /// Pairs close enough to be duplicates or contradictions. Patterns take

@@ -471,11 +471,10 @@ impl Lexicon {
     /// A rule-file antonym pair with one phrase in the words `first` and
     /// the other in `second` (and neither on both sides).
     pub fn antonym_across(&self, first: &str, second: &str) -> Option<(String, String)> {
-        let has = contains_words;
+        let (first, second) = (WholeWords::new(first), WholeWords::new(second));
         self.antonyms.iter().find_map(|(a, b)| {
-            let split = |x: &str, y: &str| {
-                has(first, x) && has(second, y) && !has(first, y) && !has(second, x)
-            };
+            let split =
+                |x: &str, y: &str| first.has(x) && second.has(y) && !first.has(y) && !second.has(x);
             if split(a, b) {
                 Some((a.clone(), b.clone()))
             } else if split(b, a) {
@@ -620,6 +619,29 @@ impl Lexicon {
         self.values
             .get(word)
             .map_or(word, |(_, canonical)| canonical)
+    }
+}
+
+/// A text of space-separated words, asked for many phrases.
+pub(crate) struct WholeWords<'t> {
+    text: &'t str,
+    words: Vec<&'t str>,
+}
+
+impl<'t> WholeWords<'t> {
+    pub(crate) fn new(text: &'t str) -> Self {
+        Self {
+            text,
+            words: text.split(' ').collect(),
+        }
+    }
+
+    /// [`contains_words`]: a phrase found as whole words opens with one of
+    /// the text's words, so most phrases are ruled out without a search (a
+    /// cycle asks for every antonym of every pair of words it compares).
+    pub(crate) fn has(&self, phrase: &str) -> bool {
+        let opening = phrase.split(' ').next().unwrap_or_default();
+        (phrase.is_empty() || self.words.contains(&opening)) && contains_words(self.text, phrase)
     }
 }
 

@@ -7,7 +7,7 @@
 //! that `make models` fetches from Debian's `wordnet-base` package and
 //! checksums. Parsing is the only I/O; every query afterwards is pure.
 
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
 

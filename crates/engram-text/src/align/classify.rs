@@ -4,7 +4,7 @@
 
 use super::*;
 use super::{changes::*, place::Place, tokens::*};
-use crate::lexicon::contains_words;
+use crate::lexicon::WholeWords;
 
 /// Whether `hunk`, words of `subject` ending before `end`, narrows what
 /// the subject names beyond `other`, the other side's words there: it has
@@ -549,9 +549,10 @@ pub(super) fn opposite_relation(x: &[&Token], y: &[&Token]) -> Option<(String, S
             .all(|t| phrase.split(' ').any(|w| w == t.word))
     };
     let (wx, wy) = (words_of(x), words_of(y));
-    let find = |text: &str, pole: &WordClass| {
+    let (wx, wy) = (WholeWords::new(&wx), WholeWords::new(&wy));
+    let find = |text: &WholeWords<'_>, pole: &WordClass| {
         pole.phrases()
-            .filter(|p| contains_words(text, p))
+            .filter(|p| text.has(p))
             .max_by_key(|p| p.len())
             .map(str::to_owned)
     };
