@@ -360,6 +360,7 @@ fn stages_child(n: usize) {
     let settings = settings();
     let detect_settings = settings.detect_settings(engram::plan::Tier::Gentle);
     let lexicon = &settings.lexicon;
+    let rules = RuleSet::default_rules();
     let mut clock = Instant::now();
     let mut lap = |name: &str| {
         eprintln!("{name:<16} {:>8.3} s", clock.elapsed().as_secs_f64());
@@ -386,7 +387,6 @@ fn stages_child(n: usize) {
     lap("stale");
     let all = engram::detect::detect(&snapshot, NOW, &detect_settings, lexicon);
     lap("detect (all)");
-    let rules = RuleSet::default_rules();
     let request = engram::plan::PlanRequest {
         run_id: "bench",
         now: NOW,

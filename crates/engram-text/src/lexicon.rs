@@ -7,6 +7,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
+use foldhash::{HashMap, HashMapExt};
+
 use serde::{Deserialize, Serialize};
 
 use crate::WordNet;
@@ -45,9 +47,9 @@ pub struct LexiconSpec {
 /// spelling.
 #[derive(Debug, Clone, Default)]
 pub struct Lexicon {
-    negations: Vec<Vec<String>>,
+    negations: Phrases,
     antonyms: Vec<(String, String)>,
-    change_markers: Vec<Vec<String>>,
+    change_markers: Phrases,
     framing: BTreeSet<String>,
     single_valued: Vec<Vec<String>>,
     held_in_one_place: Vec<Vec<String>>,
@@ -136,13 +138,13 @@ impl Lexicon {
             }
         }
         Self {
-            negations: spec.negations.iter().map(|p| phrase(p)).collect(),
+            negations: Phrases::new(spec.negations.iter().map(|p| phrase(p)).collect()),
             antonyms: spec
                 .antonyms
                 .iter()
                 .map(|[a, b]| (normalise(a), normalise(b)))
                 .collect(),
-            change_markers: spec.change_markers.iter().map(|p| phrase(p)).collect(),
+            change_markers: Phrases::new(spec.change_markers.iter().map(|p| phrase(p)).collect()),
             framing: spec.framing.iter().map(|w| normalise(w)).collect(),
             single_valued: spec.single_valued.iter().map(|p| phrase(p)).collect(),
             held_in_one_place: spec.held_in_one_place.iter().map(|p| phrase(p)).collect(),
@@ -165,9 +167,10 @@ impl Lexicon {
     /// The length in words of the longest negation phrase `words` starts
     /// with.
     pub fn negation_at(&self, words: &[String]) -> Option<usize> {
+        let first = words.first()?;
         self.negations
-            .iter()
-            .filter(|p| !p.is_empty() && words.starts_with(p))
+            .opening_with(first)
+            .filter(|p| words.starts_with(p))
             .map(Vec::len)
             .max()
     }
@@ -370,10 +373,13 @@ impl Lexicon {
     /// marker's verb is its first word in the past ("moved", "switched"),
     /// not a gerund that opens a phrase of time ("going forward").
     pub fn is_change_verb(&self, verb: &Word) -> bool {
-        self.change_markers.iter().any(|marker| {
-            let opening = self.word(&marker[0]);
+        self.change_markers.all.iter().any(|marker| {
+            let Some(first) = marker.first() else {
+                return false;
+            };
+            let opening = self.word(first);
             opening.inflected_verb
-                && !marker[0].ends_with("ing")
+                && !first.ends_with("ing")
                 && opening.lemmas.iter().any(|l| verb.lemmas.contains(l))
         })
     }
@@ -488,7 +494,16 @@ impl Lexicon {
     /// The first change marker in `words`, as written there ("turned 5"
     /// for "turned #").
     pub fn change_marker_in(&self, words: &[String]) -> Option<String> {
-        self.change_markers.iter().find_map(|marker| {
+        // A marker is found where a word fills its first place; the rest
+        // are not searched for, and the first in the file's order wins.
+        let mut candidates: Vec<usize> = words
+            .iter()
+            .flat_map(|word| self.change_markers.placed_at(word))
+            .collect();
+        candidates.sort_unstable();
+        candidates.dedup();
+        candidates.into_iter().find_map(|index| {
+            let marker = &self.change_markers.all[index];
             (0..words.len()).find_map(|k| {
                 change_marker_span(words[k..].iter().map(String::as_str), marker)
                     .map(|span| words[k..k + span].join(" "))
@@ -503,6 +518,7 @@ impl Lexicon {
         words: impl Iterator<Item = &'w str> + Clone,
     ) -> bool {
         self.change_markers
+            .all
             .iter()
             .any(|marker| change_marker_span(words.clone(), marker).is_some())
     }
@@ -510,6 +526,7 @@ impl Lexicon {
     /// Whether `word` alone is a change marker ("anymore", "now").
     pub fn is_change_word(&self, word: &str) -> bool {
         self.change_markers
+            .all
             .iter()
             .any(|marker| marker.len() == 1 && marker[0] == word)
     }
@@ -619,6 +636,47 @@ impl Lexicon {
         self.values
             .get(word)
             .map_or(word, |(_, canonical)| canonical)
+    }
+}
+
+/// A list of phrases as word sequences, each found by its first word.
+#[derive(Debug, Clone, Default)]
+struct Phrases {
+    /// In the file's order.
+    all: Vec<Vec<String>>,
+    /// First word → the indices of the phrases it opens, ascending; those
+    /// opening with [`ANY_NUMBER`] under it.
+    by_first: HashMap<String, Vec<usize>>,
+}
+
+impl Phrases {
+    fn new(all: Vec<Vec<String>>) -> Self {
+        let mut by_first: HashMap<String, Vec<usize>> = HashMap::new();
+        for (index, phrase) in all.iter().enumerate() {
+            if let Some(first) = phrase.first() {
+                by_first.entry(first.clone()).or_default().push(index);
+            }
+        }
+        Self { all, by_first }
+    }
+
+    /// The phrases whose first place `word` fills as written.
+    fn opening_with(&self, word: &str) -> impl Iterator<Item = &Vec<String>> {
+        self.indices(word).map(|&index| &self.all[index])
+    }
+
+    fn indices(&self, word: &str) -> impl Iterator<Item = &usize> {
+        self.by_first.get(word).into_iter().flatten()
+    }
+
+    /// The indices of the phrases whose first place `word` fills, a number
+    /// in digits filling [`ANY_NUMBER`] too ([`fits`]).
+    fn placed_at(&self, word: &str) -> impl Iterator<Item = usize> {
+        let any_number = (word != ANY_NUMBER && fits(ANY_NUMBER, word))
+            .then(|| self.indices(ANY_NUMBER))
+            .into_iter()
+            .flatten();
+        self.indices(word).chain(any_number).copied()
     }
 }
 
