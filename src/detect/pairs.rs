@@ -20,6 +20,7 @@
 //! vector or not.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::{Deserialize, Serialize};
 
@@ -474,26 +475,41 @@ impl Nearest {
     }
 }
 
-/// `f` over `items` on every core, results in input order.
+/// `f` over `items` on every core, results in input order. The items are
+/// handed out in small runs as cores come free: their costs differ (a later
+/// change statement scans more memories than an earlier one, one cluster is
+/// larger than the rest), and fixed shares would leave a core idle while
+/// the other finishes its share.
 pub(super) fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    /// Runs per core: enough to even out uneven items, few enough that
+    /// handing them out costs nothing beside the work.
+    const RUNS_PER_CORE: usize = 16;
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let chunk = items.len().div_ceil(threads).max(1);
     if threads == 1 || items.len() < 2 {
         return items.iter().map(&f).collect();
     }
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = items
-            .chunks(chunk)
-            .map(|part| {
-                let f = &f;
-                scope.spawn(move || part.iter().map(f).collect::<Vec<R>>())
-            })
-            .collect();
+    let run = (items.len() / (threads * RUNS_PER_CORE)).max(1);
+    let next = AtomicUsize::new(0);
+    let work = || {
+        let mut done: Vec<(usize, Vec<R>)> = Vec::new();
+        loop {
+            let start = next.fetch_add(run, Ordering::Relaxed);
+            if start >= items.len() {
+                return done;
+            }
+            let end = (start + run).min(items.len());
+            done.push((start, items[start..end].iter().map(&f).collect()));
+        }
+    };
+    let mut runs: Vec<(usize, Vec<R>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads).map(|_| scope.spawn(work)).collect();
         handles
             .into_iter()
             .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
             .collect()
-    })
+    });
+    runs.sort_unstable_by_key(|&(start, _)| start);
+    runs.into_iter().flat_map(|(_, results)| results).collect()
 }
 
 #[cfg(test)]

@@ -16,6 +16,11 @@ mod tier;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+// Every memory a plan reads is looked up by id several times, and SipHash
+// and ordered maps' comparisons cost more than the rest of the lookup;
+// foldhash's maps are seeded at random as the state's are.
+use foldhash::{HashMap as FastMap, HashSet as FastSet};
+
 use serde::{Deserialize, Serialize};
 
 pub use rules::{ActionType, Detection, Facts, Rule, RuleSet, RulesError};
@@ -232,8 +237,9 @@ fn index_link(links_at: &mut HashMap<String, BTreeSet<LinkKey>>, key: &LinkKey) 
 /// A cycle changes a few of a user's memories; copying every one (with its
 /// vector) and comparing each with its original cost more than planning.
 struct Memories<'s> {
-    snapshot: HashMap<&'s str, &'s Memory>,
-    changed: BTreeMap<String, Memory>,
+    snapshot: FastMap<&'s str, &'s Memory>,
+    /// Read in the order of ids when the plan is written ([`finish`]).
+    changed: FastMap<String, Memory>,
 }
 
 impl<'s> Memories<'s> {
@@ -245,7 +251,7 @@ impl<'s> Memories<'s> {
                 .filter(|m| m.user_id == snapshot.user_id)
                 .map(|m| (m.id.as_str(), m))
                 .collect(),
-            changed: BTreeMap::new(),
+            changed: FastMap::default(),
         }
     }
 
@@ -281,7 +287,7 @@ struct Working<'a> {
     /// The keys of the links at each memory (either end), so a merge finds
     /// the links it re-points without scanning every link.
     links_at: HashMap<String, BTreeSet<LinkKey>>,
-    claimed: BTreeSet<String>,
+    claimed: FastSet<String>,
     actions: Vec<PlannedAction>,
     skipped: Vec<Skipped>,
     contradictions: Vec<ContradictionFinding>,
@@ -321,22 +327,20 @@ impl Working<'_> {
         let rule = self
             .request
             .rules
-            .decide(detection, &facts, self.request.now)
-            .cloned();
-        let reason = match &rule {
+            .decide(detection, &facts, self.request.now);
+        let reason = match rule {
+            Some(rule) if rule.action != ActionType::Noop => return Some(rule.clone()),
+            // Every active memory is a promotion candidate: one no rule
+            // moves is no skipped decision.
+            _ if detection == Detection::Promotion => return None,
             None => "no rule matched".to_owned(),
-            Some(rule) if rule.action == ActionType::Noop => {
-                format!("rule `{}` says noop", rule.id)
-            }
-            Some(rule) => return Some(rule.clone()),
+            Some(rule) => format!("rule `{}` says noop", rule.id),
         };
-        if detection != Detection::Promotion {
-            self.skipped.push(Skipped {
-                detection,
-                target_ids: ids.to_vec(),
-                reason,
-            });
-        }
+        self.skipped.push(Skipped {
+            detection,
+            target_ids: ids.to_vec(),
+            reason,
+        });
         None
     }
 
@@ -454,7 +458,7 @@ pub fn plan(snapshot: &Snapshot, detections: &Detections, request: &PlanRequest<
             .map(|l| (key(l), l.clone()))
             .collect(),
         links_at: HashMap::new(),
-        claimed: BTreeSet::new(),
+        claimed: FastSet::default(),
         actions: Vec::new(),
         skipped: Vec::new(),
         contradictions: Vec::new(),
@@ -920,7 +924,9 @@ fn finish(w: Working<'_>, snapshot: &Snapshot) -> Plan {
     let mut created = Vec::new();
     let mut updated = Vec::new();
     let mut memory_changes = Vec::new();
-    for (id, memory) in &w.memories.changed {
+    let mut changed: Vec<(&String, &Memory)> = w.memories.changed.iter().collect();
+    changed.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    for (id, memory) in changed {
         match w.memories.snapshot.get(id.as_str()) {
             None => created.push(memory.clone()),
             Some(before) if *before != memory => {
