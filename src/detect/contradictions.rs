@@ -30,6 +30,8 @@ use super::align::{Comparison, Update};
 use super::pairs::parallel_map;
 use super::{DetectSettings, Item, Lexicon, Pair, Prepared, Supersession, round4, supersession};
 use crate::embed::dot;
+use crate::embed::fixed::Scale;
+use crate::embed::packed::{BLOCK, Packed, pairs_of};
 
 /// Evidence for a contradiction, kept in reports and events.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -293,16 +295,19 @@ fn stated_changes(
 
 /// For each change statement among one class's `members` (in order, with
 /// the values each names), its most similar earlier member naming another
-/// value, ties by the earliest. Members are scanned in cache-sized blocks
-/// against groups of statements, on every core.
+/// value, ties by the earliest. Each product is first estimated from 16-bit
+/// copies, eight statements against sixteen members at a time
+/// ([`crate::embed::packed`]); a member gets the exact product only where its
+/// estimate leaves it within reach of the floor and of the best estimate
+/// (each estimate is within [`Scale::margin`] of its product), so the member
+/// chosen and its similarity are those of an exact scan. A vector of another
+/// length than the statements' is scored exactly.
 fn closest_predecessors(
     prepared: &Prepared<'_>,
     members: &[(usize, Vec<&str>)],
     settings: &DetectSettings,
     lexicon: &Lexicon,
 ) -> Vec<(usize, usize, f64)> {
-    const BLOCK: usize = 256;
-    const GROUP: usize = 32;
     let vector = |m: usize| prepared.items[members[m].0].memory.embedding.as_deref();
     let statements: Vec<usize> = (0..members.len())
         .filter(|&m| {
@@ -312,18 +317,82 @@ fn closest_predecessors(
                     .is_some()
         })
         .collect();
-    let groups: Vec<&[usize]> = statements.chunks(GROUP).collect();
+    let Some(dimension) = statements
+        .first()
+        .and_then(|&s| vector(s))
+        .map(<[f32]>::len)
+    else {
+        return Vec::new();
+    };
+    let estimated = |m: usize| vector(m).is_some_and(|v| v.len() == dimension && dimension > 0);
+    let rows: Vec<usize> = (0..members.len()).filter(|&m| estimated(m)).collect();
+    let others: Vec<usize> = (0..members.len()).filter(|&m| !estimated(m)).collect();
+    let scale = Scale::for_vectors(rows.iter().filter_map(|&m| vector(m)));
+    let row_pairs: Vec<Vec<i32>> = parallel_map(&rows, |&m| {
+        vector(m).map_or_else(Vec::new, |v| pairs_of(&scale.quantize(v)))
+    });
+    let packed = Packed::new(&row_pairs, dimension.div_ceil(2));
+    let row_of = |m: usize| rows.binary_search(&m).ok();
+    let floor = scale.least_product(settings.change_min_similarity);
+    let other_value = |statement: usize, earlier: usize| {
+        let named = &members[statement].1;
+        !members[earlier].1.iter().all(|value| named.contains(value))
+    };
+    let groups: Vec<&[usize]> = statements.chunks(8).collect();
     let best = parallel_map(&groups, |group| {
-        let mut best: Vec<Option<(f64, usize)>> = vec![None; group.len()];
-        for start in (0..members.len()).step_by(BLOCK) {
-            for (slot, &statement) in best.iter_mut().zip(group.iter()) {
-                let Some(v) = vector(statement) else {
-                    continue;
+        // A statement scored exactly stands in for none: its lanes are read
+        // by no one.
+        let eight: [&[i32]; 8] = std::array::from_fn(|k| {
+            group
+                .get(k)
+                .and_then(|&s| row_of(s))
+                .or_else(|| group.iter().find_map(|&s| row_of(s)))
+                .map_or(&[][..], |row| row_pairs[row].as_slice())
+        });
+        // Per statement, the members whose estimate may reach the floor.
+        let mut near: Vec<Vec<(usize, i32)>> = vec![Vec::new(); group.len()];
+        let last = group.last().copied().unwrap_or_default();
+        let scanned = rows.partition_point(|&m| m < last);
+        if eight.iter().all(|v| !v.is_empty()) {
+            for block in 0..scanned.div_ceil(BLOCK) {
+                let estimates = packed.products(eight, block);
+                for (k, &statement) in group.iter().enumerate() {
+                    if row_of(statement).is_none() {
+                        continue;
+                    }
+                    let lanes = rows.iter().skip(block * BLOCK).take(BLOCK);
+                    for (&earlier, &estimate) in lanes.zip(&estimates[k]) {
+                        if earlier >= statement {
+                            break;
+                        }
+                        if i64::from(estimate) >= floor && other_value(statement, earlier) {
+                            near[k].push((earlier, estimate));
+                        }
+                    }
+                }
+            }
+        }
+        group
+            .iter()
+            .zip(near)
+            .map(|(&statement, near)| {
+                let v = vector(statement)?;
+                let mut candidates: Vec<usize> = if row_of(statement).is_some() {
+                    let reach = near.iter().map(|&(_, e)| e).max().map_or(i64::MAX, |top| {
+                        scale.within_below(top, 2.0 * scale.margin())
+                    });
+                    near.iter()
+                        .filter(|&&(_, e)| i64::from(e) >= reach)
+                        .map(|&(m, _)| m)
+                        .chain(others.iter().copied().take_while(|&m| m < statement))
+                        .collect()
+                } else {
+                    (0..statement).collect()
                 };
-                let named = &members[statement].1;
-                let end = (start + BLOCK).min(statement);
-                for (earlier, (_, values)) in members.iter().enumerate().take(end).skip(start) {
-                    if values.iter().all(|value| named.contains(value)) {
+                candidates.sort_unstable();
+                let mut best: Option<(f64, usize)> = None;
+                for earlier in candidates {
+                    if !other_value(statement, earlier) {
                         continue;
                     }
                     let Some(other) = vector(earlier) else {
@@ -331,14 +400,14 @@ fn closest_predecessors(
                     };
                     let similarity = f64::from(dot(other, v));
                     if similarity >= settings.change_min_similarity
-                        && slot.is_none_or(|(top, _)| similarity > top)
+                        && best.is_none_or(|(top, _)| similarity > top)
                     {
-                        *slot = Some((similarity, earlier));
+                        best = Some((similarity, earlier));
                     }
                 }
-            }
-        }
-        best
+                best
+            })
+            .collect::<Vec<_>>()
     });
     statements
         .iter()
@@ -509,6 +578,81 @@ mod tests {
         };
         assert!(found_in(values(0.55), &settings()).is_empty());
         assert_eq!(found_in(values(0.65), &settings()).len(), 1);
+    }
+
+    /// The 16-bit estimates only rule members out: on vectors with exact
+    /// ties and near misses, each change statement gets the predecessor an
+    /// exact scan gives it, with the same similarity, and so does one whose
+    /// vector has another length.
+    #[test]
+    fn closest_predecessors_are_those_of_an_exact_scan() {
+        let stores = ["PostgreSQL", "MySQL", "Redis"];
+        let unit =
+            |seed: u64| crate::embed::fixed::seeded_unit_vector(seed, crate::embed::EMBEDDING_DIM);
+        let mut vectors: Vec<Vec<f32>> = Vec::new();
+        for k in 0..160u64 {
+            let vector = if k % 9 == 8 {
+                // The same vector as three memories before: a tie.
+                vectors[k as usize - 3].clone()
+            } else {
+                let (base, noise) = (unit(k % 5), unit(1_000 + k));
+                let mixed: Vec<f32> = base.iter().zip(&noise).map(|(b, n)| b + 0.4 * n).collect();
+                let norm = mixed.iter().map(|x| x * x).sum::<f32>().sqrt();
+                mixed.into_iter().map(|x| x / norm).collect()
+            };
+            vectors.push(vector);
+        }
+        // One statement and one earlier member with a shorter vector.
+        vectors[150].truncate(100);
+        vectors[40].truncate(100);
+        let memories: Vec<_> = vectors
+            .iter()
+            .enumerate()
+            .map(|(k, vector)| {
+                let store = stores[k % 3];
+                let text = if k % 4 == 3 {
+                    format!("The billing service now uses {store}")
+                } else {
+                    format!("The billing service keeps its data in {store}")
+                };
+                memory(&format!("m{k:03}"), &text, T0 + k as i64, vector.clone())
+            })
+            .collect();
+        let snapshot = snapshot(memories);
+        let prepared = Prepared::new(&snapshot);
+        let lexicon = lexicon();
+        let members: Vec<(usize, Vec<&str>)> = (0..prepared.items.len())
+            .map(|i| (i, vec![stores[i % 3]]))
+            .collect();
+        let mut settings = settings();
+        settings.change_min_similarity = 0.3;
+        let found = closest_predecessors(&prepared, &members, &settings, &lexicon);
+        let mut exact = Vec::new();
+        for (statement, (i, named)) in members.iter().enumerate() {
+            if lexicon
+                .change_marker_in(&prepared.items[*i].words)
+                .is_none()
+            {
+                continue;
+            }
+            let v = prepared.items[*i].memory.embedding.as_deref().unwrap();
+            let mut best: Option<(f64, usize)> = None;
+            for (j, values) in &members[..statement] {
+                let w = prepared.items[*j].memory.embedding.as_deref().unwrap();
+                let similarity = f64::from(dot(w, v));
+                if values != named
+                    && similarity >= settings.change_min_similarity
+                    && best.is_none_or(|(top, _)| similarity > top)
+                {
+                    best = Some((similarity, *j));
+                }
+            }
+            if let Some((similarity, j)) = best {
+                exact.push((j, *i, similarity));
+            }
+        }
+        assert!(exact.len() > 30, "{} statements found one", exact.len());
+        assert_eq!(found, exact);
     }
 
     #[test]
