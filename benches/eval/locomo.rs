@@ -603,6 +603,71 @@ pub fn locomo(data: &Path, out: &Path, wordnet: &Arc<WordNet>) {
         out.display()
     );
     other_texts(&conversations, &out.join("other-texts"), &lexicon);
+    event_episodes(&conversations, &out.join("event-episodes"), &lexicon);
+}
+
+/// The *event summaries as episodes* replay: what happened to each speaker
+/// in each session ("Melanie ran a charity race for mental health") as the
+/// episodes patterns are read from, an executed request per speaker a day
+/// after the conversation's last session. More generated texts for the
+/// checks than the observations give, on texts of another kind.
+fn event_episodes(conversations: &[Conversation], dir: &Path, lexicon: &Lexicon) {
+    let (mut events, mut episodes) = (Vec::new(), 0);
+    for conversation in conversations {
+        let mut users = BTreeSet::new();
+        for t in conversation
+            .other_texts
+            .iter()
+            .filter(|t| t.user.ends_with("-events"))
+        {
+            events.push(created(&t.user, &t.id, "episodic", &t.text, t.at));
+            users.insert(t.user.as_str());
+            episodes += 1;
+        }
+        for user in users {
+            events.push(requested(user, conversation.last_session_at + DAY_MS));
+        }
+    }
+    in_time_order(&mut events);
+    let run = replay(dir, &events, &[]);
+    let mut listing = String::new();
+    let (mut patterns, mut unreadable) = (0, Vec::new());
+    for (user, state) in &run.users {
+        for memory in state["memories"].as_array().into_iter().flatten() {
+            if memory["category"] != "pattern" || memory["status"] != "active" {
+                continue;
+            }
+            patterns += 1;
+            let text = memory["content"].as_str().unwrap_or_default();
+            let _ = writeln!(listing, "  [{user}] {text}");
+            let sources: Vec<&str> = memory["derived_from"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .map(|id| run.memory_text(user, id))
+                .collect();
+            for source in &sources {
+                let _ = writeln!(listing, "    {source}");
+            }
+            if !readable_pattern(text, &sources, lexicon) {
+                unreadable.push(text.to_owned());
+            }
+        }
+    }
+    let _ = std::fs::write(dir.join("patterns.txt"), &listing);
+    println!(
+        "  event summaries as episodes: {episodes} events, {patterns} patterns; listings in {}",
+        dir.display()
+    );
+    print_checked(
+        "event summaries",
+        patterns,
+        "pattern texts",
+        "unreadable (an ellipsis, or no verb its episodes say)",
+        &unreadable,
+    );
+    print_fused("event summaries", &run, lexicon);
 }
 
 /// The *other texts* replay: event summaries, dialogue turns and session
