@@ -796,4 +796,26 @@ fn a_pattern_object_keeps_only_the_leading_words_its_episodes_say() {
         .as_deref(),
         Some("Maria volunteers at a homeless shelter")
     );
+    // A rank is a value of its own: "first" is said where an episode says
+    // "first", not wherever one "starts" something. The function words
+    // that lead to the object stay, one episode's modifiers go.
+    assert_eq!(
+        phrase(&[
+            "Lena finishes her first short novel",
+            "Lena starts her second novel",
+            "Lena finishes her third novel about the sea",
+        ])
+        .as_deref(),
+        Some("Lena finishes her novel")
+    );
+    // A participle that describes the noun before it is no verb of the
+    // subject's: what recurs here is no one thing Omar does.
+    assert_eq!(
+        phrase(&[
+            "Omar buys a table made of oak",
+            "Omar restores a chair made of oak",
+            "Omar paints a desk made of oak",
+        ]),
+        None
+    );
 }

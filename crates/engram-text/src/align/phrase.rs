@@ -13,6 +13,7 @@
 //! word only one episode says does not ("makes a difference", not "makes
 //! a huge difference").
 
+use super::tokens::ordinal_rank;
 use super::*;
 
 /// Words that end a verb's phrase: the next clause or an aside begins.
@@ -45,7 +46,7 @@ pub fn recurring_phrase(
         all.iter()
             .filter(|other| {
                 other.iter().enumerate().any(|(k, u)| {
-                    u.is_content() && t.same_meaning(u, lexicon) && (!as_verb || verb_at(other, k))
+                    u.is_content() && says_same(t, u, lexicon) && (!as_verb || verb_at(other, k))
                 })
             })
             .count()
@@ -124,9 +125,16 @@ pub fn recurring_phrase(
             // determiner right before the object.
             let lead = &own[clause.start..first];
             let object = written(text, &own[first], &own[last]);
+            // Function words, then only words one episode gives right
+            // before the object ("her `first full` screenplay"): the
+            // function words lead to it.
+            let modifiers_last = lead
+                .iter()
+                .skip_while(|t| !t.is_content())
+                .all(Token::is_content);
             if lead.iter().all(|t| !t.is_content()) {
                 Some(written(text, &own[clause.start], &own[last]).to_owned())
-            } else if lead.len() <= 2 {
+            } else if lead.len() <= 2 || modifiers_last {
                 let mut words: Vec<String> = lead
                     .iter()
                     .filter(|t| !t.is_content())
@@ -167,13 +175,49 @@ pub fn recurring_phrase(
 }
 
 /// Whether `tokens[k]` is a verb said as a predicate ("tried", "to `try`",
-/// "is `trying`"), not what a copula assigns.
+/// "is `trying`"), not what a copula assigns, nor a participle that
+/// describes the noun before it after the clause's verb ("pitches a script
+/// `based` on a true story").
 fn verb_at(tokens: &[Token], k: usize) -> bool {
     let t = &tokens[k];
     t.info.is_verb()
         && t.role == Role::Content
         && predicate_at(tokens, k)
         && (!assigned_at(tokens, k) || t.word.ends_with("ing"))
+        && !describes_noun(tokens, k)
+}
+
+/// Whether `tokens[k]` is a past participle between a common noun and a
+/// preposition, with a verb of the clause before them: it says what the
+/// noun is, not what the subject does ("sells lamps `made` of glass").
+/// Without a verb before, the word may be the predicate itself ("the team
+/// `moved` to Berlin"); with an object after it, it is one ("says the
+/// shelter `needed` volunteers").
+fn describes_noun(tokens: &[Token], k: usize) -> bool {
+    let Some(before) = k.checked_sub(1).map(|b| &tokens[b]) else {
+        return false;
+    };
+    let word = &tokens[k].word;
+    // An inflection neither of the present ("makes") nor a gerund: the
+    // past, which a participle shares ("based", "made", "written").
+    let past = tokens[k].is_inflected_verb() && !word.ends_with("ing") && !word.ends_with('s');
+    past && before.role == Role::Content
+        && before.info.is_noun()
+        && tokens.get(k + 1).is_some_and(|next| !next.is_content())
+        && (0..k - 1).any(|j| {
+            let t = &tokens[j];
+            t.info.is_verb() && t.role == Role::Content && predicate_at(tokens, j)
+        })
+}
+
+/// Whether two content words say the same for a pattern: the same lemma or
+/// a synonym, but an ordinal only the same rank ("first" is no "start",
+/// whatever WordNet's noun senses share).
+fn says_same(t: &Token, u: &Token, lexicon: &Lexicon) -> bool {
+    match (ordinal_rank(&t.word), ordinal_rank(&u.word)) {
+        (None, None) => t.same_meaning(u, lexicon),
+        (rank, other) => rank == other,
+    }
 }
 
 /// "an" before a word written with a vowel ("an `apple`"), else "a"; a
