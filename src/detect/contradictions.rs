@@ -340,13 +340,16 @@ fn closest_predecessors(
     };
     let groups: Vec<&[usize]> = statements.chunks(8).collect();
     let best = parallel_map(&groups, |group| {
+        // Each statement's row among the estimated, looked up once.
+        let own_rows: Vec<Option<usize>> = group.iter().map(|&s| row_of(s)).collect();
         // A statement scored exactly stands in for none: its lanes are read
         // by no one.
         let eight: [&[i32]; 8] = std::array::from_fn(|k| {
-            group
+            own_rows
                 .get(k)
-                .and_then(|&s| row_of(s))
-                .or_else(|| group.iter().find_map(|&s| row_of(s)))
+                .copied()
+                .flatten()
+                .or_else(|| own_rows.iter().find_map(|&row| row))
                 .map_or(&[][..], |row| row_pairs[row].as_slice())
         });
         // Per statement, the members whose estimate may reach the floor.
@@ -357,7 +360,7 @@ fn closest_predecessors(
             for block in 0..scanned.div_ceil(BLOCK) {
                 let estimates = packed.products(eight, block);
                 for (k, &statement) in group.iter().enumerate() {
-                    if row_of(statement).is_none() {
+                    if own_rows[k].is_none() {
                         continue;
                     }
                     let lanes = rows.iter().skip(block * BLOCK).take(BLOCK);
@@ -375,9 +378,10 @@ fn closest_predecessors(
         group
             .iter()
             .zip(near)
-            .map(|(&statement, near)| {
+            .zip(&own_rows)
+            .map(|((&statement, near), own_row)| {
                 let v = vector(statement)?;
-                let mut candidates: Vec<usize> = if row_of(statement).is_some() {
+                let mut candidates: Vec<usize> = if own_row.is_some() {
                     let reach = near.iter().map(|&(_, e)| e).max().map_or(i64::MAX, |top| {
                         scale.within_below(top, 2.0 * scale.margin())
                     });
