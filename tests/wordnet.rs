@@ -819,3 +819,96 @@ fn a_pattern_object_keeps_only_the_leading_words_its_episodes_say() {
         None
     );
 }
+
+#[test]
+fn a_joined_pattern_says_what_its_grown_instances_say_when_they_rank_its_object() {
+    // Three novels finished, two of them a first one ("first" said by
+    // half), then two more: the grown pattern says "her novel", which its
+    // instances say with a rank between ("her third novel"), rather than
+    // keeping "her first novel" with a count of five.
+    use engram::detect::patterns::{self, PATTERN_CATEGORY};
+    use engram::detect::{Prepared, Snapshot};
+    use engram::model::{Link, LinkType, Memory, MemoryKind, MemoryStatus};
+    use engram::salience::SalienceState;
+    const DAY: i64 = 86_400_000;
+    const T0: i64 = 1_788_000_000_000;
+    let memory = |id: &str, content: &str, day: i64, axis: usize| {
+        // Unit vectors at cosine 0.95 to one axis: every pair is close.
+        let mut embedding = vec![0.0f32; engram::embed::EMBEDDING_DIM];
+        embedding[0] = 0.95;
+        embedding[axis] = (1.0f32 - 0.95 * 0.95).sqrt();
+        Memory {
+            user_id: "u".into(),
+            id: id.into(),
+            kind: MemoryKind::Episodic,
+            category: None,
+            tags: vec![],
+            content_hash: engram::text::content_hash(content),
+            content: content.into(),
+            importance: 0.5,
+            source: None,
+            embedding: Some(embedding),
+            status: MemoryStatus::Active,
+            salience: SalienceState::new(T0 + day * DAY),
+            merged_from: vec![],
+            derived_from: vec![],
+            last_run_id: None,
+            updated_at: None,
+        }
+    };
+    let mut pattern = memory(
+        "p",
+        "Lena finishes her first novel (3 times, 1 March 2026 – 3 March 2026)",
+        2,
+        9,
+    );
+    pattern.kind = MemoryKind::Semantic;
+    pattern.category = Some(PATTERN_CATEGORY.to_owned());
+    let mut memories = vec![
+        memory("a", "Lena finishes her first novel", 0, 2),
+        memory("b", "Lena finally finishes her first novel", 1, 3),
+        memory("c", "Lena finishes her second novel", 2, 4),
+        memory("d", "Lena finishes her third novel", 9, 5),
+        memory("e", "Lena finishes her fourth novel", 10, 6),
+        pattern,
+    ];
+    memories.sort_by(|x, y| (x.created_at(), &x.id).cmp(&(y.created_at(), &y.id)));
+    let links = ["a", "b", "c"]
+        .iter()
+        .map(|from| Link {
+            user_id: "u".into(),
+            from_id: (*from).into(),
+            to_id: "p".into(),
+            link_type: LinkType::InstanceOf,
+            confidence: 1.0,
+            reason: String::new(),
+            created_at: T0,
+            run_id: None,
+        })
+        .collect();
+    let snapshot = Snapshot {
+        user_id: "u".into(),
+        memories,
+        links,
+    };
+    let settings = settings_with_wordnet();
+    let mut detect = settings.detect_settings(engram::model::Tier::Gentle);
+    detect.lookback = 30 * DAY;
+    let found = patterns::detect(
+        &snapshot,
+        &Prepared::new(&snapshot),
+        T0 + 11 * DAY,
+        &detect,
+        &settings.lexicon,
+    );
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].pattern_id.as_deref(), Some("p"));
+    assert_eq!(found[0].instances, vec!["a", "b", "c", "d", "e"]);
+    assert!(
+        found[0]
+            .content
+            .starts_with("Lena finishes her novel (5 times,"),
+        "{}",
+        found[0].content
+    );
+}

@@ -341,12 +341,13 @@ static DETERMINERS: WordClass = WordClass::new("determiners");
 /// Whether a pattern's sentence (`words`) is what at least half of its
 /// episodes say: its verb phrase ends on a thing (a name, a number or a noun:
 /// [`Token::carries_fact`]), and that many episodes say its verb and then
-/// that word, with nothing between but function words and the text's own
-/// object words ("Jon opens a dance studio": "opening a dance studio",
-/// "open his dance studio"). A bare verb ("Nate finds"), a complement
-/// left hanging ("finds inspiring"), or an object one episode gave ("feels
-/// a sense") or none gave to that verb ("uses the basketball", from "used
-/// his contacts in the basketball industry") is no recurrence.
+/// that word, with nothing between but function words, the text's own
+/// object words and words that run straight into that word ("Jon opens a
+/// dance studio": "opening a dance studio", "open his new dance studio").
+/// A bare verb ("Nate finds"), a complement left hanging ("finds
+/// inspiring"), or an object one episode gave ("feels a sense") or none
+/// gave to that verb ("uses the basketball", from "used his contacts in
+/// the basketball industry") is no recurrence.
 fn said_by_half(words: &[Token], episodes: &[Vec<Token>], lexicon: &Lexicon) -> bool {
     let Some(at) = (0..words.len()).find(|&k| verb_at(words, k)) else {
         return false;
@@ -356,6 +357,18 @@ fn said_by_half(words: &[Token], episodes: &[Vec<Token>], lexicon: &Lexicon) -> 
         return false;
     };
     let in_object = |t: &Token| object.iter().any(|o| o.is_content() && o.shares_lemma(t));
+    // Words that run straight into the head describe it ("writing her
+    // `second` screenplay" says "writes her screenplay"); a word followed
+    // by anything else is an object of its own ("uses his `contacts` in
+    // the basketball industry" does not say "uses the basketball").
+    let describes_head = |text: &[Token], j: usize| {
+        let run = (j..text.len())
+            .take_while(|&m| {
+                text[m].is_content() && !head.shares_lemma(&text[m]) && !verb_at(text, m)
+            })
+            .count();
+        text.get(j + run).is_some_and(|t| head.shares_lemma(t))
+    };
     let says = |text: &[Token], k: usize| {
         if !(verb_at(text, k) && verb.same_meaning(&text[k], lexicon)) {
             return false;
@@ -372,7 +385,7 @@ fn said_by_half(words: &[Token], episodes: &[Vec<Token>], lexicon: &Lexicon) -> 
                     .get(j + 1)
                     .is_none_or(|next| next.role != Role::Content || !next.is_verb());
             }
-            if !in_object(t) {
+            if !in_object(t) && !describes_head(text, j) {
                 return false;
             }
         }
