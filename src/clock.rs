@@ -64,10 +64,21 @@ impl Clock {
 
     /// The current time. Stream time before any event falls back to the wall clock.
     pub fn now(&self) -> Millis {
+        self.now_at(Self::wall())
+    }
+
+    /// [`Clock::now`] with `wall` as the wall clock's reading: one reading
+    /// can serve many events applied within moments of each other.
+    pub fn now_at(&self, wall: Millis) -> Millis {
         match (self.stream, self.latest_event) {
             (true, Some(latest)) => latest,
-            _ => Utc::now().timestamp_millis(),
+            _ => wall,
         }
+    }
+
+    /// The wall clock's reading.
+    pub fn wall() -> Millis {
+        Utc::now().timestamp_millis()
     }
 }
 

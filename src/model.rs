@@ -306,6 +306,22 @@ impl UserState {
         Some(owner)
     }
 
+    /// What the user's watermarks say of the event at `offset` of
+    /// `source` (a `topic/partition` key) from `partition`: whether it was
+    /// applied already ([`UserState::already_applied`]), else which other
+    /// partition feeds the user ([`UserState::owner_other_than`]), from one
+    /// lookup of the source.
+    pub fn admission(&self, source: &str, offset: i64, partition: Option<i32>) -> Admission {
+        match self.applied_offsets.get(source) {
+            Some(&applied) if offset <= applied => Admission::Replayed,
+            Some(_) => Admission::New,
+            None => match partition.and_then(|p| self.owner_partition().filter(|&o| o != p)) {
+                Some(owner) => Admission::FedBy(owner),
+                None => Admission::New,
+            },
+        }
+    }
+
     pub fn mark_applied(&mut self, source: &str, offset: i64) {
         // The key exists after a stream's first event: no allocation per event.
         match self.applied_offsets.get_mut(source) {
@@ -315,6 +331,18 @@ impl UserState {
             }
         }
     }
+}
+
+/// An input event as its user's watermarks see it ([`UserState::admission`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Admission {
+    /// At or below the watermark of its source: applied before.
+    Replayed,
+    /// The user is fed by this other partition: applying the event would
+    /// make a second writer.
+    FedBy(i32),
+    /// Neither.
+    New,
 }
 
 /// The partition number at the end of a watermark key (`topic/partition`):

@@ -19,7 +19,7 @@ use crate::event::{
     UserErasureCompleted,
 };
 use crate::index::{Neighbour, UserIndexes, VectorIndex};
-use crate::model::{Memory, MemoryStatus, Millis, ParkedRead, PendingRun, UserState};
+use crate::model::{Admission, Memory, MemoryStatus, Millis, ParkedRead, PendingRun, UserState};
 use crate::plan::tokens;
 use crate::revise::{self, Rebuilt};
 use crate::salience::SalienceState;
@@ -365,27 +365,28 @@ impl<'a> StateBatch<'a> {
         if !self.users[user_id].parked_reads.is_empty() {
             self.expire_parked(user_id, WaitClock::stream(stream_time))?;
         }
-        if self.users[user_id].already_applied(position.stream, position.offset) {
-            return Ok(Disposition::Replayed);
-        }
-        // Another partition feeds this user (a producer with another
-        // partitioner): applying it would make a second writer. Not marked
-        // applied, so the owner's watermark stays the only one.
-        if let Some(owner) = position
-            .partition
-            .and_then(|partition| self.users[user_id].owner_other_than(position.stream, partition))
-        {
-            return Ok(Disposition::Rejected {
-                kind: "wrong_partition",
-                reason: format!(
-                    "user {user_id} is fed by partition {owner}; its events must all go there \
-                     (the producers' partitioner must match, see kafka.partitioner)"
-                ),
-            });
+        // One lookup of the user for what every event asks of it.
+        let user = &self.users[user_id];
+        let erased_at = user.erased_at;
+        match user.admission(position.stream, position.offset, position.partition) {
+            Admission::Replayed => return Ok(Disposition::Replayed),
+            // Another partition feeds this user (a producer with another
+            // partitioner): applying it would make a second writer. Not
+            // marked applied, so the owner's watermark stays the only one.
+            Admission::FedBy(owner) => {
+                return Ok(Disposition::Rejected {
+                    kind: "wrong_partition",
+                    reason: format!(
+                        "user {user_id} is fed by partition {owner}; its events must all go \
+                         there (the producers' partitioner must match, see kafka.partitioner)"
+                    ),
+                });
+            }
+            Admission::New => {}
         }
         // An erased user's events from before the erasure never come back,
         // whatever replays them; a repeated erasure is confirmed again.
-        if let Some(erased_at) = self.users[user_id].erased_at
+        if let Some(erased_at) = erased_at
             && event.occurred_at().timestamp_millis() <= erased_at
         {
             if let Event::UserErased(erased) = event {
@@ -801,9 +802,8 @@ impl<'a> StateBatch<'a> {
         stream_time: Option<Millis>,
     ) -> Result<Disposition, StoreError> {
         let at = event.accessed_at.timestamp_millis();
-        let user_known = self.known_users.contains(&event.user_id);
         let Some(salience) = self.salience(&event.user_id, &event.memory_id)? else {
-            if !user_known {
+            if !self.known_users.contains(&event.user_id) {
                 // No row for a user id engram has never seen: stray ids
                 // would grow the store without bound.
                 return Ok(Disposition::Rejected {
