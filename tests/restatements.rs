@@ -9,7 +9,7 @@ mod common;
 use common::*;
 use engram::detect::Lexicon;
 use engram::detect::align::{Comparison, compare, statement, tokens};
-use engram::detect::fuse::{additions, additions_state_facts, fusable};
+use engram::detect::fuse::{additions, additions_state_facts, fusable, phrase_states_fact};
 
 /// The case lines of a cases file, split on tabs into `N` fields, with
 /// their line numbers.
@@ -184,4 +184,19 @@ fn an_addition_is_a_phrase_with_its_noun_and_stops_at_a_sentence_end() {
         ),
         ["Mr. Peterson"]
     );
+}
+
+#[test]
+fn a_clause_opened_by_a_preposition_or_conjunction_states_no_fact_of_its_own() {
+    // WordNet lists no prepositions or conjunctions, and a word it does not
+    // know may be a thing ("postgresql"). A closed-class word of relation
+    // is not: "since we chatted" relates a time it does not state.
+    let settings = settings_with_wordnet();
+    let lexicon = &settings.lexicon;
+    for clause in ["since we chatted", "until we left", "although it rained"] {
+        assert!(!phrase_states_fact(clause, lexicon), "{clause:?}");
+    }
+    for phrase in ["since March", "until the storm", "postgresql"] {
+        assert!(phrase_states_fact(phrase, lexicon), "{phrase:?}");
+    }
 }

@@ -808,6 +808,17 @@ fn a_pattern_object_keeps_only_the_leading_words_its_episodes_say() {
         .as_deref(),
         Some("Lena finishes her novel")
     );
+    // A time told from one episode's day holds on none of the others:
+    // the pattern's dates say when.
+    assert_eq!(
+        phrase(&[
+            "Omar won a chess match last week",
+            "Omar won a chess match last week at the club",
+            "Omar won a chess match against Lee",
+        ])
+        .as_deref(),
+        Some("Omar wins a chess match")
+    );
     // A participle that describes the noun before it is no verb of the
     // subject's: what recurs here is no one thing Omar does.
     assert_eq!(

@@ -284,11 +284,17 @@ impl Token {
     /// Whether it states a fact alone: a name, a number, or a noun that
     /// is no verb form ("studio", "March", "1995"; not "regional",
     /// "agreed" or "talking"). A content word WordNet does not know (or
-    /// every word, without WordNet) may be any of these, and counts.
+    /// every word, without WordNet) may be any of these, and counts,
+    /// unless it is a closed-class word of relation, which WordNet does
+    /// not list: a preposition or a conjunction ("since", "until",
+    /// "although") relates facts and states none.
     pub fn carries_fact(&self) -> bool {
         matches!(self.role, Role::Name | Role::Number)
             || plain_noun(self)
-            || (self.role == Role::Content && !self.info.is_known())
+            || (self.role == Role::Content
+                && !self.info.is_known()
+                && !is_preposition(&self.word)
+                && !listed(&phrase::PHRASE_ENDS, &self.word))
     }
 
     /// [`Token::carries_fact`] for a word that opens a sentence, where a

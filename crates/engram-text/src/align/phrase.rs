@@ -17,7 +17,7 @@ use super::tokens::ordinal_rank;
 use super::*;
 
 /// Words that end a verb's phrase: the next clause or an aside begins.
-static PHRASE_ENDS: WordClass = WordClass::new("phrase_ends");
+pub(super) static PHRASE_ENDS: WordClass = WordClass::new("phrase_ends");
 
 /// Subjects a verb agrees with in its plain form ("I try", "they try").
 static PLAIN_SUBJECTS: WordClass = WordClass::new("plain_verb_subjects");
@@ -92,10 +92,19 @@ pub fn recurring_phrase(
             .iter()
             .filter(|t| t.is_content())
             .all(|t| half(said_by(t, false)));
-    // The object: the verb's clause, up to the next clause or aside.
+    // The object: the verb's clause, up to the next clause or aside, or
+    // a time told from one episode's day ("won a tournament `last week`"),
+    // which holds on none of the pattern's other dates: the dates after
+    // the text say when.
+    let relative_time = |k: usize| {
+        listed(&TIME_DEICTICS, &own[k].word)
+            && own.get(k + 1).is_some_and(|t| names_time(t, lexicon))
+    };
     let clause_end = (head + 1..own.len())
         .find(|&k| {
-            listed(&PHRASE_ENDS, &own[k].word) || punctuated_before(text, &own[k - 1], &own[k])
+            listed(&PHRASE_ENDS, &own[k].word)
+                || punctuated_before(text, &own[k - 1], &own[k])
+                || relative_time(k)
         })
         .unwrap_or(own.len());
     // What a copula assigns is the first word of the object.
