@@ -105,6 +105,25 @@ pub struct Pipeline<'a> {
     wall_read: AtomicI64,
 }
 
+/// An input record and its decoded event, as the caller holds them:
+/// [`Pipeline::process_decoded`] reads them in place, so a partition worker
+/// hands over its batch without rebuilding it.
+pub trait DecodedRecord {
+    /// The record, and its event, which embedding may fill in.
+    fn parts(&mut self) -> (&SourceRecord, &mut Result<Event, DecodeError>);
+    fn record(&self) -> &SourceRecord;
+}
+
+impl DecodedRecord for (SourceRecord, Result<Event, DecodeError>) {
+    fn parts(&mut self) -> (&SourceRecord, &mut Result<Event, DecodeError>) {
+        (&self.0, &mut self.1)
+    }
+
+    fn record(&self) -> &SourceRecord {
+        &self.0
+    }
+}
+
 /// The embedder and what goes with it.
 struct Embedding<'a> {
     texts: TextEmbedder<'a>,
@@ -342,7 +361,7 @@ impl<'a> Pipeline<'a> {
     /// same vectors, counted as supplied) rather than embed them again.
     pub fn process_decoded(
         &mut self,
-        records: &mut [(SourceRecord, Result<Event, DecodeError>)],
+        records: &mut [impl DecodedRecord],
         sink: &mut dyn OutputSink,
     ) -> Result<RunSummary, PipelineError> {
         self.forgetting_a_failure(|pipeline| pipeline.apply_decoded(records, sink))
@@ -350,15 +369,16 @@ impl<'a> Pipeline<'a> {
 
     fn apply_decoded(
         &mut self,
-        records: &mut [(SourceRecord, Result<Event, DecodeError>)],
+        records: &mut [impl DecodedRecord],
         sink: &mut dyn OutputSink,
     ) -> Result<RunSummary, PipelineError> {
         let mut summary = RunSummary::default();
         // (position in the batch, dead letter)
         let mut dead_letters: Vec<(usize, Event)> = Vec::new();
-        let positions = PositionKeys::of(records.iter().map(|(record, _)| record));
+        let positions = PositionKeys::of(records.iter().map(DecodedRecord::record));
         let mut decoded = Vec::with_capacity(records.len());
-        for (index, (record, event)) in records.iter_mut().enumerate() {
+        for (index, held) in records.iter_mut().enumerate() {
+            let (record, event) = held.parts();
             match event {
                 Ok(event) => decoded.push((index, &*record, event)),
                 Err(error) => {
