@@ -200,3 +200,22 @@ fn a_clause_opened_by_a_preposition_or_conjunction_states_no_fact_of_its_own() {
         assert!(phrase_states_fact(phrase, lexicon), "{phrase:?}");
     }
 }
+
+#[test]
+fn a_clause_with_a_subject_of_its_own_is_no_phrase_to_add() {
+    // Cut from its sentence, a subject and its verb say something of their
+    // own about what the pronoun stood for, which the canonical does not
+    // name: "(also: it really means a lot)" is a sentence, not a detail.
+    let settings = settings_with_wordnet();
+    let lexicon = &settings.lexicon;
+    for clause in [
+        "it really means a lot",
+        "He used a new chain",
+        "we won the cup",
+    ] {
+        assert!(!phrase_states_fact(clause, lexicon), "{clause:?}");
+    }
+    for phrase in ["a lot of support", "told reporters", "with them in Lyon"] {
+        assert!(phrase_states_fact(phrase, lexicon), "{phrase:?}");
+    }
+}

@@ -72,7 +72,7 @@ pub fn phrase_states_fact(phrase: &str, lexicon: &Lexicon) -> bool {
         tokens: &tokens,
         text: phrase,
     };
-    (0..tokens.len()).any(|k| text.states_fact(k))
+    !tokens.is_empty() && text.phrase_states_fact(0, tokens.len() - 1)
 }
 
 /// The phrases of [`additions`], each with whether a word of it
@@ -184,7 +184,7 @@ fn addition_phrases(base: &[Token], other_text: &str, lexicon: &Lexicon) -> Vec<
         .into_iter()
         .map(|(first, last)| {
             let phrase = other_text[other[first].span.0..other[last].span.1].to_owned();
-            (phrase, (first..=last).any(|k| text.states_fact(k)))
+            (phrase, text.phrase_states_fact(first, last))
         })
         .collect()
 }
@@ -214,6 +214,29 @@ impl Phrases<'_> {
         let abbreviated = align::listed(&TITLES, &self.tokens[a].word)
             || self.tokens[a].word.chars().count() == 1;
         gap.contains(['!', '?']) || (gap.contains('.') && !abbreviated)
+    }
+
+    /// Whether tokens `first..=last` hold a clause of their own: a subject
+    /// pronoun and its verb, right after it or after one word that is
+    /// neither noun nor verb ("we `won`", "it really `means`"). Cut from its
+    /// sentence, such a clause says something of a referent the canonical
+    /// does not name: a sentence, not a detail.
+    fn holds_clause(&self, first: usize, last: usize) -> bool {
+        let tokens = &self.tokens[first..=last];
+        tokens.iter().enumerate().any(|(k, token)| {
+            let verb_after = match &tokens[k + 1..] {
+                [next, ..] if next.is_verb() => true,
+                [next, then, ..] => !next.is_noun() && then.is_verb(),
+                _ => false,
+            };
+            verb_after && align::listed(&SUBJECT_PRONOUNS, &token.word)
+        })
+    }
+
+    /// Whether any of tokens `first..=last` states a fact, and they are
+    /// no clause of their own ([`Phrases::holds_clause`]).
+    fn phrase_states_fact(&self, first: usize, last: usize) -> bool {
+        (first..=last).any(|k| self.states_fact(k)) && !self.holds_clause(first, last)
     }
 
     /// Whether token `k` states a fact ([`Token::carries_fact`]), read as
@@ -417,6 +440,9 @@ pub fn listed_additions(text: &str) -> Vec<&str> {
         .1
         .map_or_else(Vec::new, |listed| listed.split("; ").collect())
 }
+
+/// Pronouns that are a clause's subject.
+static SUBJECT_PRONOUNS: WordClass = WordClass::new("subject_pronouns");
 
 /// Titles written before a name.
 static TITLES: WordClass = WordClass::new("titles");

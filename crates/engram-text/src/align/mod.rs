@@ -313,6 +313,11 @@ impl Token {
         self.info.is_verb()
     }
 
+    /// Whether WordNet knows the word as a noun.
+    pub fn is_noun(&self) -> bool {
+        self.info.is_noun()
+    }
+
     /// Whether the word is a verb written in an inflection ("wins",
     /// "pushed"; also a participle).
     pub fn is_inflected_verb(&self) -> bool {
