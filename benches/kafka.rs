@@ -131,9 +131,9 @@ fn access_events(count: usize, format: Format) -> Vec<(String, Vec<u8>)> {
             let memory = (i * 7919) % MEMORIES;
             let user = format!("user-{}", memory % USERS);
             let event = Event::MemoryAccessed(MemoryAccessed {
-                event_id: format!("a-{i}"),
-                user_id: user.clone(),
-                memory_id: format!("m{memory}"),
+                event_id: format!("a-{i}").into(),
+                user_id: user.clone().into(),
+                memory_id: format!("m{memory}").into(),
                 accessed_at: at((MEMORIES + i) as i64),
                 context: None,
             });

@@ -105,9 +105,9 @@ impl Load {
                 // A memory created earlier, of the same user as its id says.
                 let m = (n * 7919) % self.created.clamp(1, MEMORY_POOL);
                 Event::MemoryAccessed(MemoryAccessed {
-                    event_id: format!("a{n}"),
-                    user_id: format!("u{}", m % USERS),
-                    memory_id: format!("m{m}"),
+                    event_id: format!("a{n}").into(),
+                    user_id: format!("u{}", m % USERS).into(),
+                    memory_id: format!("m{m}").into(),
                     accessed_at: at,
                     context: None,
                 })

@@ -4,6 +4,8 @@
 use std::io::{self, BufRead};
 use std::sync::Arc;
 
+use bytes::Bytes;
+
 /// One raw input record and where it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SourceRecord {
@@ -14,7 +16,9 @@ pub struct SourceRecord {
     pub partition: Option<i32>,
     /// Position in the stream: the Kafka offset, or the 0-based line number.
     pub offset: i64,
-    pub payload: Vec<u8>,
+    /// The record as it came; a partition worker's share one block of
+    /// memory (see `kafka::worker`).
+    pub payload: Bytes,
     /// Length of the original record when `payload` had to be cut short.
     pub oversize: Option<usize>,
 }
@@ -64,7 +68,7 @@ impl<R: BufRead> LineSource<R> {
                 stream: self.stream.clone(),
                 partition: None,
                 offset,
-                payload,
+                payload: payload.into(),
                 oversize: (total > self.max_bytes).then_some(total),
             }));
         }
@@ -124,7 +128,7 @@ mod tests {
     #[test]
     fn lines_keep_their_line_numbers_and_skip_blanks() {
         let out = records("a\n\n  \nb\r\nc", 100);
-        let lines: Vec<_> = out.iter().map(|r| (r.offset, r.payload.clone())).collect();
+        let lines: Vec<_> = out.iter().map(|r| (r.offset, r.payload.to_vec())).collect();
         assert_eq!(
             lines,
             vec![(0, b"a".to_vec()), (3, b"b".to_vec()), (4, b"c".to_vec())]
@@ -134,9 +138,9 @@ mod tests {
     #[test]
     fn long_lines_are_cut_and_flagged() {
         let out = records("0123456789\nok\n", 4);
-        assert_eq!(out[0].payload, b"0123");
+        assert_eq!(&out[0].payload[..], b"0123");
         assert_eq!(out[0].oversize, Some(10));
-        assert_eq!(out[1].payload, b"ok");
+        assert_eq!(&out[1].payload[..], b"ok");
         assert_eq!(out[1].oversize, None);
     }
 }

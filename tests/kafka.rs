@@ -861,7 +861,7 @@ fn workload(
                 let read = (m * 31 + r * 17 + u) % (m + 1);
                 let target = format!("m{read}");
                 let mut access = accessed(&user, &target, t);
-                access.event_id = format!("a-{user}-{m}-{r}");
+                access.event_id = format!("a-{user}-{m}-{r}").into();
                 events.push(Event::MemoryAccessed(access));
                 *counts.entry((user.clone(), target)).or_insert(0) += 1;
                 t += 60;

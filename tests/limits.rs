@@ -30,7 +30,7 @@ fn input(mut out: impl Write) -> std::io::Result<()> {
     for i in 0..ACCESSES {
         let m = (i * 7919) % MEMORIES;
         let mut event = accessed(&user(m), &format!("m{m}"), (MEMORIES + i) as i64);
-        event.event_id = format!("a{i}");
+        event.event_id = format!("a{i}").into();
         out.write_all(&codec.encode_json(&Event::MemoryAccessed(event)))?;
         out.write_all(b"\n")?;
     }

@@ -591,7 +591,7 @@ fn process_on_partition(
                 stream: stream.into(),
                 partition: Some(0),
                 offset,
-                payload: Vec::new(),
+                payload: Default::default(),
                 oversize: None,
             };
             (record, Ok(event))

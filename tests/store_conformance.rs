@@ -1020,9 +1020,9 @@ pub fn a_state_with_1000_parked_reads_of_1kib_lands_whole(store: &dyn Store) {
     for i in 0..1_000 {
         state.parked_reads.push(ParkedRead {
             read: engram::event::MemoryAccessed {
-                event_id: format!("read-{i}"),
+                event_id: format!("read-{i}").into(),
                 user_id: "p".into(),
-                memory_id: format!("later-{i}"),
+                memory_id: format!("later-{i}").into(),
                 accessed_at: chrono::DateTime::from_timestamp_millis(i).unwrap(),
                 context: Some(format!("{i:04} {}", "context ".repeat(127))),
             },

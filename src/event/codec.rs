@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use apache_avro::reader::datum::GenericDatumReader;
 use apache_avro::writer::datum::GenericDatumWriter;
+use bytes::Bytes;
 use chrono::{DateTime, SubsecRound, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
@@ -15,6 +16,7 @@ use super::datum::access_datum;
 use super::error::DecodeError;
 use super::flat::{Flat, flat_object};
 use super::schema::{SchemaError, Schemas};
+use super::shared_str::SharedStr;
 use super::types::{Event, EventType, MemoryAccessed};
 
 /// Avro single-object encoding marker (spec: `C3 01`, then the schema's
@@ -139,28 +141,38 @@ impl EventCodec {
 
     /// Decodes one input event in the given format.
     pub fn decode(&self, bytes: &[u8], format: WireFormat) -> Result<Event, DecodeError> {
+        self.decode_input(Input::copied(bytes), format)
+    }
+
+    fn decode_input(&self, input: Input<'_>, format: WireFormat) -> Result<Event, DecodeError> {
         match format {
-            WireFormat::Json => self.decode_json(bytes),
-            WireFormat::Avro => self.decode_avro(bytes),
+            WireFormat::Json => self.decode_json_or(input, None),
+            WireFormat::Avro => self.decode_avro_input(input),
         }
     }
 
     /// Decodes one JSON event (one line, without its newline).
     pub fn decode_json(&self, bytes: &[u8]) -> Result<Event, DecodeError> {
-        self.decode_json_or(bytes, None)
+        self.decode_json_or(Input::copied(bytes), None)
+    }
+
+    /// [`decode_json`](Self::decode_json) of a record's payload, which a
+    /// read's ids are slices of.
+    pub fn decode_json_payload(&self, payload: &Bytes) -> Result<Event, DecodeError> {
+        self.decode_json_or(Input::shared(payload), None)
     }
 
     /// A JSON event whose `type`, when absent, is `default_type`.
     fn decode_json_or(
         &self,
-        bytes: &[u8],
+        input: Input<'_>,
         default_type: Option<EventType>,
     ) -> Result<Event, DecodeError> {
-        self.check_size(bytes)?;
-        if let Some(read) = plain_access(bytes, default_type) {
+        self.check_size(input.bytes)?;
+        if let Some(read) = plain_access(input, default_type) {
             return self.validate(Event::MemoryAccessed(read));
         }
-        self.decode_json_checked(bytes, default_type)
+        self.decode_json_checked(input.bytes, default_type)
     }
 
     /// The general JSON decoding: a JSON value, checked against the
@@ -203,20 +215,22 @@ impl EventCodec {
     /// `format` `None` detects Avro by its single-object marker. A JSON
     /// message may leave out `type` when the topic carries one type; an event
     /// of a type its topic does not carry is rejected.
+    /// A read's ids are slices of `payload`.
     pub fn decode_from_topic(
         &self,
-        bytes: &[u8],
+        payload: &Bytes,
         format: Option<WireFormat>,
         carried: &[EventType],
     ) -> Result<Event, DecodeError> {
-        let format = format.unwrap_or(if bytes.starts_with(&SINGLE_OBJECT_MAGIC) {
+        let format = format.unwrap_or(if payload.starts_with(&SINGLE_OBJECT_MAGIC) {
             WireFormat::Avro
         } else {
             WireFormat::Json
         });
+        let input = Input::shared(payload);
         let event = match (format, carried) {
-            (WireFormat::Json, [only]) => self.decode_json_or(bytes, Some(*only))?,
-            _ => self.decode(bytes, format)?,
+            (WireFormat::Json, [only]) => self.decode_json_or(input, Some(*only))?,
+            _ => self.decode_input(input, format)?,
         };
         let event_type = event.event_type();
         if !carried.is_empty() && !carried.contains(&event_type) {
@@ -227,8 +241,13 @@ impl EventCodec {
 
     /// Decodes one Avro single-object-encoded input event.
     pub fn decode_avro(&self, bytes: &[u8]) -> Result<Event, DecodeError> {
+        self.decode_avro_input(Input::copied(bytes))
+    }
+
+    fn decode_avro_input(&self, input: Input<'_>) -> Result<Event, DecodeError> {
+        let bytes = input.bytes;
         self.check_size(bytes)?;
-        if let Some(read) = self.direct_access(bytes) {
+        if let Some(read) = self.direct_access(input) {
             return self.validate(Event::MemoryAccessed(read));
         }
         let (event_type, value) = self.read_single_object(bytes)?;
@@ -280,15 +299,16 @@ impl EventCodec {
     /// A read in the single-object encoding of engram's own schema, read
     /// without a generic Avro value ([`access_datum`]); `None` for anything
     /// else, which the general path reads (or refuses).
-    fn direct_access(&self, bytes: &[u8]) -> Option<MemoryAccessed> {
+    fn direct_access(&self, input: Input<'_>) -> Option<MemoryAccessed> {
+        let bytes = input.bytes;
         if self.announced_type(bytes).ok()? != EventType::MemoryAccessed {
             return None;
         }
         let read = access_datum(&bytes[HEADER_LEN..])?;
         Some(MemoryAccessed {
-            event_id: read.event_id.to_owned(),
-            user_id: read.user_id.to_owned(),
-            memory_id: read.memory_id.to_owned(),
+            event_id: input.text(read.event_id),
+            user_id: input.text(read.user_id),
+            memory_id: input.text(read.memory_id),
             accessed_at: event_time(read.accessed_at)?,
             context: read.context.map(str::to_owned),
         })
@@ -584,10 +604,10 @@ fn check_id_length(field: &str, value: &str, limits: &Limits) -> Result<(), Deco
 /// against the schema and converting it was a third of an access event's
 /// CPU). `None` for anything else, which takes the general path and gets
 /// its exact error there; what this accepts, that path accepts the same.
-fn plain_access(bytes: &[u8], default_type: Option<EventType>) -> Option<MemoryAccessed> {
+fn plain_access(input: Input<'_>, default_type: Option<EventType>) -> Option<MemoryAccessed> {
     // UTF-8 checked once for the whole event: from bytes, the parser checks
     // each string by itself, which cost more than the check of the whole.
-    let text = std::str::from_utf8(bytes).ok()?;
+    let text = std::str::from_utf8(input.bytes).ok()?;
     let plain = match scan_access(text) {
         Some(plain) => plain,
         // An escape, a repeated key, a value of another kind: serde reads
@@ -602,13 +622,51 @@ fn plain_access(bytes: &[u8], default_type: Option<EventType>) -> Option<MemoryA
         return None;
     }
     let accessed_at = event_time(rfc3339_millis(&plain.accessed_at)?)?;
+    // A value serde had to unescape is its own; one as written is a slice
+    // of the payload.
+    let id = |value: Cow<'_, str>| match value {
+        Cow::Borrowed(text) => input.text(text),
+        Cow::Owned(text) => SharedStr::from(text),
+    };
     Some(MemoryAccessed {
-        event_id: plain.event_id.into_owned(),
-        user_id: plain.user_id.into_owned(),
-        memory_id: plain.memory_id.into_owned(),
+        event_id: id(plain.event_id),
+        user_id: id(plain.user_id),
+        memory_id: id(plain.memory_id),
         accessed_at,
         context: plain.context.map(Cow::into_owned),
     })
+}
+
+/// An event's bytes, and the payload they are, where the caller holds it
+/// as [`Bytes`]: a read's ids are then slices of it, not copies.
+#[derive(Clone, Copy)]
+struct Input<'a> {
+    bytes: &'a [u8],
+    shared: Option<&'a Bytes>,
+}
+
+impl<'a> Input<'a> {
+    fn copied(bytes: &'a [u8]) -> Self {
+        Self {
+            bytes,
+            shared: None,
+        }
+    }
+
+    fn shared(payload: &'a Bytes) -> Self {
+        Self {
+            bytes: payload,
+            shared: Some(payload),
+        }
+    }
+
+    /// `text`, read from these bytes, as an id.
+    fn text(&self, text: &str) -> SharedStr {
+        match self.shared {
+            Some(payload) => SharedStr::within(payload, text),
+            None => SharedStr::from(text),
+        }
+    }
 }
 
 /// A read's fields as they are written, before any check of their values.
@@ -730,7 +788,8 @@ mod tests {
         let mut accepted = 0;
         for case in &cases {
             for default_type in [None, Some(EventType::MemoryAccessed)] {
-                let direct = codec.decode_json_or(case.as_bytes(), default_type);
+                let payload = Bytes::from(case.clone());
+                let direct = codec.decode_json_or(Input::shared(&payload), default_type);
                 let general = codec
                     .decode_json_checked(case.as_bytes(), default_type)
                     .and_then(|event| codec.validate(event));
@@ -829,9 +888,9 @@ mod tests {
             };
             let written = codec
                 .encode_avro(&Event::MemoryAccessed(MemoryAccessed {
-                    event_id: ids[0].clone(),
-                    user_id: ids[1].clone(),
-                    memory_id: ids[2].clone(),
+                    event_id: ids[0].clone().into(),
+                    user_id: ids[1].clone().into(),
+                    memory_id: ids[2].clone().into(),
                     accessed_at: chrono::DateTime::from_timestamp_millis(millis)
                         .unwrap_or_default(),
                     context,

@@ -7,9 +7,11 @@ mod datum;
 mod error;
 mod flat;
 mod schema;
+mod shared_str;
 mod types;
 
 pub use codec::{EventCodec, Limits, WireFormat};
 pub use error::DecodeError;
 pub use schema::{SchemaError, Schemas};
+pub use shared_str::SharedStr;
 pub use types::*;

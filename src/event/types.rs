@@ -5,6 +5,7 @@ use base64::Engine as _;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use super::shared_str::SharedStr;
 use crate::model::MemoryKind;
 
 pub type Timestamp = DateTime<Utc>;
@@ -228,9 +229,10 @@ impl MemoryCreated {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MemoryAccessed {
-    pub event_id: String,
-    pub user_id: String,
-    pub memory_id: String,
+    /// The ids of a decoded read share its record's memory.
+    pub event_id: SharedStr,
+    pub user_id: SharedStr,
+    pub memory_id: SharedStr,
     pub accessed_at: Timestamp,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<String>,

@@ -27,6 +27,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use bytes::{Bytes, BytesMut};
 use prometheus::IntCounter;
 use rdkafka::Message;
 use rdkafka::consumer::ConsumerContext;
@@ -140,6 +141,7 @@ impl WorkerHandle {
                 .collect(),
             carried: Vec::new(),
             heads: TopicHeads::new(queues.len(), max_idle),
+            payloads: Payloads::default(),
             shared,
             queues,
             strays,
@@ -199,6 +201,7 @@ struct Worker<C: ConsumerContext> {
     queues: Vec<PartitionQueue<C>>,
     strays: Receiver<OwnedMessage>,
     heads: TopicHeads,
+    payloads: Payloads,
     wake: Arc<Wake>,
     stop: Arc<AtomicBool>,
 }
@@ -331,7 +334,15 @@ impl<C: ConsumerContext> Worker<C> {
         let order_by = self.shared.config.order_by;
         while let Ok(message) = self.strays.try_recv() {
             let topic = message.topic();
-            let decoded = decode(pipeline, Arc::from(topic), None, &message, order_by);
+            let payload = self.payloads.copy(message.payload());
+            let decoded = decode(
+                pipeline,
+                Arc::from(topic),
+                None,
+                &message,
+                payload,
+                order_by,
+            );
             match self.topics.iter().position(|t| **t == *topic) {
                 Some(index) => {
                     self.consumed[index].inc();
@@ -382,7 +393,8 @@ impl<C: ConsumerContext> Worker<C> {
                     self.unreadable[index] = None;
                     let topic = Arc::clone(&self.topics[index]);
                     let carried = Some(&self.carried[index][..]);
-                    let decoded = decode(pipeline, topic, carried, &message, order_by);
+                    let payload = self.payloads.copy(message.payload());
+                    let decoded = decode(pipeline, topic, carried, &message, payload, order_by);
                     self.heads.push(index, decoded);
                 }
                 Some(Err(RdKafkaError::PartitionEOF(_))) => {
@@ -458,7 +470,7 @@ impl<C: ConsumerContext> Worker<C> {
                 stream: topic,
                 partition: Some(partition),
                 offset,
-                payload: Vec::new(),
+                payload: Bytes::new(),
                 oversize: None,
             },
             event: Err(DecodeError::Unreadable(reason)),
@@ -593,19 +605,21 @@ impl Gathering {
 
 /// `topic` is the message's own: a worker knows its queues' topics, and
 /// asking the client costs a lookup and a UTF-8 check per message. So are
-/// the types it `carried`, where the worker knows them.
+/// the types it `carried`, where the worker knows them. `payload` is the
+/// message's, copied out of the client's buffer ([`Payloads::copy`]).
 fn decode(
     pipeline: &Pipeline<'_>,
     topic: Arc<str>,
     carried: Option<&[EventType]>,
     message: &impl Message,
+    payload: Bytes,
     order_by: OrderBy,
 ) -> Box<Decoded> {
     let record = SourceRecord {
         stream: topic,
         partition: Some(message.partition()),
         offset: message.offset(),
-        payload: message.payload().map(<[u8]>::to_vec).unwrap_or_default(),
+        payload,
         oversize: None,
     };
     let event = match carried {
@@ -619,6 +633,31 @@ fn decode(
         event,
         order,
     })
+}
+
+/// Where a worker copies its messages' payloads: blocks of
+/// [`Payloads::BLOCK`] bytes, each record's payload a slice of one. A block
+/// is freed with the last record that refers to it, at the latest when its
+/// batch is done. One allocation per block, where a `Vec` per record cost
+/// an allocation and a free per read.
+#[derive(Default)]
+struct Payloads {
+    block: BytesMut,
+}
+
+impl Payloads {
+    const BLOCK: usize = 256 * 1024;
+
+    fn copy(&mut self, payload: Option<&[u8]>) -> Bytes {
+        let Some(payload) = payload.filter(|p| !p.is_empty()) else {
+            return Bytes::new();
+        };
+        if self.block.capacity() - self.block.len() < payload.len() {
+            self.block = BytesMut::with_capacity(Self::BLOCK.max(payload.len()));
+        }
+        self.block.extend_from_slice(payload);
+        self.block.split().freeze()
+    }
 }
 
 /// Earlier first; at the same time a creation before anything else, so a
@@ -780,7 +819,7 @@ mod tests {
                 stream: topic.into(),
                 partition: Some(0),
                 offset,
-                payload: Vec::new(),
+                payload: Bytes::new(),
                 oversize: None,
             },
             event: Ok(event),
@@ -813,7 +852,7 @@ mod tests {
             "accessed",
             offset,
             Event::MemoryAccessed(MemoryAccessed {
-                event_id: format!("a{offset}"),
+                event_id: format!("a{offset}").into(),
                 user_id: "u".into(),
                 memory_id: "m0".into(),
                 accessed_at: DateTime::from_timestamp(second, 0).unwrap(),
@@ -834,6 +873,21 @@ mod tests {
             .iter()
             .map(|(topic, offset)| format!("{topic}{offset}"))
             .collect()
+    }
+
+    #[test]
+    fn payloads_keep_their_bytes_across_blocks() {
+        let mut payloads = Payloads::default();
+        let large = vec![7u8; Payloads::BLOCK + 1];
+        let inputs: Vec<Vec<u8>> = (0..20_000u32)
+            .map(|i| format!("payload {i}").into_bytes())
+            .chain([Vec::new(), large])
+            .collect();
+        let copies: Vec<Bytes> = inputs.iter().map(|p| payloads.copy(Some(p))).collect();
+        for (input, copy) in inputs.iter().zip(&copies) {
+            assert_eq!(&copy[..], &input[..]);
+        }
+        assert!(payloads.copy(None).is_empty());
     }
 
     /// A batch closes at its event bound, or sooner at its bound on texts
@@ -967,6 +1021,7 @@ mod tests {
             "created".into(),
             None,
             &message,
+            Bytes::new(),
             OrderBy::EventTime,
         );
         assert!(future.event.is_err(), "refused for its time");

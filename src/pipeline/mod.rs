@@ -565,7 +565,7 @@ impl<'a> Pipeline<'a> {
             });
         }
         let event = match &self.decoding {
-            Decoding::JsonLines => self.codec.decode_json(&record.payload),
+            Decoding::JsonLines => self.codec.decode_json_payload(&record.payload),
             Decoding::Topics { format, .. } => {
                 self.codec
                     .decode_from_topic(&record.payload, *format, carried)

@@ -100,7 +100,9 @@ impl Pipeline<'_> {
                     partition: parked.partition,
                     offset: parked.offset,
                     // The read as engram kept it, re-encoded as JSON.
-                    payload: codec.encode_json(&Event::MemoryAccessed(parked.read)),
+                    payload: codec
+                        .encode_json(&Event::MemoryAccessed(parked.read))
+                        .into(),
                     oversize: None,
                 };
                 (index, dead_letter(&record, "unknown_memory", &reason, now))

@@ -803,7 +803,7 @@ impl<'a> StateBatch<'a> {
     ) -> Result<Disposition, StoreError> {
         let at = event.accessed_at.timestamp_millis();
         let Some(salience) = self.salience(&event.user_id, &event.memory_id)? else {
-            if !self.known_users.contains(&event.user_id) {
+            if !self.known_users.contains(event.user_id.as_str()) {
                 // No row for a user id engram has never seen: stray ids
                 // would grow the store without bound.
                 return Ok(Disposition::Rejected {
@@ -822,7 +822,7 @@ impl<'a> StateBatch<'a> {
             .contains(by(&(&event.user_id, &event.memory_id)))
         {
             self.salience_writes
-                .insert((event.user_id.clone(), event.memory_id.clone()));
+                .insert((event.user_id.to_string(), event.memory_id.to_string()));
         }
         Ok(Disposition::Applied(EventType::MemoryAccessed))
     }
@@ -836,7 +836,7 @@ impl<'a> StateBatch<'a> {
         parked_at: Millis,
     ) -> Disposition {
         let parking = self.parking;
-        let Some(user) = self.users.get_mut(&event.user_id) else {
+        let Some(user) = self.users.get_mut(event.user_id.as_str()) else {
             return unknown_memory(event, None);
         };
         if !parking.is_on() {

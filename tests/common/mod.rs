@@ -35,9 +35,9 @@ pub fn created(user: &str, memory: &str, content: &str, seconds: i64) -> MemoryC
 
 pub fn accessed(user: &str, memory: &str, seconds: i64) -> MemoryAccessed {
     MemoryAccessed {
-        event_id: format!("a-{user}-{memory}-{seconds}"),
-        user_id: user.to_owned(),
-        memory_id: memory.to_owned(),
+        event_id: format!("a-{user}-{memory}-{seconds}").into(),
+        user_id: user.into(),
+        memory_id: memory.into(),
         accessed_at: at(seconds),
         context: None,
     }
