@@ -112,6 +112,17 @@ fn a_test_broker_gets_distinct_ports_it_was_not_given() {
 }
 
 #[test]
+fn a_test_process_never_hands_out_one_port_twice() {
+    // A chosen port is free until the broker's JVM binds it; handed out
+    // again meanwhile, two tests' brokers would share it.
+    let mut seen = std::collections::BTreeSet::new();
+    for _ in 0..2_000 {
+        let port = broker::free_port();
+        assert!(seen.insert(port), "port {port} handed out twice");
+    }
+}
+
+#[test]
 fn the_http_endpoint_serves_probes_metrics_and_consolidation() {
     let (broker, _dir, engram) = engram_creating_topics(&[
         ("ENGRAM_CONSOLIDATION_TRIGGER_NEW_MEMORIES", "1000"),

@@ -9,12 +9,13 @@ pub mod jvm;
 #[path = "../../tests/common/cql.rs"]
 pub mod cql;
 
-/// A free 127.0.0.1 port (bound, then released).
+#[path = "../../tests/common/ports.rs"]
+pub mod ports;
+
+/// A free 127.0.0.1 port (bound, then released), not handed out before
+/// in this process ([`ports::free_port`]).
 pub fn free_port_here() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .map(|address| address.port())
-        .unwrap_or(0)
+    ports::free_port()
 }
 
 /// This process's peak resident set size (VmHWM) in MiB.

@@ -590,29 +590,8 @@ pub struct Fetched {
     pub payload: Vec<u8>,
 }
 
-/// `N` distinct free ports, none of them in `taken`: every listener is
-/// held until all are chosen, so none is handed out twice.
-pub fn free_ports_except<const N: usize>(taken: &[u16]) -> [u16; N] {
-    let mut held: Vec<TcpListener> = Vec::new();
-    let mut ports: Vec<u16> = Vec::new();
-    while ports.len() < N {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        if !taken.contains(&port) && !ports.contains(&port) {
-            ports.push(port);
-        }
-        held.push(listener);
-    }
-    std::array::from_fn(|i| ports[i])
-}
-
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+// Ports for the broker's listeners: one registry per test process.
+pub use super::common::ports::{free_port, free_ports_except};
 
 /// A TCP relay in front of the broker. Cutting it closes every connection
 /// and closes new ones at once, which clients see as the broker going down;

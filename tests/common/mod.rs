@@ -3,6 +3,7 @@
 
 pub mod cql;
 pub mod jvm;
+pub mod ports;
 
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
@@ -336,12 +337,10 @@ pub fn first_difference(a: &serde_json::Value, b: &serde_json::Value, path: Stri
     }
 }
 
-/// A free 127.0.0.1 port (bound, then released).
+/// A free 127.0.0.1 port (bound, then released), not handed out before
+/// in this process ([`ports::free_port`]).
 pub fn free_port_here() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .map(|address| address.port())
-        .unwrap()
+    ports::free_port()
 }
 
 /// Serves the HTTP API of an embedded-mode instance over `store` on a free
