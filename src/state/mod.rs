@@ -821,8 +821,10 @@ impl<'a> StateBatch<'a> {
             .salience_writes
             .contains(by(&(&event.user_id, &event.memory_id)))
         {
-            self.salience_writes
-                .insert((event.user_id.to_string(), event.memory_id.to_string()));
+            self.salience_writes.insert((
+                event.user_id.as_str().to_owned(),
+                event.memory_id.as_str().to_owned(),
+            ));
         }
         Ok(Disposition::Applied(EventType::MemoryAccessed))
     }
