@@ -362,11 +362,13 @@ impl<'a> StateBatch<'a> {
             });
         };
         self.load_user(user_id)?;
-        if !self.users[user_id].parked_reads.is_empty() {
+        // One lookup of the user for what every event asks of it, and
+        // another only after parked reads expired.
+        let mut user = &self.users[user_id];
+        if !user.parked_reads.is_empty() {
             self.expire_parked(user_id, WaitClock::stream(stream_time))?;
+            user = &self.users[user_id];
         }
-        // One lookup of the user for what every event asks of it.
-        let user = &self.users[user_id];
         let erased_at = user.erased_at;
         match user.admission(position.stream, position.offset, position.partition) {
             Admission::Replayed => return Ok(Disposition::Replayed),
