@@ -158,7 +158,8 @@ mod tests {
         let mut by_id = HashMap::new();
         by_id.insert(user.clone(), 1);
         assert_eq!(by_id.get("u-7"), Some(&1));
-        assert!(SharedStr::from("a") < SharedStr::from("b"));
+        let (a, b) = (SharedStr::from("a"), SharedStr::from("b"));
+        assert!(a < b);
         let json = serde_json::to_string(&user).unwrap();
         assert_eq!(json, r#""u-7""#);
         assert_eq!(serde_json::from_str::<SharedStr>(&json).unwrap(), user);

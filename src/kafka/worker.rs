@@ -207,6 +207,10 @@ struct Worker<C: ConsumerContext> {
 }
 
 enum Collected {
+    #[expect(
+        clippy::vec_box,
+        reason = "a record moves boxed from its head to the batch (Decoded)"
+    )]
     Records(Vec<Box<Decoded>>),
     Idle,
     Stopped,
@@ -569,6 +573,10 @@ const RESERVED_RECORDS: usize = 20_000;
 
 /// A batch being gathered, and its bounds: events, and texts to embed.
 struct Gathering {
+    #[expect(
+        clippy::vec_box,
+        reason = "a record moves boxed from its head to the batch (Decoded)"
+    )]
     records: Vec<Box<Decoded>>,
     texts: usize,
     max_events: usize,

@@ -380,7 +380,7 @@ impl<'a> Pipeline<'a> {
         for (index, held) in records.iter_mut().enumerate() {
             let (record, event) = held.parts();
             match event {
-                Ok(event) => decoded.push((index, &*record, event)),
+                Ok(event) => decoded.push((index, record, event)),
                 Err(error) => {
                     count(&mut summary.rejected, error.kind());
                     let letter =
