@@ -28,6 +28,13 @@ impl SharedStr {
         }
     }
 
+    /// The same text in a buffer of its own: for a value kept after its
+    /// record's batch, which would otherwise keep the record's whole block
+    /// of payloads alive.
+    pub fn detached(&self) -> Self {
+        Self::from(self.as_str())
+    }
+
     pub fn as_str(&self) -> &str {
         // SAFETY: every constructor takes its bytes from a `str` or a
         // `String`, whole, or a slice of bytes that was one.
@@ -164,5 +171,8 @@ mod tests {
         assert_eq!(json, r#""u-7""#);
         assert_eq!(serde_json::from_str::<SharedStr>(&json).unwrap(), user);
         assert_eq!(format!("{user} {user:?}"), r#"u-7 "u-7""#);
+        let detached = user.detached();
+        assert_eq!(detached, user);
+        assert_ne!(detached.as_str().as_ptr(), user.as_str().as_ptr(), "a copy");
     }
 }

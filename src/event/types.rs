@@ -238,6 +238,21 @@ pub struct MemoryAccessed {
     pub context: Option<String>,
 }
 
+impl MemoryAccessed {
+    /// The read with ids of its own ([`SharedStr::detached`]): a parked
+    /// read outlives its batch and must not keep its record's block of
+    /// payloads alive.
+    pub fn detached(&self) -> Self {
+        Self {
+            event_id: self.event_id.detached(),
+            user_id: self.user_id.detached(),
+            memory_id: self.memory_id.detached(),
+            accessed_at: self.accessed_at,
+            context: self.context.clone(),
+        }
+    }
+}
+
 /// The platform edited a memory: each field present replaces the stored
 /// one; absent fields stay. engram keeps what it derived (salience, status,
 /// provenance).

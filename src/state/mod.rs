@@ -847,7 +847,7 @@ impl<'a> StateBatch<'a> {
             return unknown_memory(event, None);
         }
         let parked = ParkedRead {
-            read: event.clone(),
+            read: event.detached(),
             stream: source_stream(position).to_owned(),
             partition: position.partition,
             offset: position.offset,
