@@ -12,12 +12,6 @@ pub mod cql;
 #[path = "../../tests/common/ports.rs"]
 pub mod ports;
 
-/// A free 127.0.0.1 port (bound, then released), not handed out before
-/// in this process ([`ports::free_port`]).
-pub fn free_port_here() -> u16 {
-    ports::free_port()
-}
-
 /// This process's peak resident set size (VmHWM) in MiB.
 pub fn peak_rss_mib() -> f64 {
     status_mib("self", "VmHWM:")

@@ -74,12 +74,6 @@ impl From<&str> for SharedStr {
     }
 }
 
-impl From<SharedStr> for String {
-    fn from(text: SharedStr) -> Self {
-        text.as_str().to_owned()
-    }
-}
-
 impl PartialEq for SharedStr {
     fn eq(&self, other: &Self) -> bool {
         self.as_str() == other.as_str()

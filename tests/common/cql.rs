@@ -121,9 +121,7 @@ fn start_cassandra(sync: CommitLogSync) -> Node {
     let dir = std::env::temp_dir().join(format!("engram-cassandra-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let native_port = super::free_port_here();
-    let storage_port = super::free_port_here();
-    let jmx_port = super::free_port_here();
+    let [native_port, storage_port, jmx_port] = super::ports::free_ports_except(&[]);
     let data = dir.join("data");
     let config = format!(
         "cluster_name: engram-test

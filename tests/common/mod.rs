@@ -337,12 +337,6 @@ pub fn first_difference(a: &serde_json::Value, b: &serde_json::Value, path: Stri
     }
 }
 
-/// A free 127.0.0.1 port (bound, then released), not handed out before
-/// in this process ([`ports::free_port`]).
-pub fn free_port_here() -> u16 {
-    ports::free_port()
-}
-
 /// Serves the HTTP API of an embedded-mode instance over `store` on a free
 /// loopback port (no stream, no token) until `runtime` stops.
 pub fn serve_embedded(
