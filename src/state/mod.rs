@@ -9,6 +9,9 @@
 mod key;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::ops::{Deref, DerefMut};
+
+use hashbrown::hash_map::EntryRef;
 
 use crate::cycle::CycleSettings;
 use crate::embed::usable_embedding;
@@ -126,23 +129,67 @@ impl WaitClock {
     }
 }
 
+/// A user's state in a batch, and whether the batch writes it.
+struct BatchUser {
+    state: UserState,
+    /// Changed by the batch: written when it commits.
+    dirty: bool,
+}
+
+impl Deref for BatchUser {
+    type Target = UserState;
+
+    fn deref(&self) -> &UserState {
+        &self.state
+    }
+}
+
+impl DerefMut for BatchUser {
+    fn deref_mut(&mut self) -> &mut UserState {
+        &mut self.state
+    }
+}
+
+/// The salience of a memory a batch only reads, and whether it wrote it.
+struct ReadSalience {
+    state: SalienceState,
+    /// A read of this batch changed it: written when the batch commits.
+    written: bool,
+}
+
+impl ReadSalience {
+    fn stored(state: SalienceState) -> Self {
+        Self {
+            state,
+            written: false,
+        }
+    }
+
+    fn record_access(&mut self, at: Millis) {
+        self.state.record_access(at);
+        self.written = true;
+    }
+}
+
 /// Pending effects of a batch of events.
 pub struct StateBatch<'a> {
     store: &'a dyn Store,
     settings: &'a CycleSettings,
-    users: HashMap<String, UserState, Hashed>,
+    /// Found or loaded with one lookup: every event asks for its user.
+    users: hashbrown::HashMap<String, BatchUser, Hashed>,
     /// Users with stored state or a memory created in this batch.
     known_users: HashSet<String, Hashed>,
     // Hashed: every access event looks its memory up here, and a string
     // pair's hash costs less than a search among the batch's keys.
     memories: HashMap<MemoryKey, Memory, Hashed>,
-    /// Salience of memories that were only read (not loaded whole).
-    saliences: HashMap<MemoryKey, SalienceState, Hashed>,
-    /// Users whose state this batch writes; hashed (every event asks), and
-    /// sorted when the batch commits, so its writes keep one order.
-    dirty_users: HashSet<String, Hashed>,
+    /// Salience of memories that were only read (not loaded whole). A key
+    /// is never both here and in `memories`: loading a memory whole moves
+    /// its salience there. So a read finds its memory here with one lookup.
+    saliences: HashMap<MemoryKey, ReadSalience, Hashed>,
     full_writes: BTreeSet<MemoryKey>,
-    /// Sorted when the batch commits, so its writes keep one order.
+    /// Memories loaded whole whose salience changed (those only read mark
+    /// their entry in `saliences`). Sorted when the batch commits, so its
+    /// writes keep one order.
     salience_writes: HashSet<MemoryKey, Hashed>,
     other_writes: Vec<Write>,
     outputs: Vec<Event>,
@@ -181,11 +228,10 @@ impl<'a> StateBatch<'a> {
         Self {
             store,
             settings,
-            users: HashMap::default(),
+            users: hashbrown::HashMap::default(),
             known_users: HashSet::default(),
             memories: HashMap::default(),
             saliences: HashMap::default(),
-            dirty_users: HashSet::default(),
             full_writes: BTreeSet::new(),
             salience_writes: HashSet::default(),
             other_writes: Vec::new(),
@@ -255,12 +301,9 @@ impl<'a> StateBatch<'a> {
     /// Ages out a user's parked reads that waited `max_age` by `waits`
     /// (all of them when parking is off).
     pub fn expire_parked(&mut self, user_id: &str, waits: WaitClock) -> Result<(), StoreError> {
-        self.load_user(user_id)?;
-        let Some(user) = self.users.get_mut(user_id) else {
-            return Ok(());
-        };
         let max_age = self.parking.max_age_ms;
         let parking_on = self.parking.is_on();
+        let user = self.loaded_user(user_id)?;
         let waiting = user.parked_reads.len();
         let (expired, kept): (Vec<ParkedRead>, Vec<ParkedRead>) =
             std::mem::take(&mut user.parked_reads)
@@ -269,9 +312,10 @@ impl<'a> StateBatch<'a> {
                     !parking_on || waits.waited(read.parked_at, read.wall_parked_at(), max_age)
                 });
         user.parked_reads = kept;
-        if user.parked_reads.len() != waiting {
+        let changed = user.parked_reads.len() != waiting;
+        user.dirty |= changed;
+        if changed {
             self.expired.extend(expired);
-            self.dirty_users.insert(user_id.to_owned());
         }
         Ok(())
     }
@@ -291,7 +335,7 @@ impl<'a> StateBatch<'a> {
 
     /// A user's state as this batch has it (`None`: no event of theirs yet).
     pub fn user_state(&self, user_id: &str) -> Option<&UserState> {
-        self.users.get(user_id)
+        self.users.get(user_id).map(|user| &user.state)
     }
 
     /// Events seen by this batch (applied, replayed or rejected).
@@ -301,7 +345,7 @@ impl<'a> StateBatch<'a> {
 
     /// Whether there is nothing to commit.
     pub fn is_empty(&self) -> bool {
-        self.events == 0 && self.dirty_users.is_empty()
+        self.events == 0 && !self.users.values().any(|user| user.dirty)
     }
 
     /// Whether [`StateBatch::apply`] would take the event rather than
@@ -312,14 +356,13 @@ impl<'a> StateBatch<'a> {
         position: &Position<'_>,
         event: &Event,
     ) -> Result<bool, StoreError> {
-        if let (Some(user_id), Some(partition)) = (event.user_id(), position.partition) {
-            self.load_user(user_id)?;
-            if self.users[user_id]
+        if let (Some(user_id), Some(partition)) = (event.user_id(), position.partition)
+            && self
+                .loaded_user(user_id)?
                 .owner_other_than(position.stream, partition)
                 .is_some()
-            {
-                return Ok(false);
-            }
+        {
+            return Ok(false);
         }
         Ok(match event {
             Event::MemoryCreated(_)
@@ -338,8 +381,7 @@ impl<'a> StateBatch<'a> {
         let Some(user_id) = event.user_id() else {
             return Ok(false);
         };
-        self.load_user(user_id)?;
-        let user = &self.users[user_id];
+        let user = self.loaded_user(user_id)?;
         let time = event.occurred_at().timestamp_millis();
         Ok(!user.already_applied(position.stream, position.offset)
             && user.erased_at.is_none_or(|erased_at| time > erased_at))
@@ -361,13 +403,12 @@ impl<'a> StateBatch<'a> {
                 reason: "dead letters are not input".to_owned(),
             });
         };
-        self.load_user(user_id)?;
         // One lookup of the user for what every event asks of it, and
         // another only after parked reads expired.
-        let mut user = &self.users[user_id];
+        let mut user = self.loaded_user(user_id)?;
         if !user.parked_reads.is_empty() {
             self.expire_parked(user_id, WaitClock::stream(stream_time))?;
-            user = &self.users[user_id];
+            user = self.loaded_user(user_id)?;
         }
         let erased_at = user.erased_at;
         match user.admission(position.stream, position.offset, position.partition) {
@@ -434,9 +475,7 @@ impl<'a> StateBatch<'a> {
             if matches!(disposition, Disposition::Applied(_)) {
                 user.cycle.changed_since.get_or_insert(now);
             }
-        }
-        if !self.dirty_users.contains(user_id) {
-            self.dirty_users.insert(user_id.to_owned());
+            user.dirty = true;
         }
         Ok(disposition)
     }
@@ -482,7 +521,8 @@ impl<'a> StateBatch<'a> {
                 .filter(|id| !self.memories.contains_key(by(&(user_id, id))))
                 .collect();
             for (id, salience) in self.store.saliences_by_id(user_id, &ids)? {
-                self.saliences.insert((user_id.to_owned(), id), salience);
+                self.saliences
+                    .insert((user_id.to_owned(), id), ReadSalience::stored(salience));
             }
         }
         Ok(())
@@ -558,24 +598,24 @@ impl<'a> StateBatch<'a> {
                 batch.push(Write::PutMemory(memory.clone()));
             }
         }
-        let mut salience_writes: Vec<&MemoryKey> = self
+        let whole = self
             .salience_writes
             .iter()
             .filter(|key| !self.full_writes.contains(*key))
-            .collect();
-        salience_writes.sort_unstable();
-        for key in salience_writes {
-            let salience = match self.memories.get(key) {
-                Some(memory) => Some(&memory.salience),
-                None => self.saliences.get(key),
-            };
-            if let Some(salience) = salience {
-                batch.push(Write::PutSalience {
-                    user_id: key.0.clone(),
-                    memory_id: key.1.clone(),
-                    salience: salience.clone(),
-                });
-            }
+            .filter_map(|key| Some((key, &self.memories.get(key)?.salience)));
+        let read = self
+            .saliences
+            .iter()
+            .filter(|(_, read)| read.written)
+            .map(|(key, read)| (key, &read.state));
+        let mut salience_writes: Vec<(&MemoryKey, &SalienceState)> = whole.chain(read).collect();
+        salience_writes.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        for (key, salience) in salience_writes {
+            batch.push(Write::PutSalience {
+                user_id: key.0.clone(),
+                memory_id: key.1.clone(),
+                salience: salience.clone(),
+            });
         }
         // A hash entry to forget that the memory holds again (its text
         // changed back within the batch) stays.
@@ -594,23 +634,23 @@ impl<'a> StateBatch<'a> {
                     _ => true,
                 }
             }));
-        let mut dirty_users: Vec<&String> = self.dirty_users.iter().collect();
-        dirty_users.sort_unstable();
-        for user_id in dirty_users {
-            if let Some(user) = self.users.get(user_id) {
-                batch.push(Write::PutUserState(user.clone()));
-            }
+        let mut dirty_users: Vec<(&String, &BatchUser)> =
+            self.users.iter().filter(|(_, user)| user.dirty).collect();
+        dirty_users.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        for (_, user) in dirty_users {
+            batch.push(Write::PutUserState(user.state.clone()));
         }
         self.store.commit(&batch)?;
         crate::faults::crash_point("flush.stored");
         Ok(self.outputs)
     }
 
-    /// Loads a user's state once per batch.
-    fn load_user(&mut self, user_id: &str) -> Result<(), StoreError> {
-        if self.users.contains_key(user_id) {
-            return Ok(());
-        }
+    /// A user's state, loaded once per batch.
+    fn loaded_user(&mut self, user_id: &str) -> Result<&mut BatchUser, StoreError> {
+        let slot = match self.users.entry_ref(user_id) {
+            EntryRef::Occupied(user) => return Ok(user.into_mut()),
+            EntryRef::Vacant(slot) => slot,
+        };
         let state = match self.store.user_state(user_id)? {
             Some(state) => {
                 self.known_users.insert(user_id.to_owned());
@@ -622,8 +662,10 @@ impl<'a> StateBatch<'a> {
                 ..UserState::new(user_id)
             },
         };
-        self.users.insert(user_id.to_owned(), state);
-        Ok(())
+        Ok(slot.insert(BatchUser {
+            state,
+            dirty: false,
+        }))
     }
 
     fn memory(
@@ -645,8 +687,12 @@ impl<'a> StateBatch<'a> {
             match self.store.memory(user_id, memory_id)? {
                 Some(mut memory) => {
                     // Reads this batch already applied travel with it.
-                    if let Some(salience) = self.saliences.remove(key) {
-                        memory.salience = salience;
+                    if let Some(read) = self.saliences.remove(key) {
+                        memory.salience = read.state;
+                        if read.written {
+                            self.salience_writes
+                                .insert((user_id.to_owned(), memory_id.to_owned()));
+                        }
                     }
                     self.memories
                         .insert((user_id.to_owned(), memory_id.to_owned()), memory);
@@ -691,10 +737,12 @@ impl<'a> StateBatch<'a> {
             else {
                 return Ok(None);
             };
-            self.saliences
-                .insert((user_id.to_owned(), memory_id.to_owned()), salience);
+            self.saliences.insert(
+                (user_id.to_owned(), memory_id.to_owned()),
+                ReadSalience::stored(salience),
+            );
         }
-        Ok(self.saliences.get_mut(key))
+        Ok(self.saliences.get_mut(key).map(|read| &mut read.state))
     }
 
     fn create(&mut self, event: &MemoryCreated, now: Millis) -> Result<Disposition, StoreError> {
@@ -804,6 +852,12 @@ impl<'a> StateBatch<'a> {
         stream_time: Option<Millis>,
     ) -> Result<Disposition, StoreError> {
         let at = event.accessed_at.timestamp_millis();
+        let key = (event.user_id.as_str(), event.memory_id.as_str());
+        // Most reads: a memory read before in this batch, or prefetched.
+        if let Some(read) = self.saliences.get_mut(by(&key)) {
+            read.record_access(at);
+            return Ok(Disposition::Applied(EventType::MemoryAccessed));
+        }
         let Some(salience) = self.salience(&event.user_id, &event.memory_id)? else {
             if !self.known_users.contains(event.user_id.as_str()) {
                 // No row for a user id engram has never seen: stray ids
@@ -819,14 +873,12 @@ impl<'a> StateBatch<'a> {
             return Ok(self.park(event, position, parked_at));
         };
         salience.record_access(at);
-        if !self
-            .salience_writes
-            .contains(by(&(&event.user_id, &event.memory_id)))
-        {
-            self.salience_writes.insert((
-                event.user_id.as_str().to_owned(),
-                event.memory_id.as_str().to_owned(),
-            ));
+        // Read alone just now, or loaded whole: only the latter is marked here.
+        if let Some(read) = self.saliences.get_mut(by(&key)) {
+            read.written = true;
+        } else if !self.salience_writes.contains(by(&key)) {
+            self.salience_writes
+                .insert((key.0.to_owned(), key.1.to_owned()));
         }
         Ok(Disposition::Applied(EventType::MemoryAccessed))
     }
@@ -1196,15 +1248,17 @@ impl<'a> StateBatch<'a> {
         self.other_writes.retain(|write| write.user_id() != user_id);
         self.deletions.retain(|write| write.user_id() != user_id);
         self.deleted.retain(|key| !theirs(key));
-        self.dirty_users.remove(user_id);
         self.known_users.remove(user_id);
         self.triggered.remove(user_id);
         // Later than any earlier erasure: `apply` refuses the others.
         self.users.insert(
             user_id.to_owned(),
-            UserState {
-                erased_at: Some(at),
-                ..UserState::new(user_id)
+            BatchUser {
+                state: UserState {
+                    erased_at: Some(at),
+                    ..UserState::new(user_id)
+                },
+                dirty: false,
             },
         );
         if let Some(indexes) = self.indexes.as_deref_mut() {
