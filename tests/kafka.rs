@@ -658,6 +658,58 @@ fn an_event_on_another_partition_than_its_users_is_dead_lettered_not_applied() {
     );
 }
 
+/// `kafka.order_by = timestamp` takes records across topics by their Kafka
+/// timestamps, whatever their events say: a read stamped before its
+/// memory's creation comes first, when its user has no memory yet, and is
+/// refused. By event time (or with timestamps lost) the creation would come
+/// first and the read would count.
+#[test]
+fn records_are_taken_across_topics_by_their_kafka_timestamps_when_asked() {
+    let broker = Broker::start();
+    broker.create_topics(&["memory.created", "memory.accessed"], 1);
+    let dir = tempfile::tempdir().unwrap();
+    let stamp = chrono::Utc::now().timestamp_millis();
+    let memory = Event::MemoryCreated(created("ola", "m1", "Ola keeps bees", 10));
+    let read = Event::MemoryAccessed(accessed("ola", "m1", 11));
+    let stamped = |event: &Event, at: i64| {
+        let (key, payload) = keyed(std::slice::from_ref(event), WireFormat::Json).remove(0);
+        (key, payload, at)
+    };
+    // Produced in event order, before engram starts: both queues are full.
+    broker::produce_stamped(&broker, "memory.created", &[stamped(&memory, stamp)]);
+    let read_at =
+        broker::produce_stamped(&broker, "memory.accessed", &[stamped(&read, stamp - 5_000)]);
+    let engram = Engram::start(
+        &broker,
+        &dir.path().join("state"),
+        dir.path().join("engram.log"),
+        &[
+            ("ENGRAM_KAFKA_CREATE_TOPICS", "true"),
+            ("ENGRAM_KAFKA_TOPIC_PARTITIONS", "1"),
+            ("ENGRAM_KAFKA_ORDER_BY", "timestamp"),
+            ("ENGRAM_KAFKA_OUTPUT_FORMAT", "json"),
+            ("ENGRAM_EMBEDDING_ENABLED", "false"),
+        ],
+    );
+    let both = targets(&[("memory.created", vec![1]), ("memory.accessed", vec![1])]);
+    if let Err(error) = std::panic::catch_unwind(|| broker.wait_committed("engram", &both, WAIT)) {
+        panic!("{error:?}\n{}", engram.log_text());
+    }
+    let letters = outputs(&broker, "engram.dlq", 1, WireFormat::Json);
+    let Some((_, Event::DeadLetter(letter))) = letters.first() else {
+        panic!("no dead letter: {letters:?}");
+    };
+    assert_eq!(letter.error_kind, "unknown_user");
+    assert_eq!((letter.partition, letter.offset), (Some(0), read_at[0].1));
+    engram.stop();
+    let store = EmbeddedStore::open(&dir.path().join("state")).unwrap();
+    let memory = store
+        .memory("ola", "m1")
+        .unwrap()
+        .expect("the creation applied");
+    assert_eq!(memory.salience.access_count(), 0, "the read came first");
+}
+
 #[test]
 fn an_executed_consolidation_from_the_command_line_goes_through_the_stream() {
     let (broker, dir, engram) = engram_creating_topics(&[

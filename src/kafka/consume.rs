@@ -22,6 +22,7 @@ use rdkafka::message::OwnedMessage;
 use rdkafka::statistics::Statistics;
 use rdkafka::{Message, Offset, TopicPartitionList};
 
+use super::batch_queue::BatchQueue;
 use super::client::{LogContext, client_config, creation_error};
 use super::topics::check_co_partitioned;
 use super::worker::{PartitionControl, WorkerHandle};
@@ -71,16 +72,18 @@ impl GroupContext {
                 tracing::error!(partition, "the consumer is gone; no worker started");
                 continue;
             };
-            let queues = topics
-                .iter()
+            // A topic whose queue cannot be split off has no worker queue;
+            // the two lists stay in step.
+            let (topics, queues): (Vec<String>, Vec<BatchQueue<GroupContext>>) = topics
+                .into_iter()
                 .filter_map(|topic| {
-                    let queue = consumer.split_partition_queue(topic, partition);
+                    let queue = BatchQueue::split(&consumer, &topic, partition);
                     if queue.is_none() {
                         tracing::error!(topic, partition, "cannot split off a partition queue");
                     }
-                    queue
+                    Some((topic, queue?))
                 })
-                .collect();
+                .unzip();
             let control = Arc::new(Control(Arc::downgrade(&consumer)));
             match WorkerHandle::spawn(partition, topics, queues, Arc::clone(&self.shared), control)
             {

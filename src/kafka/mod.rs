@@ -10,6 +10,7 @@
 //! per-user, per-partition watermarks stored with the state, and outputs
 //! carry deterministic ids.
 
+mod batch_queue;
 mod client;
 mod config;
 mod consume;

@@ -31,12 +31,12 @@ use bytes::{Bytes, BytesMut};
 use prometheus::IntCounter;
 use rdkafka::Message;
 use rdkafka::consumer::ConsumerContext;
-use rdkafka::consumer::base_consumer::PartitionQueue;
 use rdkafka::error::KafkaError as RdKafkaError;
 use rdkafka::message::OwnedMessage;
 use rdkafka::types::RDKafkaErrorCode;
 
 use super::Shared;
+use super::batch_queue::BatchQueue;
 use super::produce::KafkaSink;
 use crate::clock::Clock;
 use crate::config::OrderBy;
@@ -113,7 +113,7 @@ impl WorkerHandle {
     pub fn spawn<C: ConsumerContext + 'static>(
         partition: i32,
         topics: Vec<String>,
-        mut queues: Vec<PartitionQueue<C>>,
+        mut queues: Vec<BatchQueue<C>>,
         shared: Arc<Shared>,
         control: Arc<dyn PartitionControl>,
     ) -> std::io::Result<Self> {
@@ -198,7 +198,7 @@ struct Worker<C: ConsumerContext> {
     unreadable: Vec<Option<Unreadable>>,
     control: Arc<dyn PartitionControl>,
     shared: Arc<Shared>,
-    queues: Vec<PartitionQueue<C>>,
+    queues: Vec<BatchQueue<C>>,
     strays: Receiver<OwnedMessage>,
     heads: TopicHeads,
     payloads: Payloads,
@@ -339,14 +339,12 @@ impl<C: ConsumerContext> Worker<C> {
         while let Ok(message) = self.strays.try_recv() {
             let topic = message.topic();
             let payload = self.payloads.copy(message.payload());
-            let decoded = decode(
-                pipeline,
-                Arc::from(topic),
-                None,
-                &message,
-                payload,
-                order_by,
-            );
+            let origin = Origin {
+                partition: message.partition(),
+                offset: message.offset(),
+                time: message.timestamp().to_millis(),
+            };
+            let decoded = decode(pipeline, Arc::from(topic), None, origin, payload, order_by);
             match self.topics.iter().position(|t| **t == *topic) {
                 Some(index) => {
                     self.consumed[index].inc();
@@ -386,36 +384,70 @@ impl<C: ConsumerContext> Worker<C> {
 
     /// Decodes up to `limit` waiting messages of one queue into its head.
     fn fill(&mut self, index: usize, pipeline: &Pipeline<'_>, limit: usize) {
+        // Out of `self` while its messages are taken: they borrow the queue.
+        let queues = std::mem::take(&mut self.queues);
+        if let Some(queue) = queues.get(index) {
+            self.fill_from(queue, index, pipeline, limit);
+        }
+        self.queues = queues;
+    }
+
+    fn fill_from(
+        &mut self,
+        queue: &BatchQueue<C>,
+        index: usize,
+        pipeline: &Pipeline<'_>,
+        limit: usize,
+    ) {
         let order_by = self.shared.config.order_by;
-        for _ in 0..limit {
-            match self.queues[index].poll(Duration::ZERO) {
-                // Decoded from the client's buffer: no copy of the whole
-                // message first.
-                Some(Ok(message)) => {
-                    self.consumed[index].inc();
-                    self.taken[index] = Some(message.offset());
-                    self.unreadable[index] = None;
-                    let topic = Arc::clone(&self.topics[index]);
-                    let carried = Some(&self.carried[index][..]);
-                    let payload = self.payloads.copy(message.payload());
-                    let decoded = decode(pipeline, topic, carried, &message, payload, order_by);
-                    self.heads.push(index, decoded);
-                }
-                Some(Err(RdKafkaError::PartitionEOF(_))) => {
-                    self.heads.reached_end(index);
-                    break;
-                }
-                Some(Err(RdKafkaError::MessageConsumption(code))) if is_unreadable(code) => {
-                    if let Some(skipped) = self.skip_unreadable(index, code) {
-                        self.heads.push(index, skipped);
+        let mut left = limit;
+        while left > 0 {
+            let taken = queue.take(left);
+            let mut records = 0;
+            // The end of the partition or a skipped record ends this fill;
+            // what was taken with it is applied first, as the next fill
+            // would have, except after a skip: the seek fetches it again.
+            let mut done = taken.len() < left.min(BatchQueue::<C>::chunk());
+            for received in taken.iter() {
+                match received {
+                    // Decoded from the client's buffer: no copy of the whole
+                    // message first.
+                    Ok(message) => {
+                        records += 1;
+                        self.taken[index] = Some(message.offset());
+                        self.unreadable[index] = None;
+                        let topic = Arc::clone(&self.topics[index]);
+                        let carried = Some(&self.carried[index][..]);
+                        let payload = self.payloads.copy(message.payload());
+                        let origin = Origin {
+                            partition: message.partition(),
+                            offset: message.offset(),
+                            time: message.timestamp_millis(),
+                        };
+                        let decoded = decode(pipeline, topic, carried, origin, payload, order_by);
+                        self.heads.push(index, decoded);
                     }
-                    break;
+                    Err(RdKafkaError::PartitionEOF(_)) => {
+                        self.heads.reached_end(index);
+                        done = true;
+                    }
+                    Err(RdKafkaError::MessageConsumption(code)) if is_unreadable(code) => {
+                        done = true;
+                        if let Some(skipped) = self.skip_unreadable(index, code) {
+                            self.heads.push(index, skipped);
+                            break;
+                        }
+                    }
+                    Err(error) => {
+                        let queue = self.topics.get(index).map(|t| (&**t, self.partition));
+                        self.shared.consumer_error(&error, queue);
+                    }
                 }
-                Some(Err(error)) => {
-                    let queue = self.topics.get(index).map(|t| (&**t, self.partition));
-                    self.shared.consumer_error(&error, queue);
-                }
-                None => break,
+            }
+            self.consumed[index].inc_by(records);
+            left = left.saturating_sub(taken.len());
+            if done {
+                break;
             }
         }
     }
@@ -619,14 +651,14 @@ fn decode(
     pipeline: &Pipeline<'_>,
     topic: Arc<str>,
     carried: Option<&[EventType]>,
-    message: &impl Message,
+    origin: Origin,
     payload: Bytes,
     order_by: OrderBy,
 ) -> Box<Decoded> {
     let record = SourceRecord {
         stream: topic,
-        partition: Some(message.partition()),
-        offset: message.offset(),
+        partition: Some(origin.partition),
+        offset: origin.offset,
         payload,
         oversize: None,
     };
@@ -634,13 +666,20 @@ fn decode(
         Some(carried) => pipeline.decode_carrying(&record, carried),
         None => pipeline.decode(&record),
     };
-    let record_time = message.timestamp().to_millis();
-    let order = order_key(event.as_ref().ok(), record_time, order_by);
+    let order = order_key(event.as_ref().ok(), origin.time, order_by);
     Box::new(Decoded {
         record,
         event,
         order,
     })
+}
+
+/// Where a record stands in its partition, and its timestamp.
+struct Origin {
+    partition: i32,
+    offset: i64,
+    /// The record's timestamp in milliseconds, where it has one.
+    time: Option<i64>,
 }
 
 /// Where a worker copies its messages' payloads: blocks of
@@ -1003,7 +1042,6 @@ mod tests {
         use crate::cycle::CycleSettings;
         use crate::event::{EventCodec, Limits};
         use crate::store::EmbeddedStore;
-        use rdkafka::message::Timestamp;
 
         let dir = tempfile::tempdir().unwrap();
         let store = EmbeddedStore::open(dir.path()).unwrap();
@@ -1015,24 +1053,24 @@ mod tests {
             "created_at": "9999-01-01T00:00:00.000Z"}"#
             .replace('\n', " ");
         let now = chrono::Utc::now().timestamp_millis();
-        let message = OwnedMessage::new(
-            Some(json.into_bytes()),
-            None,
-            "created".into(),
-            Timestamp::CreateTime(now),
-            0,
-            0,
-            None,
-        );
+        let origin = Origin {
+            partition: 0,
+            offset: 0,
+            time: Some(now),
+        };
         let future = decode(
             &pipeline,
             "created".into(),
             None,
-            &message,
-            Bytes::new(),
+            origin,
+            Bytes::from(json),
             OrderBy::EventTime,
         );
-        assert!(future.event.is_err(), "refused for its time");
+        let error = future.event.as_ref().err().map(ToString::to_string);
+        assert!(
+            error.as_deref().is_some_and(|e| e.contains("9999")),
+            "refused for its time: {error:?}"
+        );
 
         let second = now / 1000;
         let mut heads = TopicHeads::new(2, Duration::from_millis(500));

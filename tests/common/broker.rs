@@ -681,6 +681,31 @@ pub fn produce_to_partition(
     ))
 }
 
+/// Sends keyed messages, each with its own record timestamp (ms), in order;
+/// their (partition, offset).
+pub fn produce_stamped(
+    broker: &Broker,
+    topic: &str,
+    messages: &[(String, Vec<u8>, i64)],
+) -> Vec<(i32, i64)> {
+    let producer = broker.producer();
+    runtime().block_on(async {
+        let mut positions = Vec::with_capacity(messages.len());
+        for (key, payload, timestamp) in messages {
+            let record = FutureRecord::to(topic)
+                .key(key)
+                .payload(payload)
+                .timestamp(*timestamp);
+            let delivery = producer
+                .send(record, Timeout::After(Duration::from_secs(30)))
+                .await
+                .unwrap_or_else(|(e, _)| panic!("produce: {e}"));
+            positions.push((delivery.partition, delivery.offset));
+        }
+        positions
+    })
+}
+
 /// Sends to `partition`, or where the key puts them.
 async fn send_to(
     producer: &FutureProducer<LogContext>,
