@@ -14,7 +14,7 @@ use serde_json::Value as Json;
 use super::avro_json::{avro_to_json, check_json, event_time, json_to_avro, rfc3339_millis};
 use super::datum::access_datum;
 use super::error::DecodeError;
-use super::flat::{Flat, flat_object};
+use super::flat::{Flat, flat_object, in_layout};
 use super::schema::{SchemaError, Schemas};
 use super::shared_str::SharedStr;
 use super::types::{Event, EventType, MemoryAccessed};
@@ -686,9 +686,41 @@ struct PlainAccess<'a> {
     context: Option<Cow<'a, str>>,
 }
 
+/// A read as engram's own encoder writes it: the schema's field order, no
+/// spaces, no context; with its type, and without (a topic that carries
+/// reads alone may leave it out).
+const READ_LAYOUTS: [[&str; 5]; 2] = [
+    [
+        r#"{"type":"memory.accessed","event_id":""#,
+        r#"","user_id":""#,
+        r#"","memory_id":""#,
+        r#"","accessed_at":""#,
+        r#""}"#,
+    ],
+    [
+        r#"{"event_id":""#,
+        r#"","user_id":""#,
+        r#"","memory_id":""#,
+        r#"","accessed_at":""#,
+        r#""}"#,
+    ],
+];
+
 /// [`PlainAccess`] from a flat object of plain strings, without serde:
 /// `None` wherever serde would have to decide (see [`flat_object`]).
 fn scan_access(text: &str) -> Option<PlainAccess<'_>> {
+    for (layout, event_type) in READ_LAYOUTS.iter().zip([Some("memory.accessed"), None]) {
+        if let Some([event_id, user_id, memory_id, accessed_at]) = in_layout(text, layout) {
+            return Some(PlainAccess {
+                event_type: event_type.map(Cow::Borrowed),
+                event_id: Cow::Borrowed(event_id),
+                user_id: Cow::Borrowed(user_id),
+                memory_id: Cow::Borrowed(memory_id),
+                accessed_at: Cow::Borrowed(accessed_at),
+                context: None,
+            });
+        }
+    }
     // A `match` on the key compiles to a few word comparisons; a search
     // through a list of names cost a call to `memcmp` for each.
     let [
@@ -784,6 +816,14 @@ mod tests {
             format!(r#"{{"type":"memory.created",{ids},"accessed_at":"2026-01-02T03:04:05Z"}}"#),
             format!(r#"{{"type":7,{ids},"accessed_at":"2026-01-02T03:04:05Z"}}"#),
             format!(r#"{{{ids},"accessed_at":"2026-01-02T03:04:05Z"}}"#),
+            // engram's own layout with values its checks refuse.
+            line(
+                r#""event_id":"e1","user_id":"u1","memory_id":"","accessed_at":"2026-01-02T03:04:05Z""#,
+            ),
+            line(
+                r#""event_id":"e1","user_id":"u 1","memory_id":"m1","accessed_at":"2026-13-02T03:04:05Z""#,
+            ),
+            line(r#""event_id":"e1","user_id":"u1","memory_id":"m1","accessed_at":"2026-01-02""#),
         ];
         let mut accepted = 0;
         for case in &cases {
