@@ -31,6 +31,26 @@ fn run(store: &dyn Store, input: &str, batch_size: usize) -> Run {
     run_stream(store, "test-input", input, Limits::default(), batch_size)
 }
 
+/// [`run`] with each batch's saliences carried into the next, as a
+/// service's partition worker runs.
+fn run_carrying(store: &dyn Store, input: &str, batch_size: usize) -> Run {
+    let codec = EventCodec::new(Limits::default()).unwrap();
+    let mut out = Vec::new();
+    let summary = {
+        let mut sink = JsonLinesSink::new(&codec, Box::new(&mut out), None);
+        let mut source = LineSource::new(Cursor::new(input.as_bytes()), "test-input", 1 << 20);
+        let clock = Clock::new(ClockMode::Stream, true);
+        let mut pipeline =
+            Pipeline::new(&codec, store, CycleSettings::default(), batch_size, clock)
+                .carrying_saliences();
+        pipeline.run(&mut source, &mut sink).unwrap()
+    };
+    Run {
+        summary,
+        outputs: output_lines(out),
+    }
+}
+
 /// An embedded run of `input` as the stream `stream`, on stream time.
 fn run_stream(
     store: &dyn Store,
@@ -108,6 +128,47 @@ fn batch_size_does_not_change_the_result() {
     run(&one, SAMPLE, 1);
     run(&many, SAMPLE, 10_000);
     assert_eq!(dump(&one).unwrap(), dump(&many).unwrap());
+}
+
+/// Saliences carried from batch to batch leave the store and the outputs
+/// as reading them afresh does, through the sample's deletions, erasure,
+/// re-creations and cycles (whose merges absorb their members' reads).
+#[test]
+fn carrying_saliences_between_batches_does_not_change_the_result() {
+    for batch_size in [1, 25, 700] {
+        let (_fresh_dir, fresh) = store();
+        let expected = run(&fresh, SAMPLE, batch_size);
+        let (_dir, carrying) = store();
+        let got = run_carrying(&carrying, SAMPLE, batch_size);
+        assert!(
+            dump(&carrying).unwrap() == dump(&fresh).unwrap(),
+            "the store differs, batches of {batch_size}"
+        );
+        // A run's duration is the one figure of its report that varies.
+        let timeless = |outputs: &[Value]| -> Vec<Value> {
+            let mut outputs = outputs.to_vec();
+            for output in &mut outputs {
+                if let Some(fields) = output.as_object_mut() {
+                    fields.remove("duration_ms");
+                }
+            }
+            outputs
+        };
+        let (got, expected) = (timeless(&got.outputs), timeless(&expected.outputs));
+        let differing = got
+            .iter()
+            .zip(&expected)
+            .position(|(got, expected)| got != expected);
+        assert_eq!(
+            (got.len(), differing),
+            (expected.len(), None),
+            "outputs, batches of {batch_size}: {:?}",
+            differing.map(|k| (&got[k], &expected[k]))
+        );
+        // Carried again over a replay: nothing changes.
+        run_carrying(&carrying, SAMPLE, batch_size);
+        assert!(dump(&carrying).unwrap() == dump(&fresh).unwrap());
+    }
 }
 
 #[test]

@@ -232,7 +232,10 @@ impl<C: ConsumerContext> Worker<C> {
             clock,
         )
         .with_decoding(shared.decoding.clone())
-        .with_cycle_limit(Arc::clone(&shared.cycles), shared.runtime.clone());
+        .with_cycle_limit(Arc::clone(&shared.cycles), shared.runtime.clone())
+        // This worker is its users' one writer: what a batch committed is
+        // what the store holds for the next.
+        .carrying_saliences();
         if let Some(embedder) = &shared.embedder {
             let indexes = UserIndexes::new(EMBEDDING_DIM, shared.index_config.clone());
             pipeline = pipeline.with_embedder(embedder.as_ref(), &shared.embedding_config, indexes);

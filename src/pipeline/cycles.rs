@@ -94,6 +94,11 @@ impl Pipeline<'_> {
                     .block_on(Arc::clone(&limit.permits).acquire_owned())
                     .ok()
             });
+            // The cycle writes the user's saliences (a merge absorbs its
+            // members' reads): the next batch reads them from the store.
+            if let Some(carried) = &mut self.carried {
+                carried.forget_user(user_id);
+            }
             let output = run_cycle_unconfirmed(self.store, &request, &self.settings, embedder)?;
             drop(permit);
             if let Some(embedding) = &mut self.embedding

@@ -28,7 +28,7 @@ use crate::index::UserIndexes;
 use crate::model::{Millis, UserState};
 use crate::schedule::Schedule;
 use crate::source::{LineSource, SourceRecord};
-use crate::state::{Disposition, Parking, Position, StateBatch};
+use crate::state::{CarriedSaliences, Disposition, Parking, Position, StateBatch};
 use crate::store::{Store, StoreError};
 
 mod cycles;
@@ -103,6 +103,9 @@ pub struct Pipeline<'a> {
     /// The wall clock's last reading, for refusing events from the future
     /// (see [`Pipeline::decode`]).
     wall_read: AtomicI64,
+    /// The saliences the last batch committed, for the next
+    /// ([`Pipeline::carrying_saliences`]); `None`: each batch reads its own.
+    carried: Option<CarriedSaliences>,
 }
 
 /// An input record and its decoded event, as the caller holds them:
@@ -208,6 +211,7 @@ impl<'a> Pipeline<'a> {
             parking: Parking::from_limits(codec.limits(), wall_clock),
             parked_since: BTreeMap::new(),
             wall_read: AtomicI64::new(i64::MIN),
+            carried: None,
         }
     }
 
@@ -251,6 +255,27 @@ impl<'a> Pipeline<'a> {
     pub fn with_cycle_limit(mut self, permits: Arc<Semaphore>, runtime: Handle) -> Self {
         self.cycle_limit = Some(CycleLimit { permits, runtime });
         self
+    }
+
+    /// Keeps the saliences each batch committed for the next one, so a
+    /// memory read in consecutive batches is read from the store once. Only
+    /// for a pipeline that is its users' one writer (see
+    /// [`CarriedSaliences`]): a service's partition worker.
+    pub fn carrying_saliences(mut self) -> Self {
+        self.carried = Some(CarriedSaliences::default());
+        self
+    }
+
+    /// The saliences for a new batch (empty where none are carried).
+    fn take_carried(&mut self) -> Option<CarriedSaliences> {
+        self.carried.as_mut().map(std::mem::take)
+    }
+
+    /// Keeps what a committed batch carried on (nothing, where it failed).
+    fn keep_carried(&mut self, carried: Option<CarriedSaliences>) {
+        if let (Some(slot), Some(carried)) = (self.carried.as_mut(), carried) {
+            *slot = carried;
+        }
     }
 
     /// Runs until the end of input, `batch_size` records at a time (see
@@ -391,11 +416,13 @@ impl<'a> Pipeline<'a> {
         }
         // A copy, so texts can be embedded while the batch holds the indexes.
         let text_embedder = self.embedding.as_ref().map(|e| e.texts.clone());
+        let carried = self.take_carried();
         let mut batch = new_batch(
             self.store,
             &self.settings,
             &mut self.embedding,
             self.parking,
+            carried,
         );
         batch.prefetch(decoded.iter().map(|(_, _, event)| &**event))?;
         if let Some(embedder) = &text_embedder {
@@ -425,13 +452,16 @@ impl<'a> Pipeline<'a> {
             let mut now = self.clock.now_at(wall);
             if self.schedule.next_due(now).is_some() {
                 // Commit what came before, then run the users now due.
-                flush_batch(batch, &mut dead_letters, *index, sink, &mut summary)?;
+                let carried = flush_batch(batch, &mut dead_letters, *index, sink, &mut summary)?;
+                self.keep_carried(carried);
                 self.run_scheduled(now, sink, &mut summary)?;
+                let carried = self.take_carried();
                 batch = new_batch(
                     self.store,
                     &self.settings,
                     &mut self.embedding,
                     self.parking,
+                    carried,
                 );
                 wall = Clock::wall();
                 now = self.clock.now_at(wall);
@@ -493,21 +523,25 @@ impl<'a> Pipeline<'a> {
                 // Commit up to the triggering event, then run the cycles.
                 triggered.clear();
                 triggered.extend(batch.triggered_users());
-                flush_batch(batch, &mut dead_letters, index + 1, sink, &mut summary)?;
+                let carried = flush_batch(batch, &mut dead_letters, index + 1, sink, &mut summary)?;
+                self.keep_carried(carried);
                 for user_id in &triggered {
                     self.run_pending(user_id, sink, &mut summary)?;
                     self.refresh_schedule(user_id)?;
                 }
+                let carried = self.take_carried();
                 batch = new_batch(
                     self.store,
                     &self.settings,
                     &mut self.embedding,
                     self.parking,
+                    carried,
                 );
                 wall = Clock::wall();
             }
         }
-        flush_batch(batch, &mut dead_letters, usize::MAX, sink, &mut summary)?;
+        let carried = flush_batch(batch, &mut dead_letters, usize::MAX, sink, &mut summary)?;
+        self.keep_carried(carried);
         applied.add_to(&mut summary);
         // Users with reads parked and no event since: stream time moved on
         // for them too, and a busy partition may never be idle.
@@ -680,24 +714,27 @@ impl PositionKeys {
 /// their records), commits a non-empty batch and writes what it produced.
 /// On a failed commit, [`Pipeline::process`] forgets the indexes that hold
 /// the batch's memories.
+/// Returns the saliences to carry into the next batch, where this one
+/// carried them.
 fn flush_batch(
     batch: StateBatch<'_>,
     dead_letters: &mut Vec<(usize, Event)>,
     upto: usize,
     sink: &mut dyn OutputSink,
     summary: &mut RunSummary,
-) -> Result<(), PipelineError> {
+) -> Result<Option<CarriedSaliences>, PipelineError> {
     tally(&batch, summary);
     summary.outputs += emit_dead_letters(dead_letters, upto, sink)?;
     if batch.is_empty() {
-        return Ok(());
+        return Ok(batch.uncommitted());
     }
-    for event in &batch.commit()? {
+    let committed = batch.commit()?;
+    for event in &committed.outputs {
         sink.emit(event).map_err(PipelineError::Output)?;
         summary.outputs += 1;
     }
     summary.batches += 1;
-    Ok(())
+    Ok(committed.carried)
 }
 
 fn new_batch<'b>(
@@ -705,8 +742,12 @@ fn new_batch<'b>(
     settings: &'b CycleSettings,
     embedding: &'b mut Option<Embedding<'_>>,
     parking: Parking,
+    carried: Option<CarriedSaliences>,
 ) -> StateBatch<'b> {
-    let batch = StateBatch::new(store, settings).with_parking(parking);
+    let mut batch = StateBatch::new(store, settings).with_parking(parking);
+    if let Some(carried) = carried {
+        batch = batch.with_carried(carried);
+    }
     match embedding {
         Some(embedding) => batch.with_indexes(&mut embedding.indexes),
         None => batch,

@@ -45,11 +45,13 @@ impl Pipeline<'_> {
         if due.is_empty() {
             return Ok(());
         }
+        let carried = self.take_carried();
         let mut batch = new_batch(
             self.store,
             &self.settings,
             &mut self.embedding,
             self.parking,
+            carried,
         );
         let mut letters = Vec::new();
         let rejected_at = self.clock.now();
@@ -68,7 +70,8 @@ impl Pipeline<'_> {
             .iter()
             .filter_map(|user_id| batch.user_state(user_id).cloned())
             .collect();
-        flush_batch(batch, &mut letters, usize::MAX, sink, summary)?;
+        let carried = flush_batch(batch, &mut letters, usize::MAX, sink, summary)?;
+        self.keep_carried(carried);
         for state in &states {
             track_parked(&mut self.parked_since, state);
         }

@@ -164,11 +164,50 @@ impl ReadSalience {
             written: false,
         }
     }
+}
 
-    fn record_access(&mut self, at: Millis) {
-        self.state.record_access(at);
-        self.written = true;
+/// The saliences a partition's pipeline keeps from one batch to the next,
+/// as its last batch committed them: a memory read again in the next batch
+/// is found here instead of being read from the store again.
+///
+/// Sound only where that pipeline is its users' one writer: a service's
+/// partition worker (its users' cycles run through it, and the command
+/// line refuses to write while the group has members). Cycles change
+/// saliences (a merge absorbs its members' reads), so the pipeline forgets
+/// a user's before each of their runs.
+#[derive(Default)]
+pub struct CarriedSaliences {
+    saliences: HashMap<MemoryKey, ReadSalience, Hashed>,
+}
+
+impl CarriedSaliences {
+    /// The most memories kept: a batch that ends with more hands none on,
+    /// and the next one reads from the store (about 170 bytes a memory).
+    pub const MOST: usize = 25_000;
+
+    /// Forgets a user's saliences (before anything else writes them).
+    pub fn forget_user(&mut self, user_id: &str) {
+        if !self.saliences.is_empty() {
+            self.saliences.retain(|key, _| key.0 != user_id);
+        }
     }
+
+    pub fn len(&self) -> usize {
+        self.saliences.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.saliences.is_empty()
+    }
+}
+
+/// What a committed batch leaves.
+pub struct Committed {
+    /// Its output events, to emit now.
+    pub outputs: Vec<Event>,
+    /// The saliences the next batch starts from, where this one carried
+    /// them.
+    pub carried: Option<CarriedSaliences>,
 }
 
 /// Pending effects of a batch of events.
@@ -191,6 +230,11 @@ pub struct StateBatch<'a> {
     /// their entry in `saliences`). Sorted when the batch commits, so its
     /// writes keep one order.
     salience_writes: HashSet<MemoryKey, Hashed>,
+    /// The entries of `saliences` this batch marked written, each once: a
+    /// carried map holds many more than a batch touches.
+    read_writes: Vec<MemoryKey>,
+    /// `saliences` came from the last batch and goes on to the next.
+    carrying: bool,
     other_writes: Vec<Write>,
     outputs: Vec<Event>,
     events: usize,
@@ -234,6 +278,8 @@ impl<'a> StateBatch<'a> {
             saliences: HashMap::default(),
             full_writes: BTreeSet::new(),
             salience_writes: HashSet::default(),
+            read_writes: Vec::new(),
+            carrying: false,
             other_writes: Vec::new(),
             outputs: Vec::new(),
             events: 0,
@@ -318,6 +364,14 @@ impl<'a> StateBatch<'a> {
             self.expired.extend(expired);
         }
         Ok(())
+    }
+
+    /// Starts from the saliences the last batch of this pipeline committed
+    /// (see [`CarriedSaliences`]); [`StateBatch::commit`] hands them on.
+    pub fn with_carried(mut self, carried: CarriedSaliences) -> Self {
+        self.saliences = carried.saliences;
+        self.carrying = true;
+        self
     }
 
     /// Looks up every new memory's near-duplicates in the users' vector
@@ -580,9 +634,20 @@ impl<'a> StateBatch<'a> {
         }
     }
 
+    /// The saliences to carry on from a batch that has nothing to commit
+    /// (it wrote none: what it read is what the store holds).
+    pub fn uncommitted(self) -> Option<CarriedSaliences> {
+        let saliences = match self.read_writes.is_empty() {
+            true => self.saliences,
+            false => HashMap::default(),
+        };
+        self.carrying.then_some(CarriedSaliences { saliences })
+    }
+
     /// Commits every effect atomically and returns the output events, which
-    /// must only be emitted after this returns.
-    pub fn commit(self) -> Result<Vec<Event>, StoreError> {
+    /// must only be emitted after this returns, and the saliences to carry
+    /// into the next batch (where this one carried them).
+    pub fn commit(self) -> Result<Committed, StoreError> {
         let mut batch = WriteBatch::default();
         // Erasures first: whatever of the user is left in this batch came
         // after the erasure.
@@ -603,11 +668,12 @@ impl<'a> StateBatch<'a> {
             .iter()
             .filter(|key| !self.full_writes.contains(*key))
             .filter_map(|key| Some((key, &self.memories.get(key)?.salience)));
-        let read = self
-            .saliences
-            .iter()
-            .filter(|(_, read)| read.written)
-            .map(|(key, read)| (key, &read.state));
+        // A key marked written may have left since (loaded whole, deleted,
+        // erased): only what is still here and marked is written.
+        let read = self.read_writes.iter().filter_map(|key| {
+            let read = self.saliences.get(key)?;
+            read.written.then_some((key, &read.state))
+        });
         let mut salience_writes: Vec<(&MemoryKey, &SalienceState)> = whole.chain(read).collect();
         salience_writes.sort_unstable_by(|a, b| a.0.cmp(b.0));
         for (key, salience) in salience_writes {
@@ -642,7 +708,23 @@ impl<'a> StateBatch<'a> {
         }
         self.store.commit(&batch)?;
         crate::faults::crash_point("flush.stored");
-        Ok(self.outputs)
+        // What is committed is what the next batch starts from.
+        let carried = self.carrying.then(|| {
+            let mut saliences = self.saliences;
+            if saliences.len() > CarriedSaliences::MOST {
+                saliences = HashMap::default();
+            }
+            for key in &self.read_writes {
+                if let Some(read) = saliences.get_mut(key) {
+                    read.written = false;
+                }
+            }
+            CarriedSaliences { saliences }
+        });
+        Ok(Committed {
+            outputs: self.outputs,
+            carried,
+        })
     }
 
     /// A user's state, loaded once per batch.
@@ -853,9 +935,14 @@ impl<'a> StateBatch<'a> {
     ) -> Result<Disposition, StoreError> {
         let at = event.accessed_at.timestamp_millis();
         let key = (event.user_id.as_str(), event.memory_id.as_str());
-        // Most reads: a memory read before in this batch, or prefetched.
+        // Most reads: a memory read before (in this batch, or carried from
+        // the last), or prefetched.
         if let Some(read) = self.saliences.get_mut(by(&key)) {
-            read.record_access(at);
+            read.state.record_access(at);
+            if !read.written {
+                read.written = true;
+                self.read_writes.push((key.0.to_owned(), key.1.to_owned()));
+            }
             return Ok(Disposition::Applied(EventType::MemoryAccessed));
         }
         let Some(salience) = self.salience(&event.user_id, &event.memory_id)? else {
@@ -873,9 +960,10 @@ impl<'a> StateBatch<'a> {
             return Ok(self.park(event, position, parked_at));
         };
         salience.record_access(at);
-        // Read alone just now, or loaded whole: only the latter is marked here.
+        // Read alone just now, or loaded whole.
         if let Some(read) = self.saliences.get_mut(by(&key)) {
             read.written = true;
+            self.read_writes.push((key.0.to_owned(), key.1.to_owned()));
         } else if !self.salience_writes.contains(by(&key)) {
             self.salience_writes
                 .insert((key.0.to_owned(), key.1.to_owned()));
