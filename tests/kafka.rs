@@ -82,6 +82,28 @@ fn engram_creating_topics(settings: &[(&str, &str)]) -> (Broker, tempfile::TempD
     (broker, dir, engram)
 }
 
+/// engram on `broker` with state in `dir`, creating what topics are missing
+/// with one partition, JSON output and no embedding, plus `extra`.
+fn engram_on_one_partition(
+    broker: &Broker,
+    dir: &std::path::Path,
+    extra: &[(&str, &str)],
+) -> Engram {
+    let mut settings = vec![
+        ("ENGRAM_KAFKA_CREATE_TOPICS", "true"),
+        ("ENGRAM_KAFKA_TOPIC_PARTITIONS", "1"),
+        ("ENGRAM_KAFKA_OUTPUT_FORMAT", "json"),
+        ("ENGRAM_EMBEDDING_ENABLED", "false"),
+    ];
+    settings.extend_from_slice(extra);
+    Engram::start(
+        broker,
+        &dir.join("state"),
+        dir.join("engram.log"),
+        &settings,
+    )
+}
+
 /// `(status, body)` of a request.
 fn request(agent: &ureq::Agent, method: &str, url: &str) -> (u16, String) {
     let response = match method {
@@ -679,17 +701,10 @@ fn records_are_taken_across_topics_by_their_kafka_timestamps_when_asked() {
     broker::produce_stamped(&broker, "memory.created", &[stamped(&memory, stamp)]);
     let read_at =
         broker::produce_stamped(&broker, "memory.accessed", &[stamped(&read, stamp - 5_000)]);
-    let engram = Engram::start(
+    let engram = engram_on_one_partition(
         &broker,
-        &dir.path().join("state"),
-        dir.path().join("engram.log"),
-        &[
-            ("ENGRAM_KAFKA_CREATE_TOPICS", "true"),
-            ("ENGRAM_KAFKA_TOPIC_PARTITIONS", "1"),
-            ("ENGRAM_KAFKA_ORDER_BY", "timestamp"),
-            ("ENGRAM_KAFKA_OUTPUT_FORMAT", "json"),
-            ("ENGRAM_EMBEDDING_ENABLED", "false"),
-        ],
+        dir.path(),
+        &[("ENGRAM_KAFKA_ORDER_BY", "timestamp")],
     );
     let both = targets(&[("memory.created", vec![1]), ("memory.accessed", vec![1])]);
     if let Err(error) = std::panic::catch_unwind(|| broker.wait_committed("engram", &both, WAIT)) {
@@ -1811,17 +1826,7 @@ fn a_batch_the_client_cannot_read_is_dead_lettered() {
     broker.produce("memory.created", &event("m2", 2));
     damage_compressed_batch(&broker.segment_file("memory.created", 0), 1);
 
-    let engram = Engram::start(
-        &broker,
-        &dir.path().join("state"),
-        dir.path().join("engram.log"),
-        &[
-            ("ENGRAM_KAFKA_CREATE_TOPICS", "true"),
-            ("ENGRAM_KAFKA_TOPIC_PARTITIONS", "1"),
-            ("ENGRAM_KAFKA_OUTPUT_FORMAT", "json"),
-            ("ENGRAM_EMBEDDING_ENABLED", "false"),
-        ],
-    );
+    let engram = engram_on_one_partition(&broker, dir.path(), &[]);
     broker.wait_committed("engram", &targets(&[("memory.created", vec![3])]), WAIT);
     let letters = broker.read_all("engram.dlq", 1, 1, Duration::from_secs(20));
     assert_eq!(letters.len(), 1, "log:\n{}", engram.log_text());
