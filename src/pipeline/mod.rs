@@ -266,18 +266,6 @@ impl<'a> Pipeline<'a> {
         self
     }
 
-    /// The saliences for a new batch (empty where none are carried).
-    fn take_carried(&mut self) -> Option<CarriedSaliences> {
-        self.carried.as_mut().map(std::mem::take)
-    }
-
-    /// Keeps what a committed batch carried on (nothing, where it failed).
-    fn keep_carried(&mut self, carried: Option<CarriedSaliences>) {
-        if let (Some(slot), Some(carried)) = (self.carried.as_mut(), carried) {
-            *slot = carried;
-        }
-    }
-
     /// Runs until the end of input, `batch_size` records at a time (see
     /// [`Pipeline::process`]).
     pub fn run<R: BufRead>(
@@ -416,13 +404,12 @@ impl<'a> Pipeline<'a> {
         }
         // A copy, so texts can be embedded while the batch holds the indexes.
         let text_embedder = self.embedding.as_ref().map(|e| e.texts.clone());
-        let carried = self.take_carried();
         let mut batch = new_batch(
             self.store,
             &self.settings,
             &mut self.embedding,
             self.parking,
-            carried,
+            &mut self.carried,
         );
         batch.prefetch(decoded.iter().map(|(_, _, event)| &**event))?;
         if let Some(embedder) = &text_embedder {
@@ -452,16 +439,21 @@ impl<'a> Pipeline<'a> {
             let mut now = self.clock.now_at(wall);
             if self.schedule.next_due(now).is_some() {
                 // Commit what came before, then run the users now due.
-                let carried = flush_batch(batch, &mut dead_letters, *index, sink, &mut summary)?;
-                self.keep_carried(carried);
+                flush_batch(
+                    batch,
+                    &mut self.carried,
+                    &mut dead_letters,
+                    *index,
+                    sink,
+                    &mut summary,
+                )?;
                 self.run_scheduled(now, sink, &mut summary)?;
-                let carried = self.take_carried();
                 batch = new_batch(
                     self.store,
                     &self.settings,
                     &mut self.embedding,
                     self.parking,
-                    carried,
+                    &mut self.carried,
                 );
                 wall = Clock::wall();
                 now = self.clock.now_at(wall);
@@ -523,25 +515,36 @@ impl<'a> Pipeline<'a> {
                 // Commit up to the triggering event, then run the cycles.
                 triggered.clear();
                 triggered.extend(batch.triggered_users());
-                let carried = flush_batch(batch, &mut dead_letters, index + 1, sink, &mut summary)?;
-                self.keep_carried(carried);
+                flush_batch(
+                    batch,
+                    &mut self.carried,
+                    &mut dead_letters,
+                    index + 1,
+                    sink,
+                    &mut summary,
+                )?;
                 for user_id in &triggered {
                     self.run_pending(user_id, sink, &mut summary)?;
                     self.refresh_schedule(user_id)?;
                 }
-                let carried = self.take_carried();
                 batch = new_batch(
                     self.store,
                     &self.settings,
                     &mut self.embedding,
                     self.parking,
-                    carried,
+                    &mut self.carried,
                 );
                 wall = Clock::wall();
             }
         }
-        let carried = flush_batch(batch, &mut dead_letters, usize::MAX, sink, &mut summary)?;
-        self.keep_carried(carried);
+        flush_batch(
+            batch,
+            &mut self.carried,
+            &mut dead_letters,
+            usize::MAX,
+            sink,
+            &mut summary,
+        )?;
         applied.add_to(&mut summary);
         // Users with reads parked and no event since: stream time moved on
         // for them too, and a busy partition may never be idle.
@@ -714,19 +717,22 @@ impl PositionKeys {
 /// their records), commits a non-empty batch and writes what it produced.
 /// On a failed commit, [`Pipeline::process`] forgets the indexes that hold
 /// the batch's memories.
-/// Returns the saliences to carry into the next batch, where this one
-/// carried them.
+///
+/// Where the pipeline carries saliences, what the batch leaves goes into
+/// `carried` for the next (nothing, where the commit or an output failed).
 fn flush_batch(
     batch: StateBatch<'_>,
+    carried: &mut Option<CarriedSaliences>,
     dead_letters: &mut Vec<(usize, Event)>,
     upto: usize,
     sink: &mut dyn OutputSink,
     summary: &mut RunSummary,
-) -> Result<Option<CarriedSaliences>, PipelineError> {
+) -> Result<(), PipelineError> {
     tally(&batch, summary);
     summary.outputs += emit_dead_letters(dead_letters, upto, sink)?;
     if batch.is_empty() {
-        return Ok(batch.uncommitted());
+        keep_carried(carried, batch.uncommitted());
+        return Ok(());
     }
     let committed = batch.commit()?;
     for event in &committed.outputs {
@@ -734,7 +740,15 @@ fn flush_batch(
         summary.outputs += 1;
     }
     summary.batches += 1;
-    Ok(committed.carried)
+    keep_carried(carried, committed.carried);
+    Ok(())
+}
+
+/// Keeps what a batch hands on, where the pipeline carries saliences.
+fn keep_carried(slot: &mut Option<CarriedSaliences>, carried: Option<CarriedSaliences>) {
+    if let (Some(slot), Some(carried)) = (slot.as_mut(), carried) {
+        *slot = carried;
+    }
 }
 
 fn new_batch<'b>(
@@ -742,11 +756,12 @@ fn new_batch<'b>(
     settings: &'b CycleSettings,
     embedding: &'b mut Option<Embedding<'_>>,
     parking: Parking,
-    carried: Option<CarriedSaliences>,
+    carried: &mut Option<CarriedSaliences>,
 ) -> StateBatch<'b> {
     let mut batch = StateBatch::new(store, settings).with_parking(parking);
-    if let Some(carried) = carried {
-        batch = batch.with_carried(carried);
+    // Taken out for the batch; its flush puts back what it committed.
+    if let Some(carried) = carried.as_mut() {
+        batch = batch.with_carried(std::mem::take(carried));
     }
     match embedding {
         Some(embedding) => batch.with_indexes(&mut embedding.indexes),

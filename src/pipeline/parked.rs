@@ -45,13 +45,12 @@ impl Pipeline<'_> {
         if due.is_empty() {
             return Ok(());
         }
-        let carried = self.take_carried();
         let mut batch = new_batch(
             self.store,
             &self.settings,
             &mut self.embedding,
             self.parking,
-            carried,
+            &mut self.carried,
         );
         let mut letters = Vec::new();
         let rejected_at = self.clock.now();
@@ -70,8 +69,14 @@ impl Pipeline<'_> {
             .iter()
             .filter_map(|user_id| batch.user_state(user_id).cloned())
             .collect();
-        let carried = flush_batch(batch, &mut letters, usize::MAX, sink, summary)?;
-        self.keep_carried(carried);
+        flush_batch(
+            batch,
+            &mut self.carried,
+            &mut letters,
+            usize::MAX,
+            sink,
+            summary,
+        )?;
         for state in &states {
             track_parked(&mut self.parked_since, state);
         }

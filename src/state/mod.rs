@@ -191,14 +191,6 @@ impl CarriedSaliences {
             self.saliences.retain(|key, _| key.0 != user_id);
         }
     }
-
-    pub fn len(&self) -> usize {
-        self.saliences.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.saliences.is_empty()
-    }
 }
 
 /// What a committed batch leaves.
@@ -637,9 +629,10 @@ impl<'a> StateBatch<'a> {
     /// The saliences to carry on from a batch that has nothing to commit
     /// (it wrote none: what it read is what the store holds).
     pub fn uncommitted(self) -> Option<CarriedSaliences> {
-        let saliences = match self.read_writes.is_empty() {
-            true => self.saliences,
-            false => HashMap::default(),
+        let saliences = if self.read_writes.is_empty() {
+            self.saliences
+        } else {
+            HashMap::default()
         };
         self.carrying.then_some(CarriedSaliences { saliences })
     }
