@@ -62,6 +62,15 @@ fn outputs(
         .collect()
 }
 
+/// The first dead letter on `engram.dlq` (JSON output).
+fn first_dead_letter(broker: &Broker) -> DeadLetter {
+    let letters = outputs(broker, "engram.dlq", 1, WireFormat::Json);
+    match letters.into_iter().next() {
+        Some((_, Event::DeadLetter(letter))) => letter,
+        other => panic!("no dead letter: {other:?}"),
+    }
+}
+
 /// A broker, and engram on it with `settings`, creating the default topics
 /// (2 partitions each); returns once engram holds partitions.
 fn engram_creating_topics(settings: &[(&str, &str)]) -> (Broker, tempfile::TempDir, Engram) {
@@ -660,10 +669,7 @@ fn an_event_on_another_partition_than_its_users_is_dead_lettered_not_applied() {
         &targets(&[("memory.created", vec![1, other[0].1 + 1])]),
         WAIT,
     );
-    let letters = outputs(&broker, "engram.dlq", 1, WireFormat::Json);
-    let Some((_, Event::DeadLetter(letter))) = letters.first() else {
-        panic!("no dead letter: {letters:?}");
-    };
+    let letter = first_dead_letter(&broker);
     assert_eq!(letter.error_kind, "wrong_partition");
     assert_eq!((letter.partition, letter.offset), (Some(1), other[0].1));
     engram.stop();
@@ -710,10 +716,7 @@ fn records_are_taken_across_topics_by_their_kafka_timestamps_when_asked() {
     if let Err(error) = std::panic::catch_unwind(|| broker.wait_committed("engram", &both, WAIT)) {
         panic!("{error:?}\n{}", engram.log_text());
     }
-    let letters = outputs(&broker, "engram.dlq", 1, WireFormat::Json);
-    let Some((_, Event::DeadLetter(letter))) = letters.first() else {
-        panic!("no dead letter: {letters:?}");
-    };
+    let letter = first_dead_letter(&broker);
     assert_eq!(letter.error_kind, "unknown_user");
     assert_eq!((letter.partition, letter.offset), (Some(0), read_at[0].1));
     engram.stop();
@@ -833,10 +836,7 @@ fn a_2_mb_poison_message_is_dead_lettered_by_its_start_and_digest_and_the_stream
         &targets(&[("memory.created", ends(&positions, 2))]),
         WAIT,
     );
-    let letters = outputs(&broker, "engram.dlq", 1, WireFormat::Json);
-    let Some((_, Event::DeadLetter(letter))) = letters.first() else {
-        panic!("no dead letter: {letters:?}");
-    };
+    let letter = first_dead_letter(&broker);
     assert_eq!(letter.error_kind, "event_too_large");
     assert_eq!(letter.offset, positions[0].1);
     assert_eq!(letter.original_length, Some(2_000_000));
