@@ -169,7 +169,10 @@ impl EventCodec {
         default_type: Option<EventType>,
     ) -> Result<Event, DecodeError> {
         self.check_size(input.bytes)?;
-        if let Some(read) = plain_access(input, default_type) {
+        if let Some(PlainRead { read, ids_visible }) = plain_access(input, default_type) {
+            if ids_visible {
+                return self.validate_visible_read(read);
+            }
             return self.validate(Event::MemoryAccessed(read));
         }
         self.decode_json_checked(input.bytes, default_type)
@@ -419,6 +422,17 @@ impl EventCodec {
 
     /// Semantic checks the schema cannot express. Times are truncated to
     /// milliseconds, the precision of the Avro form.
+    /// [`EventCodec::validate`] for a read whose ids are known to be
+    /// visible ASCII and not empty: all its check of them would find is
+    /// their lengths.
+    fn validate_visible_read(&self, mut read: MemoryAccessed) -> Result<Event, DecodeError> {
+        check_id_length("event_id", &read.event_id, &self.limits)?;
+        check_id_length("user_id", &read.user_id, &self.limits)?;
+        check_id_length("memory_id", &read.memory_id, &self.limits)?;
+        read.accessed_at = whole_millis(read.accessed_at);
+        Ok(Event::MemoryAccessed(read))
+    }
+
     fn validate(&self, mut event: Event) -> Result<Event, DecodeError> {
         let limits = &self.limits;
         match &mut event {
@@ -604,7 +618,10 @@ fn check_id_length(field: &str, value: &str, limits: &Limits) -> Result<(), Deco
 /// against the schema and converting it was a third of an access event's
 /// CPU). `None` for anything else, which takes the general path and gets
 /// its exact error there; what this accepts, that path accepts the same.
-fn plain_access(input: Input<'_>, default_type: Option<EventType>) -> Option<MemoryAccessed> {
+fn plain_access(input: Input<'_>, default_type: Option<EventType>) -> Option<PlainRead> {
+    if let Some((plain, ids_visible)) = access_in_layout(input.bytes) {
+        return plain_read(input, default_type, plain, ids_visible);
+    }
     // UTF-8 checked once for the whole event: from bytes, the parser checks
     // each string by itself, which cost more than the check of the whole.
     let text = std::str::from_utf8(input.bytes).ok()?;
@@ -614,6 +631,23 @@ fn plain_access(input: Input<'_>, default_type: Option<EventType>) -> Option<Mem
         // what the scanner leaves, as the type below declares it.
         None => serde_json::from_str::<PlainAccess<'_>>(text).ok()?,
     };
+    plain_read(input, default_type, plain, false)
+}
+
+/// A read decoded by [`plain_access`]; `ids_visible`: its ids are known
+/// to be printable ASCII without spaces, and not empty, so only their
+/// lengths are left to check.
+struct PlainRead {
+    read: MemoryAccessed,
+    ids_visible: bool,
+}
+
+fn plain_read(
+    input: Input<'_>,
+    default_type: Option<EventType>,
+    plain: PlainAccess<'_>,
+    ids_visible: bool,
+) -> Option<PlainRead> {
     let is_access = match plain.event_type.as_deref() {
         Some(name) => name == EventType::MemoryAccessed.name(),
         None => default_type == Some(EventType::MemoryAccessed),
@@ -628,12 +662,15 @@ fn plain_access(input: Input<'_>, default_type: Option<EventType>) -> Option<Mem
         Cow::Borrowed(text) => input.text(text),
         Cow::Owned(text) => SharedStr::from(text),
     };
-    Some(MemoryAccessed {
-        event_id: id(plain.event_id),
-        user_id: id(plain.user_id),
-        memory_id: id(plain.memory_id),
-        accessed_at,
-        context: plain.context.map(Cow::into_owned),
+    Some(PlainRead {
+        read: MemoryAccessed {
+            event_id: id(plain.event_id),
+            user_id: id(plain.user_id),
+            memory_id: id(plain.memory_id),
+            accessed_at,
+            context: plain.context.map(Cow::into_owned),
+        },
+        ids_visible,
     })
 }
 
@@ -706,21 +743,29 @@ const READ_LAYOUTS: [[&str; 5]; 2] = [
     ],
 ];
 
+/// A read in one of [`READ_LAYOUTS`], and whether its three ids are
+/// visible ASCII ([`Plain::visible`]).
+fn access_in_layout(bytes: &[u8]) -> Option<(PlainAccess<'_>, bool)> {
+    for (layout, event_type) in READ_LAYOUTS.iter().zip([Some("memory.accessed"), None]) {
+        if let Some([event_id, user_id, memory_id, accessed_at]) = in_layout(bytes, layout) {
+            let plain = PlainAccess {
+                event_type: event_type.map(Cow::Borrowed),
+                event_id: Cow::Borrowed(event_id.text),
+                user_id: Cow::Borrowed(user_id.text),
+                memory_id: Cow::Borrowed(memory_id.text),
+                accessed_at: Cow::Borrowed(accessed_at.text),
+                context: None,
+            };
+            let ids_visible = event_id.visible && user_id.visible && memory_id.visible;
+            return Some((plain, ids_visible));
+        }
+    }
+    None
+}
+
 /// [`PlainAccess`] from a flat object of plain strings, without serde:
 /// `None` wherever serde would have to decide (see [`flat_object`]).
 fn scan_access(text: &str) -> Option<PlainAccess<'_>> {
-    for (layout, event_type) in READ_LAYOUTS.iter().zip([Some("memory.accessed"), None]) {
-        if let Some([event_id, user_id, memory_id, accessed_at]) = in_layout(text, layout) {
-            return Some(PlainAccess {
-                event_type: event_type.map(Cow::Borrowed),
-                event_id: Cow::Borrowed(event_id),
-                user_id: Cow::Borrowed(user_id),
-                memory_id: Cow::Borrowed(memory_id),
-                accessed_at: Cow::Borrowed(accessed_at),
-                context: None,
-            });
-        }
-    }
     // A `match` on the key compiles to a few word comparisons; a search
     // through a list of names cost a call to `memcmp` for each.
     let [
@@ -824,6 +869,28 @@ mod tests {
                 r#""event_id":"e1","user_id":"u 1","memory_id":"m1","accessed_at":"2026-13-02T03:04:05Z""#,
             ),
             line(r#""event_id":"e1","user_id":"u1","memory_id":"m1","accessed_at":"2026-01-02""#),
+            // ...and with ids only the whole check reads: a space, a letter
+            // beyond ASCII, DEL, a blank one, one too long (visible or not).
+            line(
+                r#""event_id":"e1","user_id":"u 1","memory_id":"m1","accessed_at":"2026-01-02T03:04:05Z""#,
+            ),
+            line(
+                r#""event_id":"e1","user_id":"u1","memory_id":"mé","accessed_at":"2026-01-02T03:04:05Z""#,
+            ),
+            line(
+                "\"event_id\":\"e1\",\"user_id\":\"u1\",\"memory_id\":\"m\u{7f}\",\"accessed_at\":\"2026-01-02T03:04:05Z\"",
+            ),
+            line(
+                r#""event_id":"  ","user_id":"u1","memory_id":"m1","accessed_at":"2026-01-02T03:04:05Z""#,
+            ),
+            line(&format!(
+                r#""event_id":"e1","user_id":"{}","memory_id":"m1","accessed_at":"2026-01-02T03:04:05Z""#,
+                "u".repeat(257)
+            )),
+            line(&format!(
+                r#""event_id":"e1","user_id":"u1","memory_id":"{} ","accessed_at":"2026-01-02T03:04:05Z""#,
+                "m".repeat(256)
+            )),
         ];
         let mut accepted = 0;
         for case in &cases {
@@ -840,7 +907,7 @@ mod tests {
                 accepted += usize::from(direct.is_ok());
             }
         }
-        assert_eq!(accepted, 17, "eight reads twice, and one without its type");
+        assert_eq!(accepted, 21, "ten reads twice, and one without its type");
     }
 
     #[test]

@@ -74,6 +74,16 @@ pub(super) fn flat_object<'a, const N: usize>(
     (skip_space(bytes, at) == bytes.len()).then_some(values)
 }
 
+/// A string value read by [`in_layout`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Plain<'a> {
+    pub(super) text: &'a str,
+    /// Whether every byte is printable ASCII other than a space
+    /// (`0x21..=0x7e`), as an id's check wants them, and there is one at
+    /// least: found on the way, so that check has no second pass to make.
+    pub(super) visible: bool,
+}
+
 /// The string values of an object written in one exact layout: `parts`
 /// are the text around the values, each value a plain string (no escape or
 /// control character) between two parts (the first part ends with the
@@ -83,32 +93,120 @@ pub(super) fn flat_object<'a, const N: usize>(
 /// Most producers write an event's keys in one order without spaces
 /// (engram's own encoder does, in its schema's order): matched as literal
 /// text, such a read costs a few comparisons per key instead of a scan of
-/// each key and its separators.
+/// each key and its separators. Only the values' bytes are scanned, once,
+/// eight a step: for their closing quote, for what would make them not
+/// plain, and for what an id's check or UTF-8's needs to know. The parts
+/// are ASCII, so bytes whose values are valid UTF-8 are valid as a whole.
 pub(super) fn in_layout<'a, const N: usize, const P: usize>(
-    text: &'a str,
+    bytes: &'a [u8],
     parts: &[&str; P],
-) -> Option<[&'a str; N]> {
+) -> Option<[Plain<'a>; N]> {
     debug_assert_eq!(P, N + 1, "a part before, between and after the values");
-    let bytes = text.as_bytes();
-    if has_escape_or_control(bytes) {
-        return None;
-    }
     let (head, rest) = parts.split_first()?;
-    let mut at = head.len();
     if !bytes.starts_with(head.as_bytes()) {
         return None;
     }
-    let mut values = [""; N];
+    let mut at = head.len();
+    let mut values = [Plain {
+        text: "",
+        visible: false,
+    }; N];
     for (value, part) in values.iter_mut().zip(rest) {
-        let end = at + first_quote(bytes.get(at..)?)?;
-        // Quotes are ASCII, so both ends are character boundaries.
-        *value = text.get(at..end)?;
-        if !bytes[end..].starts_with(part.as_bytes()) {
+        let scan = scan_value(bytes.get(at..)?)?;
+        let raw = bytes.get(at..at + scan.end)?;
+        let text = if scan.ascii {
+            // SAFETY: every byte of `raw` is below 0x80 (`scan_value`
+            // looked at each), and ASCII is UTF-8.
+            unsafe { std::str::from_utf8_unchecked(raw) }
+        } else {
+            std::str::from_utf8(raw).ok()?
+        };
+        *value = Plain {
+            text,
+            visible: scan.visible && !raw.is_empty(),
+        };
+        at += scan.end;
+        if !bytes[at..].starts_with(part.as_bytes()) {
             return None;
         }
-        at = end + part.len();
+        at += part.len();
     }
     (at == bytes.len()).then_some(values)
+}
+
+/// What one pass over a string value's bytes found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ValueScan {
+    /// The position of its closing quote.
+    end: usize,
+    /// Every byte before it below 0x80.
+    ascii: bool,
+    /// Every byte before it in `0x21..=0x7e`.
+    visible: bool,
+}
+
+/// The closing quote of the string that starts at `bytes[0]` (after its
+/// opening quote), with what its bytes are; `None` where a backslash or a
+/// control character comes first, or no quote comes.
+///
+/// Ids and times are visible ASCII: eight bytes a step look for the first
+/// byte that is not, or is a quote or a backslash. Where that is the
+/// closing quote the value is settled; anything else (a space, a letter
+/// beyond ASCII, a short last stretch) is read a byte at a time.
+fn scan_value(bytes: &[u8]) -> Option<ValueScan> {
+    const ONES: u64 = u64::from_le_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
+    let each = |b: u8| u64::from_le_bytes([b; 8]);
+    // A byte's high bit flags it; the lowest flag of each term is exact (a
+    // borrow only flags bytes after a true one), and only that is read.
+    let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+    let mut at = 0;
+    for word in bytes.chunks_exact(8) {
+        let mut eight = [0; 8];
+        eight.copy_from_slice(word);
+        let word = u64::from_le_bytes(eight);
+        let below_visible = word.wrapping_sub(each(0x21)) & !word & HIGHS;
+        // 0x7f and above: no carry crosses a byte, so every flag is exact.
+        let above_visible = ((word & !HIGHS).wrapping_add(ONES) | word) & HIGHS;
+        let special =
+            below_visible | above_visible | zero(word ^ each(b'"')) | zero(word ^ each(b'\\'));
+        if special != 0 {
+            let k = (special.trailing_zeros() / 8) as usize;
+            if word_byte(word, k) == b'"' {
+                return Some(ValueScan {
+                    end: at + k,
+                    ascii: true,
+                    visible: true,
+                });
+            }
+            break;
+        }
+        at += 8;
+    }
+    // `bytes[..at]` are visible ASCII.
+    let rest = scan_value_bytewise(&bytes[at..])?;
+    Some(ValueScan {
+        end: at + rest.end,
+        ..rest
+    })
+}
+
+fn word_byte(word: u64, k: usize) -> u8 {
+    word.to_le_bytes()[k]
+}
+
+/// [`scan_value`], one byte at a time.
+fn scan_value_bytewise(bytes: &[u8]) -> Option<ValueScan> {
+    let end = bytes
+        .iter()
+        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+        .filter(|&end| bytes[end] == b'"')?;
+    let value = &bytes[..end];
+    Some(ValueScan {
+        end,
+        ascii: value.is_ascii(),
+        visible: value.iter().all(|b| (0x21..=0x7e).contains(b)),
+    })
 }
 
 /// JSON's whitespace only (space, tab, line feed, carriage return).
@@ -235,11 +333,29 @@ mod tests {
 
     const LAYOUT: [&str; 3] = [r#"{"a":""#, r#"","b":""#, r#""}"#];
 
+    fn layout_values(text: &[u8]) -> Option<[&str; 2]> {
+        in_layout::<2, 3>(text, &LAYOUT).map(|values| values.map(|value| value.text))
+    }
+
     #[test]
     fn reads_values_in_an_exact_layout_and_nothing_else() {
-        let values = |text| in_layout::<2, 3>(text, &LAYOUT);
+        let values = |text: &'static str| layout_values(text.as_bytes());
         assert_eq!(values(r#"{"a":"one","b":"é two"}"#), Some(["one", "é two"]));
         assert_eq!(values(r#"{"a":"","b":""}"#), Some(["", ""]));
+        assert_eq!(
+            layout_values(b"{\"a\":\"\xc3\",\"b\":\"two\"}"),
+            None,
+            "a value that is not UTF-8"
+        );
+        let visible = |text: &str| {
+            in_layout::<2, 3>(text.as_bytes(), &LAYOUT).map(|values| values.map(|v| v.visible))
+        };
+        assert_eq!(visible(r#"{"a":"u-1!~","b":"é"}"#), Some([true, false]));
+        assert_eq!(visible(r#"{"a":"a b","b":""}"#), Some([false, false]));
+        assert_eq!(
+            visible("{\"a\":\"del\x7f\",\"b\":\"x\"}"),
+            Some([false, true])
+        );
         for text in [
             r#"{"a":"one", "b":"two"}"#,
             r#"{"b":"two","a":"one"}"#,
@@ -279,6 +395,44 @@ mod tests {
     }
 
     #[test]
+    fn scans_a_value_as_a_byte_at_a_time_would() {
+        // Every byte value the comparisons border on, before, at and after
+        // the end, and a borrow's neighbours beside each.
+        let fills = [
+            0x00,
+            0x1f,
+            0x20,
+            0x21,
+            b'"' - 1,
+            b'"',
+            b'"' + 1,
+            b'\\' - 1,
+            b'\\',
+            b'\\' + 1,
+            b'a',
+            0x7e,
+            0x7f,
+            0x80,
+            0xa2,
+            0xff,
+        ];
+        for len in 0..20 {
+            for at in 0..len {
+                for &odd in &fills {
+                    for &fill in &[b'a', 0x21, 0x7e, 0xc3] {
+                        let mut bytes = vec![fill; len];
+                        bytes[at] = odd;
+                        if at + 2 < len {
+                            bytes[at + 2] = b'"';
+                        }
+                        assert_eq!(scan_value(&bytes), scan_value_bytewise(&bytes), "{bytes:?}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
     fn finds_a_backslash_or_control_character_anywhere() {
         for stop in (0..0x20).chain([b'\\']) {
             for at in 0..19 {
@@ -307,7 +461,7 @@ mod tests {
         prop_assert_eq!(as_text(values[2]), derived.c.as_deref(), "{}", text);
         // The exact layout is one of the scanner's shapes: where it answers,
         // it reads what the scanner and serde read.
-        if let Some([a, b]) = in_layout::<2, 3>(text, &LAYOUT) {
+        if let Some([a, b]) = layout_values(text.as_bytes()) {
             prop_assert_eq!(Some(a), derived.a.as_deref(), "{}", text);
             prop_assert_eq!(Some(b), derived.b.as_deref(), "{}", text);
             prop_assert_eq!(derived.c.as_deref(), None, "{}", text);
