@@ -142,6 +142,7 @@ impl WorkerHandle {
             carried: Vec::new(),
             heads: TopicHeads::new(queues.len(), max_idle),
             payloads: Payloads::default(),
+            spare: SpareBoxes::default(),
             shared,
             queues,
             strays,
@@ -202,6 +203,7 @@ struct Worker<C: ConsumerContext> {
     strays: Receiver<OwnedMessage>,
     heads: TopicHeads,
     payloads: Payloads,
+    spare: SpareBoxes,
     wake: Arc<Wake>,
     stop: Arc<AtomicBool>,
 }
@@ -270,6 +272,8 @@ impl<C: ConsumerContext> Worker<C> {
             match self.collect(&pipeline) {
                 Collected::Stopped => break,
                 Collected::Idle => {
+                    // An idle worker holds no memory for records to come.
+                    self.spare = SpareBoxes::default();
                     let caught_up = self.heads.all_at_end();
                     self.retry("running scheduled cycles", |after_failure| {
                         if after_failure {
@@ -293,6 +297,7 @@ impl<C: ConsumerContext> Worker<C> {
                     for (topic, offset) in next_offsets {
                         self.shared.offsets.insert((topic, self.partition), offset);
                     }
+                    self.spare.keep(records);
                 }
             }
         }
@@ -347,7 +352,14 @@ impl<C: ConsumerContext> Worker<C> {
                 offset: message.offset(),
                 time: message.timestamp().to_millis(),
             };
-            let decoded = decode(pipeline, Arc::from(topic), None, origin, payload, order_by);
+            let decoded = Box::new(decode(
+                pipeline,
+                Arc::from(topic),
+                None,
+                origin,
+                payload,
+                order_by,
+            ));
             match self.topics.iter().position(|t| **t == *topic) {
                 Some(index) => {
                     self.consumed[index].inc();
@@ -428,7 +440,7 @@ impl<C: ConsumerContext> Worker<C> {
                             time: message.timestamp_millis(),
                         };
                         let decoded = decode(pipeline, topic, carried, origin, payload, order_by);
-                        self.heads.push(index, decoded);
+                        self.heads.push(index, self.spare.boxed(decoded));
                     }
                     Err(RdKafkaError::PartitionEOF(_)) => {
                         self.heads.reached_end(index);
@@ -603,6 +615,58 @@ impl DecodedRecord for Box<Decoded> {
     }
 }
 
+/// The boxes of a done batch's records, emptied, for the next records to
+/// move into. A batch holds thousands of records, more than the
+/// allocator's per-thread cache: allocating each box and freeing it again
+/// went to the allocator's shared bins, about 280 instructions a read.
+/// A worker keeps no more than a batch had at its start
+/// ([`RESERVED_RECORDS`]), and lets them go when it idles.
+#[derive(Default)]
+struct SpareBoxes {
+    #[expect(clippy::vec_box, reason = "the boxes themselves are what is kept")]
+    boxes: Vec<Box<Decoded>>,
+    /// What an emptied box holds: no payload, no event.
+    empty_stream: Option<Arc<str>>,
+}
+
+impl SpareBoxes {
+    fn boxed(&mut self, decoded: Decoded) -> Box<Decoded> {
+        match self.boxes.pop() {
+            Some(mut spare) => {
+                *spare = decoded;
+                spare
+            }
+            None => Box::new(decoded),
+        }
+    }
+
+    /// Empties `records`' boxes and keeps them: what a record refers to (its
+    /// payload's block, its event's ids) is freed now, as it was when its
+    /// box was.
+    #[expect(
+        clippy::vec_box,
+        reason = "the boxes themselves are what is kept (Decoded)"
+    )]
+    fn keep(&mut self, records: Vec<Box<Decoded>>) {
+        let room = RESERVED_RECORDS.saturating_sub(self.boxes.len());
+        let stream = self.empty_stream.get_or_insert_with(|| Arc::from(""));
+        for mut spare in records.into_iter().take(room) {
+            *spare = Decoded {
+                record: SourceRecord {
+                    stream: Arc::clone(stream),
+                    partition: None,
+                    offset: 0,
+                    payload: Bytes::new(),
+                    oversize: None,
+                },
+                event: Err(DecodeError::Undecodable(String::new())),
+                order: (0, 0),
+            };
+            self.boxes.push(spare);
+        }
+    }
+}
+
 /// The most records a batch reserves room for when it starts.
 const RESERVED_RECORDS: usize = 20_000;
 
@@ -657,7 +721,7 @@ fn decode(
     origin: Origin,
     payload: Bytes,
     order_by: OrderBy,
-) -> Box<Decoded> {
+) -> Decoded {
     let record = SourceRecord {
         stream: topic,
         partition: Some(origin.partition),
@@ -670,11 +734,11 @@ fn decode(
         None => pipeline.decode(&record),
     };
     let order = order_key(event.as_ref().ok(), origin.time, order_by);
-    Box::new(Decoded {
+    Decoded {
         record,
         event,
         order,
-    })
+    }
 }
 
 /// Where a record stands in its partition, and its timestamp.
@@ -1077,7 +1141,7 @@ mod tests {
 
         let second = now / 1000;
         let mut heads = TopicHeads::new(2, Duration::from_millis(500));
-        heads.push(0, future);
+        heads.push(0, Box::new(future));
         heads.push(0, created(1, second));
         heads.push(1, read(0, second + 1));
         heads.reached_end(0);
@@ -1108,5 +1172,32 @@ mod tests {
         assert!(heads.next(later).is_none(), "waiting for more creations");
         heads.reached_end(0);
         assert_eq!(taken(&mut heads, later).len(), 1, "at its end: no wait");
+    }
+
+    #[test]
+    fn a_kept_box_lets_go_of_its_record_and_is_filled_again() {
+        let mut block = bytes::BytesMut::from(&b"{ a payload }{ another }"[..]);
+        let first = block.split_to(13).freeze();
+        let mut spare = SpareBoxes::default();
+        let mut kept = created(7, 1);
+        kept.record.payload = first;
+        let address = std::ptr::from_ref::<Decoded>(&kept);
+        assert!(!block.try_reclaim(13), "the record holds the block's start");
+        spare.keep(vec![kept]);
+        // The payload's block is no longer shared with the kept box.
+        assert!(block.try_reclaim(13), "the payload's bytes are freed");
+        let next = *read(8, 2);
+        let filled = spare.boxed(next);
+        assert_eq!(
+            std::ptr::from_ref::<Decoded>(&filled),
+            address,
+            "the same box"
+        );
+        assert_eq!(
+            (filled.record.offset, &*filled.record.stream),
+            (8, "accessed")
+        );
+        assert!(spare.boxes.is_empty());
+        assert_eq!(spare.boxed(*read(9, 3)).record.offset, 9, "a new box");
     }
 }
