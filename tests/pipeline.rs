@@ -168,6 +168,102 @@ fn carrying_saliences_between_batches_does_not_change_the_result() {
     }
 }
 
+/// The reads a batch applies with one lookup each (a loaded user, a
+/// salience it holds) leave the store and the outputs as reads applied one
+/// batch at a time do (where no user is loaded before its event), at each
+/// edge of that path: a read from before its user's erasure, of a memory
+/// deleted in the batch, and beside a read parked until it ages out.
+#[test]
+fn reads_applied_within_a_batch_match_reads_applied_one_at_a_time() {
+    let erasure = Event::UserErased(UserErased {
+        event_id: "erase-1".into(),
+        user_id: "erased".into(),
+        erased_at: at(200),
+    });
+    let deletion = Event::MemoryDeleted(MemoryDeleted {
+        event_id: "delete-1".into(),
+        user_id: "deleting".into(),
+        memory_id: "m1".into(),
+        deleted_at: at(1_120),
+    });
+    let read =
+        |user: &str, memory: &str, seconds| Event::MemoryAccessed(accessed(user, memory, seconds));
+    // Committed before the reads, so the reads find saliences alone.
+    let before = lines(&[
+        Event::MemoryCreated(created("erased", "m1", "Ana keeps bees.", 0)),
+        erasure,
+        Event::MemoryCreated(created("erased", "m2", "Ana moved to Porto.", 300)),
+        Event::MemoryCreated(created("parking", "m1", "Ben plays the cello.", 0)),
+        Event::MemoryCreated(created("deleting", "m1", "Cy runs on Sundays.", 0)),
+        Event::MemoryCreated(created("deleting", "m2", "Cy works in Lyon.", 0)),
+        Event::MemoryCreated(created("plain", "m1", "Dee speaks Greek.", 0)),
+    ]);
+    let reads = lines(&[
+        read("plain", "m1", 1_000),
+        read("plain", "m1", 1_010),
+        // After the erasure, then from before it: refused.
+        read("erased", "m2", 1_000),
+        read("erased", "m2", 150),
+        read("deleting", "m1", 1_100),
+        read("deleting", "m2", 1_101),
+        deletion,
+        read("deleting", "m1", 1_130),
+        read("deleting", "m2", 1_140),
+        // A read of a memory that comes too late, parked, then reads past
+        // its hour: it ages out at the first of them, before its memory.
+        read("parking", "ghost", 1_000),
+        read("parking", "m1", 1_010),
+        read("parking", "m1", 5_000),
+        read("parking", "m1", 5_010),
+        Event::MemoryCreated(created("parking", "ghost", "Ben tunes pianos.", 5_100)),
+        read("plain", "m1", 5_120),
+    ]);
+    let runs = [1, 1_000].map(|batch_size| {
+        let (dir, store) = store();
+        run(&store, &before, 100);
+        let run = run_stream(&store, "test-reads", &reads, Limits::default(), batch_size);
+        (dir, dump(&store).unwrap(), run)
+    });
+    let [(_a, one_dump, one), (_b, many_dump, many)] = runs;
+    assert!(
+        many_dump == one_dump,
+        "the store: {}",
+        first_difference(&many_dump, &one_dump, String::new())
+    );
+    // A dead letter's time is when its batch noticed it: a parked read
+    // ages out at its batch's end, by the stream time the batch reached.
+    let noticed_whenever = |outputs: Vec<Value>| {
+        let mut outputs = outputs;
+        for output in &mut outputs {
+            if let Some(fields) = output.as_object_mut() {
+                fields.remove("rejected_at");
+            }
+        }
+        Value::Array(outputs)
+    };
+    let (got, expected) = (
+        noticed_whenever(many.outputs),
+        noticed_whenever(one.outputs),
+    );
+    assert!(
+        got == expected,
+        "outputs: {}",
+        first_difference(&got, &expected, String::new())
+    );
+    assert_eq!(
+        many.summary.rejected.get("erased_user"),
+        Some(&1),
+        "{}",
+        many.summary
+    );
+    assert_eq!(
+        one.summary.rejected.get("erased_user"),
+        Some(&1),
+        "{}",
+        one.summary
+    );
+}
+
 #[test]
 fn bad_lines_go_to_the_dead_letter_output_and_the_run_goes_on() {
     let (_dir, store) = store();

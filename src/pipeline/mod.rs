@@ -433,6 +433,26 @@ impl<'a> Pipeline<'a> {
             // Time moves with events that will be applied only: a read of a
             // memory that does not exist must not make cycles due.
             let position = positions.position(*index, record);
+            if let Event::MemoryAccessed(read) = &**event {
+                let (clock, schedule) = (&mut self.clock, &self.schedule);
+                let applied_now = batch.apply_common_read(&position, read, || {
+                    clock.observe(read.accessed_at.timestamp_millis());
+                    let now = clock.now_at(wall);
+                    schedule.next_due(now).is_none().then_some(now)
+                });
+                if let Some(common) = applied_now {
+                    applied.add(EventType::MemoryAccessed);
+                    // The user's parked reads are none before and after, so
+                    // only a first change moves their schedule.
+                    if (common.first_change || !self.parked_since.is_empty())
+                        && let Some(state) = batch.user_state(&read.user_id)
+                    {
+                        self.schedule.update(state);
+                        track_parked(&mut self.parked_since, state);
+                    }
+                    continue;
+                }
+            }
             if batch.is_applicable(&position, event)? {
                 self.clock.observe(event.occurred_at().timestamp_millis());
             }

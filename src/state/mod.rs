@@ -42,6 +42,14 @@ pub struct Position<'a> {
     pub partition: Option<i32>,
 }
 
+/// A read applied by [`StateBatch::apply_common_read`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CommonRead {
+    /// The user had no change since their last cycle before it: when their
+    /// next cycle is due changes with this read.
+    pub first_change: bool,
+}
+
 /// What happened to one event.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Disposition {
@@ -419,6 +427,60 @@ impl<'a> StateBatch<'a> {
             Event::MemoryAccessed(read) => self.has_salience(&read.user_id, &read.memory_id)?,
             _ => false,
         })
+    }
+
+    /// Applies the read most events are with one lookup each of its user,
+    /// its memory's salience and its watermark, where
+    /// [`StateBatch::is_applicable`] and [`StateBatch::apply`] take three,
+    /// two and three: a read of a memory whose salience alone this batch
+    /// holds, by a user it has loaded and who has no reads parked, that is
+    /// neither a replay nor from before an erasure, from a source that
+    /// already feeds the user (so no other partition does). Once the read
+    /// is known to apply, `now` gives the pipeline's time (the caller moves
+    /// its clock to the read's first), or declines: `None`, a cycle is due
+    /// before it.
+    ///
+    /// `None` for any other read, or where `now` declined: nothing has
+    /// changed, and the caller applies the event the general way.
+    pub fn apply_common_read(
+        &mut self,
+        position: &Position<'_>,
+        read: &MemoryAccessed,
+        now: impl FnOnce() -> Option<Millis>,
+    ) -> Option<CommonRead> {
+        let user = self.users.get_mut(read.user_id.as_str())?;
+        let at = read.accessed_at.timestamp_millis();
+        // Parked reads may age out at any of their user's events (by the
+        // wall clock, with a broker): those users take the general way.
+        if !user.state.parked_reads.is_empty()
+            || user
+                .state
+                .erased_at
+                .is_some_and(|erased_at| at <= erased_at)
+        {
+            return None;
+        }
+        let watermark = user.state.applied_offsets.get_mut(position.stream)?;
+        if position.offset <= *watermark {
+            return None;
+        }
+        // A memory deleted in this batch has left `saliences`
+        // (`forget_memory`), as the general path's `access` relies on too.
+        let key = (read.user_id.as_str(), read.memory_id.as_str());
+        let salience = self.saliences.get_mut(by(&key))?;
+        let now = now()?;
+        *watermark = position.offset;
+        salience.state.record_access(at);
+        if !salience.written {
+            salience.written = true;
+            self.read_writes.push((key.0.to_owned(), key.1.to_owned()));
+        }
+        let changed = &mut user.state.cycle.changed_since;
+        let first_change = changed.is_none();
+        changed.get_or_insert(now);
+        user.dirty = true;
+        self.events += 1;
+        Some(CommonRead { first_change })
     }
 
     /// Whether the event is neither a replay (at or below its user's
