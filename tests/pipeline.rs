@@ -130,6 +130,17 @@ fn batch_size_does_not_change_the_result() {
     assert_eq!(dump(&one).unwrap(), dump(&many).unwrap());
 }
 
+/// `outputs` without `field` in any of them: a figure that may vary.
+fn without(field: &str, outputs: &[Value]) -> Value {
+    let mut outputs = outputs.to_vec();
+    for output in &mut outputs {
+        if let Some(fields) = output.as_object_mut() {
+            fields.remove(field);
+        }
+    }
+    Value::Array(outputs)
+}
+
 /// Saliences carried from batch to batch leave the store and the outputs
 /// as reading them afresh does, through the sample's deletions, erasure,
 /// re-creations and cycles (whose merges absorb their members' reads).
@@ -147,16 +158,10 @@ fn carrying_saliences_between_batches_does_not_change_the_result() {
             first_difference(&carrying_dump, &fresh_dump, String::new())
         );
         // A run's duration is the one figure of its report that varies.
-        let timeless = |outputs: &[Value]| -> Value {
-            let mut outputs = outputs.to_vec();
-            for output in &mut outputs {
-                if let Some(fields) = output.as_object_mut() {
-                    fields.remove("duration_ms");
-                }
-            }
-            Value::Array(outputs)
-        };
-        let (got, expected) = (timeless(&got.outputs), timeless(&expected.outputs));
+        let (got, expected) = (
+            without("duration_ms", &got.outputs),
+            without("duration_ms", &expected.outputs),
+        );
         assert!(
             got == expected,
             "outputs, batches of {batch_size}: {}",
@@ -210,7 +215,7 @@ fn reads_applied_within_a_batch_match_reads_applied_one_at_a_time() {
         read("deleting", "m1", 1_130),
         read("deleting", "m2", 1_140),
         // A read of a memory that comes too late, parked, then reads past
-        // its hour: it ages out at the first of them, before its memory.
+        // its hour: it ages out before its memory comes.
         read("parking", "ghost", 1_000),
         read("parking", "m1", 1_010),
         read("parking", "m1", 5_000),
@@ -232,18 +237,9 @@ fn reads_applied_within_a_batch_match_reads_applied_one_at_a_time() {
     );
     // A dead letter's time is when its batch noticed it: a parked read
     // ages out at its batch's end, by the stream time the batch reached.
-    let noticed_whenever = |outputs: Vec<Value>| {
-        let mut outputs = outputs;
-        for output in &mut outputs {
-            if let Some(fields) = output.as_object_mut() {
-                fields.remove("rejected_at");
-            }
-        }
-        Value::Array(outputs)
-    };
     let (got, expected) = (
-        noticed_whenever(many.outputs),
-        noticed_whenever(one.outputs),
+        without("rejected_at", &many.outputs),
+        without("rejected_at", &one.outputs),
     );
     assert!(
         got == expected,
