@@ -420,8 +420,6 @@ impl EventCodec {
         self.validate(event)
     }
 
-    /// Semantic checks the schema cannot express. Times are truncated to
-    /// milliseconds, the precision of the Avro form.
     /// [`EventCodec::validate`] for a read whose ids are known to be
     /// visible ASCII and not empty: all its check of them would find is
     /// their lengths.
@@ -433,6 +431,8 @@ impl EventCodec {
         Ok(Event::MemoryAccessed(read))
     }
 
+    /// Semantic checks the schema cannot express. Times are truncated to
+    /// milliseconds, the precision of the Avro form.
     fn validate(&self, mut event: Event) -> Result<Event, DecodeError> {
         let limits = &self.limits;
         match &mut event {

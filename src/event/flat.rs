@@ -154,25 +154,19 @@ struct ValueScan {
 /// closing quote the value is settled; anything else (a space, a letter
 /// beyond ASCII, a short last stretch) is read a byte at a time.
 fn scan_value(bytes: &[u8]) -> Option<ValueScan> {
-    const ONES: u64 = u64::from_le_bytes([0x01; 8]);
-    const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
-    let each = |b: u8| u64::from_le_bytes([b; 8]);
-    // A byte's high bit flags it; the lowest flag of each term is exact (a
-    // borrow only flags bytes after a true one), and only that is read.
-    let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
     let mut at = 0;
-    for word in bytes.chunks_exact(8) {
-        let mut eight = [0; 8];
-        eight.copy_from_slice(word);
-        let word = u64::from_le_bytes(eight);
+    for chunk in bytes.chunks_exact(8) {
+        let word = word_of(chunk);
         let below_visible = word.wrapping_sub(each(0x21)) & !word & HIGHS;
         // 0x7f and above: no carry crosses a byte, so every flag is exact.
         let above_visible = ((word & !HIGHS).wrapping_add(ONES) | word) & HIGHS;
-        let special =
-            below_visible | above_visible | zero(word ^ each(b'"')) | zero(word ^ each(b'\\'));
+        let special = below_visible
+            | above_visible
+            | zero_bytes(word ^ each(b'"'))
+            | zero_bytes(word ^ each(b'\\'));
         if special != 0 {
-            let k = (special.trailing_zeros() / 8) as usize;
-            if word_byte(word, k) == b'"' {
+            let k = first_flagged(special);
+            if chunk[k] == b'"' {
                 return Some(ValueScan {
                     end: at + k,
                     ascii: true,
@@ -189,10 +183,6 @@ fn scan_value(bytes: &[u8]) -> Option<ValueScan> {
         end: at + rest.end,
         ..rest
     })
-}
-
-fn word_byte(word: u64, k: usize) -> u8 {
-    word.to_le_bytes()[k]
 }
 
 /// [`scan_value`], one byte at a time.
@@ -234,26 +224,46 @@ fn plain_string(text: &str, at: usize) -> Option<(&str, usize)> {
 /// strings of an event are short (ids, a time): a vectorised search paid
 /// more to start than it saved, about 40 instructions a string.
 fn first_quote(bytes: &[u8]) -> Option<usize> {
-    const ONES: u64 = u64::from_le_bytes([0x01; 8]);
-    const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
-    const QUOTES: u64 = u64::from_le_bytes([b'"'; 8]);
     let mut words = bytes.chunks_exact(8);
     let mut at = 0;
-    for word in &mut words {
-        let mut eight = [0; 8];
-        eight.copy_from_slice(word);
-        // A byte of `x` is zero where the word has a quote; the lowest byte
-        // flagged below is the first zero (a borrow only flags bytes after
-        // it).
-        let x = u64::from_le_bytes(eight) ^ QUOTES;
-        let zeros = x.wrapping_sub(ONES) & !x & HIGHS;
-        if zeros != 0 {
-            return Some(at + (zeros.trailing_zeros() / 8) as usize);
+    for chunk in &mut words {
+        let quotes = zero_bytes(word_of(chunk) ^ each(b'"'));
+        if quotes != 0 {
+            return Some(at + first_flagged(quotes));
         }
         at += 8;
     }
     let tail = words.remainder();
     tail.iter().position(|&b| b == b'"').map(|k| at + k)
+}
+
+// Eight bytes at a time: a comparison flags each byte in its high bit. The
+// lowest flag of `zero_bytes` (and of the `x - each(n) & !x` tests built
+// like it) is exact, since a borrow only flags bytes after a true one, and
+// only the lowest is ever read.
+const ONES: u64 = each(0x01);
+const HIGHS: u64 = each(0x80);
+
+/// `byte` in each of a word's eight bytes.
+const fn each(byte: u8) -> u64 {
+    u64::from_le_bytes([byte; 8])
+}
+
+/// Eight bytes as a little-endian word (byte `k` in bits `8k..8k + 8`).
+fn word_of(chunk: &[u8]) -> u64 {
+    let mut eight = [0; 8];
+    eight.copy_from_slice(chunk);
+    u64::from_le_bytes(eight)
+}
+
+/// The zero bytes of `word`, each flagged in its high bit.
+fn zero_bytes(word: u64) -> u64 {
+    word.wrapping_sub(ONES) & !word & HIGHS
+}
+
+/// The byte of the lowest flag.
+fn first_flagged(flags: u64) -> usize {
+    (flags.trailing_zeros() / 8) as usize
 }
 
 /// Whether `bytes` hold a backslash or a control character (below 0x20).

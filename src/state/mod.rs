@@ -166,6 +166,16 @@ struct ReadSalience {
 }
 
 impl ReadSalience {
+    /// Records a read at `at`; the batch's first of `key` marks it written
+    /// and lists it in `read_writes`, once.
+    fn record_access(&mut self, at: Millis, key: (&str, &str), read_writes: &mut Vec<MemoryKey>) {
+        self.state.record_access(at);
+        if !self.written {
+            self.written = true;
+            read_writes.push((key.0.to_owned(), key.1.to_owned()));
+        }
+    }
+
     fn stored(state: SalienceState) -> Self {
         Self {
             state,
@@ -470,11 +480,7 @@ impl<'a> StateBatch<'a> {
         let salience = self.saliences.get_mut(by(&key))?;
         let now = now()?;
         *watermark = position.offset;
-        salience.state.record_access(at);
-        if !salience.written {
-            salience.written = true;
-            self.read_writes.push((key.0.to_owned(), key.1.to_owned()));
-        }
+        salience.record_access(at, key, &mut self.read_writes);
         let changed = &mut user.state.cycle.changed_since;
         let first_change = changed.is_none();
         changed.get_or_insert(now);
@@ -993,11 +999,7 @@ impl<'a> StateBatch<'a> {
         // Most reads: a memory read before (in this batch, or carried from
         // the last), or prefetched.
         if let Some(read) = self.saliences.get_mut(by(&key)) {
-            read.state.record_access(at);
-            if !read.written {
-                read.written = true;
-                self.read_writes.push((key.0.to_owned(), key.1.to_owned()));
-            }
+            read.record_access(at, key, &mut self.read_writes);
             return Ok(Disposition::Applied(EventType::MemoryAccessed));
         }
         let Some(salience) = self.salience(&event.user_id, &event.memory_id)? else {
