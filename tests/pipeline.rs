@@ -130,6 +130,28 @@ fn batch_size_does_not_change_the_result() {
     assert_eq!(dump(&one).unwrap(), dump(&many).unwrap());
 }
 
+/// Asserts that a run left the store another left and wrote its outputs,
+/// but for `varying`, a field whose value may differ between them; each as
+/// (store dump, outputs). A failure names the first difference.
+fn assert_same_result(
+    what: &str,
+    got: (&Value, &[Value]),
+    expected: (&Value, &[Value]),
+    varying: &str,
+) {
+    assert!(
+        got.0 == expected.0,
+        "the store, {what}: {}",
+        first_difference(got.0, expected.0, String::new())
+    );
+    let (outputs, expected_outputs) = (without(varying, got.1), without(varying, expected.1));
+    assert!(
+        outputs == expected_outputs,
+        "outputs, {what}: {}",
+        first_difference(&outputs, &expected_outputs, String::new())
+    );
+}
+
 /// `outputs` without `field` in any of them: a figure that may vary.
 fn without(field: &str, outputs: &[Value]) -> Value {
     let mut outputs = outputs.to_vec();
@@ -152,20 +174,12 @@ fn carrying_saliences_between_batches_does_not_change_the_result() {
         let (_dir, carrying) = store();
         let got = run_carrying(&carrying, SAMPLE, batch_size);
         let (fresh_dump, carrying_dump) = (dump(&fresh).unwrap(), dump(&carrying).unwrap());
-        assert!(
-            carrying_dump == fresh_dump,
-            "the store, batches of {batch_size}: {}",
-            first_difference(&carrying_dump, &fresh_dump, String::new())
-        );
         // A run's duration is the one figure of its report that varies.
-        let (got, expected) = (
-            without("duration_ms", &got.outputs),
-            without("duration_ms", &expected.outputs),
-        );
-        assert!(
-            got == expected,
-            "outputs, batches of {batch_size}: {}",
-            first_difference(&got, &expected, String::new())
+        assert_same_result(
+            &format!("batches of {batch_size}"),
+            (&carrying_dump, &got.outputs),
+            (&fresh_dump, &expected.outputs),
+            "duration_ms",
         );
         // Carried again over a replay: nothing changes.
         run_carrying(&carrying, SAMPLE, batch_size);
@@ -230,34 +244,18 @@ fn reads_applied_within_a_batch_match_reads_applied_one_at_a_time() {
         (dir, dump(&store).unwrap(), run)
     });
     let [(_a, one_dump, one), (_b, many_dump, many)] = runs;
-    assert!(
-        many_dump == one_dump,
-        "the store: {}",
-        first_difference(&many_dump, &one_dump, String::new())
-    );
     // A dead letter's time is when its batch noticed it: a parked read
     // ages out at its batch's end, by the stream time the batch reached.
-    let (got, expected) = (
-        without("rejected_at", &many.outputs),
-        without("rejected_at", &one.outputs),
+    assert_same_result(
+        "one batch against batches of one",
+        (&many_dump, &many.outputs),
+        (&one_dump, &one.outputs),
+        "rejected_at",
     );
-    assert!(
-        got == expected,
-        "outputs: {}",
-        first_difference(&got, &expected, String::new())
-    );
-    assert_eq!(
-        many.summary.rejected.get("erased_user"),
-        Some(&1),
-        "{}",
-        many.summary
-    );
-    assert_eq!(
-        one.summary.rejected.get("erased_user"),
-        Some(&1),
-        "{}",
-        one.summary
-    );
+    for summary in [&many.summary, &one.summary] {
+        assert_eq!(summary.rejected.get("erased_user"), Some(&1), "{summary}");
+        assert_eq!(summary.replayed, 0, "{summary}");
+    }
 }
 
 #[test]
