@@ -619,7 +619,7 @@ impl DecodedRecord for Box<Decoded> {
 /// move into. A batch holds thousands of records, more than the
 /// allocator's per-thread cache: allocating each box and freeing it again
 /// went to the allocator's shared bins, about 280 instructions a read.
-/// A worker keeps no more than a batch had at its start
+/// A worker keeps no more than a batch reserves room for
 /// ([`RESERVED_RECORDS`]), and lets them go when it idles.
 #[derive(Default)]
 struct SpareBoxes {
