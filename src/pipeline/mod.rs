@@ -39,7 +39,7 @@ mod summary;
 use cycles::schedule;
 pub use letters::{DEAD_LETTER_REASON_MAX, dead_letter};
 use letters::{dead_letter_without_content, emit_dead_letters};
-use parked::track_parked;
+use parked::{LetterClock, track_parked};
 pub use summary::RunSummary;
 use summary::{AppliedTally, count, merge, tally};
 
@@ -517,12 +517,11 @@ impl<'a> Pipeline<'a> {
             }
             let expired = batch.take_expired();
             if !expired.is_empty() {
-                let now = self.clock.now();
                 dead_letters.extend(Self::expired_letters(
                     self.codec,
                     self.parking,
                     expired,
-                    now,
+                    LetterClock::of(&self.clock),
                     *index,
                     &mut summary,
                 ));

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use super::summary::count;
 use super::{Pipeline, PipelineError, RunSummary, dead_letter, flush_batch, new_batch};
+use crate::clock::Clock;
 use crate::emit::OutputSink;
 use crate::event::{Event, EventCodec};
 use crate::model::{Millis, ParkedRead, UserState};
@@ -53,14 +54,14 @@ impl Pipeline<'_> {
             &mut self.carried,
         );
         let mut letters = Vec::new();
-        let rejected_at = self.clock.now();
+        let clock = LetterClock::of(&self.clock);
         for user_id in &due {
             batch.expire_parked(user_id, waits)?;
             letters.extend(Self::expired_letters(
                 self.codec,
                 self.parking,
                 batch.take_expired(),
-                rejected_at,
+                clock,
                 0,
                 summary,
             ));
@@ -89,7 +90,7 @@ impl Pipeline<'_> {
         codec: &EventCodec,
         parking: Parking,
         expired: Vec<ParkedRead>,
-        now: Millis,
+        clock: LetterClock,
         index: usize,
         summary: &mut RunSummary,
     ) -> Vec<(usize, Event)> {
@@ -97,6 +98,7 @@ impl Pipeline<'_> {
             .into_iter()
             .map(|parked| {
                 count(&mut summary.rejected, "unknown_memory");
+                let rejected_at = clock.stamp(&parked, parking.max_age_ms);
                 let reason = format!(
                     "memory {} was not created within {} s of the read \
                      (limits.max_parked_read_age)",
@@ -113,9 +115,42 @@ impl Pipeline<'_> {
                         .into(),
                     oversize: None,
                 };
-                (index, dead_letter(&record, "unknown_memory", &reason, now))
+                (
+                    index,
+                    dead_letter(&record, "unknown_memory", &reason, rejected_at),
+                )
             })
             .collect()
+    }
+}
+
+/// The time an aged-out read's dead letter is stamped with.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct LetterClock {
+    now: Millis,
+    stream_time: bool,
+}
+
+impl LetterClock {
+    pub(super) fn of(clock: &Clock) -> Self {
+        Self {
+            now: clock.now(),
+            stream_time: clock.is_stream_time(),
+        }
+    }
+
+    /// On stream time (a replay), the end of the read's wait, or now where
+    /// that comes first (parking turned off): when a batch notices the end
+    /// depends on where the batch ends, and a replay in batches of another
+    /// size must write the same letter. On the wall clock, now, as every
+    /// other dead letter: a service's stream time is event time, which may
+    /// be long past.
+    fn stamp(self, parked: &ParkedRead, max_age: Millis) -> Millis {
+        if self.stream_time {
+            self.now.min(parked.parked_at.saturating_add(max_age))
+        } else {
+            self.now
+        }
     }
 }
 
@@ -131,4 +166,53 @@ pub(super) fn track_parked(
         Some(oldest) => parked_since.insert(state.user_id.clone(), oldest),
         None => parked_since.remove(&state.user_id),
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::ClockMode;
+    use crate::event::MemoryAccessed;
+
+    fn parked_at(parked_at: Millis) -> ParkedRead {
+        ParkedRead {
+            read: MemoryAccessed {
+                event_id: "a1".into(),
+                user_id: "u1".into(),
+                memory_id: "m1".into(),
+                accessed_at: chrono::DateTime::from_timestamp_millis(parked_at).unwrap_or_default(),
+                context: None,
+            },
+            stream: "reads".to_owned(),
+            partition: None,
+            offset: 0,
+            parked_at,
+            parked_wall_at: None,
+        }
+    }
+
+    #[test]
+    fn a_replay_stamps_the_end_of_the_wait_and_a_service_the_wall_time() {
+        let hour = 3_600_000;
+        let mut replay = Clock::new(ClockMode::Stream, true);
+        replay.observe(5 * hour);
+        let stamped = LetterClock::of(&replay).stamp(&parked_at(hour), hour);
+        assert_eq!(
+            stamped,
+            2 * hour,
+            "where the wait ended, not where it was noticed"
+        );
+        // A wait that ends after now (parking turned off drops every
+        // parked read at once): now.
+        let stamped = LetterClock::of(&replay).stamp(&parked_at(5 * hour), hour);
+        assert_eq!(stamped, 5 * hour);
+
+        let service = Clock::new(ClockMode::Wall, false);
+        let before = Clock::wall();
+        let stamped = LetterClock::of(&service).stamp(&parked_at(hour), hour);
+        assert!(
+            stamped >= before,
+            "the wall time, not an event time long past"
+        );
+    }
 }
