@@ -171,17 +171,20 @@ struct Rate {
     /// figure that holds from machine to machine. The raw consumer's from
     /// its first message, engram's from assignment (see `engram_run`).
     cpu_us: f64,
+    /// The part of `cpu_us` spent in the kernel (page faults, locks,
+    /// sockets), which instruction counts of user space leave out.
+    system_us: f64,
 }
 
 impl Rate {
-    /// `(cpu_seconds, cpu_events)`: the consuming process's CPU seconds
-    /// and the events they were spent on.
+    /// `(cpu, cpu_events)`: the consuming process's CPU time and the
+    /// events it was spent on.
     fn new(
         count: usize,
         started: Instant,
         first: Instant,
         before_first: usize,
-        (cpu_seconds, cpu_events): (f64, usize),
+        (cpu, cpu_events): (common::CpuTime, usize),
     ) -> Self {
         let total = started.elapsed().as_secs_f64();
         let after = first.elapsed().as_secs_f64();
@@ -190,23 +193,27 @@ impl Rate {
             startup: first.duration_since(started).as_secs_f64(),
             steady: events / after.max(1e-6),
             overall: count as f64 / total,
-            cpu_us: cpu_seconds * 1e6 / cpu_events.max(1) as f64,
+            cpu_us: cpu.total() * 1e6 / cpu_events.max(1) as f64,
+            system_us: cpu.system * 1e6 / cpu_events.max(1) as f64,
         }
     }
 }
 
-/// User + system CPU seconds this process has used, to the microsecond
-/// (`getrusage`): the raw consumer's run lasts a fraction of a second,
-/// where clock ticks would be too coarse.
-fn own_cpu_seconds() -> f64 {
+/// The CPU time this process has used, to the microsecond (`getrusage`):
+/// the raw consumer's run lasts a fraction of a second, where clock ticks
+/// would be too coarse.
+fn own_cpu_time() -> common::CpuTime {
     // SAFETY: an all-zero `rusage` is a valid value for getrusage to fill.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: `usage` is a valid, writable rusage.
     if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
-        return 0.0;
+        return common::CpuTime::default();
     }
     let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    common::CpuTime {
+        user: seconds(usage.ru_utime),
+        system: seconds(usage.ru_stime),
+    }
 }
 
 /// (a): messages/s of a consumer that only receives, with extra settings.
@@ -235,12 +242,12 @@ fn raw_consume(
     consumer.assign(&list).expect("assign");
     let mut seen = 0;
     let mut first = None;
-    let mut cpu_at_first = 0.0;
+    let mut cpu_at_first = common::CpuTime::default();
     while seen < count {
         // Queued messages come back without a wait; only an empty queue blocks.
         if let Some(Ok(_)) = consumer.poll(Duration::from_millis(100)) {
             first.get_or_insert_with(|| {
-                cpu_at_first = own_cpu_seconds();
+                cpu_at_first = own_cpu_time();
                 Instant::now()
             });
             seen += 1;
@@ -253,7 +260,7 @@ fn raw_consume(
         }
         assert!(started.elapsed() < WAIT, "raw consumer stalled at {seen}");
     }
-    let cpu = own_cpu_seconds() - cpu_at_first;
+    let cpu = own_cpu_time().since(cpu_at_first);
     // From its first message on, so over every event but that one.
     Rate::new(
         count,
@@ -346,7 +353,7 @@ fn engram_run(
     // commit on, it would leave out what the batches still open then had
     // spent (a large part of the run with 8 partitions of 5,000-event
     // flushes), and the idle wait before the first fetch costs next to none.
-    let cpu_at_assigned = common::cpu_seconds(&pid);
+    let cpu_at_assigned = common::cpu_time(&pid);
     let mut first = None;
     loop {
         let committed = broker.committed(&group, topic, topics.partitions);
@@ -363,7 +370,7 @@ fn engram_run(
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-    let cpu = common::cpu_seconds(&pid) - cpu_at_assigned;
+    let cpu = common::cpu_time(&pid).since(cpu_at_assigned);
     let (first, before_first) = first.unwrap_or((started, 0));
     let rate = Rate::new(count, started, first, before_first, (cpu, count));
     engram.stop();
@@ -565,17 +572,19 @@ fn main() {
     println!("c/raw embedding = {:.2}", c.steady / embed);
     println!();
     println!(
-        "| input | partitions | raw msg/s | raw CPU-µs/msg | engram events/s | engram CPU-µs/event | CPU ratio (target <= 3) |"
+        "| input | partitions | raw msg/s | raw CPU-µs/msg (system) | engram events/s | engram CPU-µs/event (system) | CPU ratio (target <= 3) |"
     );
     println!("|---|---|---|---|---|---|---|");
     for (format, partitions, raw, engram) in costs {
         println!(
-            "| {} | {partitions} | {:.0} | {:.2} | {:.0} | {:.2} | {:.1}x |",
+            "| {} | {partitions} | {:.0} | {:.2} ({:.2}) | {:.0} | {:.2} ({:.2}) | {:.1}x |",
             format.name(),
             raw.steady,
             raw.cpu_us,
+            raw.system_us,
             engram.steady,
             engram.cpu_us,
+            engram.system_us,
             engram.cpu_us / raw.cpu_us.max(1e-9)
         );
     }

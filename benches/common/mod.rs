@@ -70,9 +70,35 @@ pub fn embedding_config() -> engram::embed::EmbeddingConfig {
         .embedding
 }
 
-/// User + system CPU seconds a process has used (`self` or a pid;
-/// `/proc/<process>/stat`, fields 14 and 15, in clock ticks).
+/// User + system CPU seconds a process has used (`self` or a pid).
 pub fn cpu_seconds(process: &str) -> f64 {
+    cpu_time(process).total()
+}
+
+/// CPU seconds a process has spent in user space and in the kernel.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CpuTime {
+    pub user: f64,
+    pub system: f64,
+}
+
+impl CpuTime {
+    pub fn total(self) -> f64 {
+        self.user + self.system
+    }
+
+    /// What was spent since `earlier`.
+    pub fn since(self, earlier: CpuTime) -> CpuTime {
+        CpuTime {
+            user: self.user - earlier.user,
+            system: self.system - earlier.system,
+        }
+    }
+}
+
+/// A process's CPU time (`self` or a pid; `/proc/<process>/stat`, fields
+/// 14 and 15, in clock ticks).
+pub fn cpu_time(process: &str) -> CpuTime {
     let stat = std::fs::read_to_string(format!("/proc/{process}/stat")).unwrap_or_default();
     let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
     let fields: Vec<&str> = after_name.split_whitespace().collect();
@@ -84,5 +110,8 @@ pub fn cpu_seconds(process: &str) -> f64 {
     };
     // SAFETY: sysconf only reads a system constant.
     let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
-    (ticks(11) + ticks(12)) / per_second
+    CpuTime {
+        user: ticks(11) / per_second,
+        system: ticks(12) / per_second,
+    }
 }
