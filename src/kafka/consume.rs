@@ -327,15 +327,15 @@ pub fn consume(shared: Arc<Shared>, shutdown: &AtomicBool) -> Result<(), KafkaEr
         // How soon a full partition is looked at again: a worker drains its
         // prefetch in well under librdkafka's default second, then idles.
         ("fetch.queue.backoff.ms", "20".to_owned()),
-        // Fewer, larger fetches: with 1 MiB (the default) a partition's
-        // prefetch refills in several broker round trips, and the workers
-        // wait on them (bench-kafka: 20,000 -> 28,600 access events/s at
-        // 4 MiB; 16 MiB with 50,000 in flight: 55,000 -> 75,000-81,000/s
-        // after start-up). Neither larger fetches nor a deeper queue alone
-        // gained anything: a deep queue refills in one fetch only when the
-        // fetch can carry it.
-        ("max.partition.fetch.bytes", (16 << 20).to_string()),
-        ("fetch.max.bytes", (64 << 20).to_string()),
+        // Partition fetches of 1 MiB (librdkafka's default; fetch.max.bytes
+        // stays at its 50 MiB). Each fetch response is read into a buffer
+        // of its size, and 16 MiB ones landed in fresh memory every time:
+        // about 25,000 page faults in librdkafka's thread per 600,000 reads,
+        // at 2.5 µs of system time each here. At 1 MiB, engram's system time
+        // per read halved and the reads were not slower (bench-kafka,
+        // docs/2026-12-06-access-path-cuts.md, "Eighth look"). The larger
+        // fetches had paid when a worker spent 10-50 µs a read.
+        ("max.partition.fetch.bytes", (1 << 20).to_string()),
     ];
     let context = GroupContext {
         shared: Arc::clone(&shared),
