@@ -261,6 +261,12 @@ impl UserState {
         }
     }
 
+    /// Whether the user was erased at or after `time`: their erasure
+    /// refuses an event of that time, whatever replays it.
+    pub fn was_erased_after(&self, time: Millis) -> bool {
+        self.erased_at.is_some_and(|erased_at| time <= erased_at)
+    }
+
     /// Whether the event at `offset` of `source` was already applied.
     pub fn already_applied(&self, source: &str, offset: i64) -> bool {
         self.applied_offsets

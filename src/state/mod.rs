@@ -462,12 +462,7 @@ impl<'a> StateBatch<'a> {
         let at = read.accessed_at.timestamp_millis();
         // Parked reads may age out at any of their user's events (by the
         // wall clock, with a broker): those users take the general way.
-        if !user.state.parked_reads.is_empty()
-            || user
-                .state
-                .erased_at
-                .is_some_and(|erased_at| at <= erased_at)
-        {
+        if !user.state.parked_reads.is_empty() || user.state.was_erased_after(at) {
             return None;
         }
         let watermark = user.state.applied_offsets.get_mut(position.stream)?;
@@ -497,8 +492,7 @@ impl<'a> StateBatch<'a> {
         };
         let user = self.loaded_user(user_id)?;
         let time = event.occurred_at().timestamp_millis();
-        Ok(!user.already_applied(position.stream, position.offset)
-            && user.erased_at.is_none_or(|erased_at| time > erased_at))
+        Ok(!user.already_applied(position.stream, position.offset) && !user.was_erased_after(time))
     }
 
     /// Applies one input event. `now` is the pipeline clock's time;
@@ -524,7 +518,7 @@ impl<'a> StateBatch<'a> {
             self.expire_parked(user_id, WaitClock::stream(stream_time))?;
             user = self.loaded_user(user_id)?;
         }
-        let erased_at = user.erased_at;
+        let before_erasure = user.was_erased_after(event.occurred_at().timestamp_millis());
         match user.admission(position.stream, position.offset, position.partition) {
             Admission::Replayed => return Ok(Disposition::Replayed),
             // Another partition feeds this user (a producer with another
@@ -543,9 +537,7 @@ impl<'a> StateBatch<'a> {
         }
         // An erased user's events from before the erasure never come back,
         // whatever replays them; a repeated erasure is confirmed again.
-        if let Some(erased_at) = erased_at
-            && event.occurred_at().timestamp_millis() <= erased_at
-        {
+        if before_erasure {
             if let Event::UserErased(erased) = event {
                 self.notices.push(erasure_completed(erased));
                 return Ok(Disposition::Ignored {
