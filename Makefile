@@ -104,7 +104,8 @@ bench-cycle:
 ## Python client, installed into the cache) vs engram on access events vs
 ## engram on memory-created events (with embedding) vs the raw model; then
 ## CPU time per access event (user + system) of the raw consumer and of
-## engram, and their ratio, for JSON and Avro input on 2 and 8 partitions.
+## engram (both from assignment), and their ratio: JSON on 1, 2, 4 and 8
+## partitions, Avro on 2 and 8.
 ## ENGRAM_BENCH_ACCESSES sets the access events per run (default 300,000).
 bench-kafka: models
 	@sh scripts/bench_client.sh "$(ENGRAM_CACHE)"
