@@ -98,6 +98,11 @@ pub struct Broker {
 pub const KAFKA_VERSION: &str = "4.1.1";
 
 impl Broker {
+    /// The broker's JVM, for reading its CPU time.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub fn start() -> Broker {
         Self::start_with(KafkaSetup::default())
     }
