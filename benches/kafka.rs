@@ -230,16 +230,12 @@ fn ratios(rounds: &[(Rate, f64)], rate: impl Fn(&Rate) -> Option<f64>) -> String
 /// The sum of a metric's series (every label) on an engram process's
 /// metrics endpoint; 0 while it cannot be read.
 fn metric_sum(address: &str, name: &str) -> f64 {
-    use std::io::{Read, Write};
-    let Ok(mut stream) = std::net::TcpStream::connect(address) else {
+    let scrape = ureq::get(format!("http://{address}/metrics"))
+        .call()
+        .and_then(|mut response| response.body_mut().read_to_string());
+    let Ok(scrape) = scrape else {
         return 0.0;
     };
-    let request = format!("GET /metrics HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n");
-    let mut scrape = String::new();
-    if stream.write_all(request.as_bytes()).is_err() || stream.read_to_string(&mut scrape).is_err()
-    {
-        return 0.0;
-    }
     scrape
         .lines()
         .filter(|line| {
@@ -435,19 +431,17 @@ fn engram_run(
     let cpu = common::cpu_time(&pid).since(cpu_at_assigned);
     let (first, before_first) = first.unwrap_or((started, 0));
     let mut rate = Rate::new(count, started, first, before_first, (cpu, count));
-    if let Some(at) = first_record {
+    if let (Some(at), Some(address)) = (first_record, metrics.as_deref()) {
         let seconds = at.elapsed().as_secs_f64().max(1e-6);
         rate.from_first_record = Some(count as f64 / seconds);
-        if let Some(address) = metrics.as_deref() {
-            let model = metric_sum(address, "engram_embedding_batch_seconds_sum");
-            let broker_cpu = common::cpu_time(&broker_pid).since(broker_at_first).total();
-            let engram_cpu = common::cpu_time(&pid).total();
-            println!(
-                "  {name} ({topic}): {seconds:.2} s from the first record to the last commit, \
-                 {model:.2} s of it in the model's calls; the broker's CPU meanwhile \
-                 {broker_cpu:.2} s, engram's whole run {engram_cpu:.2} s"
-            );
-        }
+        let model = metric_sum(address, "engram_embedding_batch_seconds_sum");
+        let broker_cpu = common::cpu_time(&broker_pid).since(broker_at_first).total();
+        let engram_cpu = common::cpu_time(&pid).total();
+        println!(
+            "  {name} ({topic}): {seconds:.2} s from the first record to the last commit, \
+             {model:.2} s of it in the model's calls; the broker's CPU meanwhile \
+             {broker_cpu:.2} s, engram's whole run {engram_cpu:.2} s"
+        );
     }
     engram.stop();
     rate
