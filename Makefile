@@ -102,7 +102,7 @@ bench-cycle:
 
 ## Kafka throughput on a local Apache Kafka broker: raw consume (rdkafka, and Confluent's
 ## Python client, installed into the cache) vs engram on access events vs
-## engram on memory-created events (with embedding, three rounds timed from
+## engram on memory-created events (with embedding, five rounds timed from
 ## the first record fetched) vs the raw model; then
 ## CPU time per access event (user + system) of the raw consumer and of
 ## engram (both from assignment), and their ratio: JSON on 1, 2, 4 and 8

@@ -3,9 +3,16 @@
 //! most `max_wait`, then runs one length-bucketed model call on the blocking
 //! thread pool. The request queue is bounded, so producers feel back-pressure
 //! instead of growing memory.
+//!
+//! A partition worker hands each new text over as soon as it takes the
+//! record ([`EmbedBatcher::prefetch`]), while its batch still gathers for
+//! the flush interval: the model works during the gathering instead of
+//! idling through it, and the flush's [`EmbedBatcher::embed_all`] claims
+//! the vector, computed or under way.
 
-use std::sync::Arc;
-use std::time::Duration;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, oneshot};
 
@@ -22,11 +29,34 @@ pub struct BatcherConfig {
 }
 
 type Reply = oneshot::Sender<Result<Vec<f32>, EmbedError>>;
+type Response = oneshot::Receiver<Result<Vec<f32>, EmbedError>>;
 
 /// Handle to a running batcher; cheap to clone.
 #[derive(Clone)]
 pub struct EmbedBatcher {
     requests: mpsc::Sender<(String, Reply)>,
+    prefetched: Arc<Prefetched>,
+}
+
+/// Vectors asked for ahead of their flush and not claimed yet, by text.
+struct Prefetched {
+    pending: Mutex<HashMap<String, (Instant, Response)>>,
+    /// How many may wait to be claimed: enough for the texts of the
+    /// batches gathering at once; past it, texts wait for their flush.
+    limit: usize,
+}
+
+/// How long an unclaimed vector is kept once the limit is reached. A
+/// record replayed after a crash, refused or revoked before its flush never
+/// claims its vector; a flush comes well within this. Unclaimed vectors
+/// fill the limit and stop prefetching until they expire, which bounds
+/// the model's time spent on them (a replay of a topic's creations).
+const UNCLAIMED_FOR: Duration = Duration::from_secs(60);
+
+impl Prefetched {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Instant, Response)>> {
+        self.pending.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 impl EmbedBatcher {
@@ -35,7 +65,40 @@ impl EmbedBatcher {
         let max_batch = config.max_batch.max(1);
         let (requests, receiver) = mpsc::channel(max_batch * 2);
         tokio::spawn(run(embedder, config, max_batch, receiver));
-        Self { requests }
+        let prefetched = Arc::new(Prefetched {
+            pending: Mutex::new(HashMap::new()),
+            limit: max_batch * 8,
+        });
+        Self {
+            requests,
+            prefetched,
+        }
+    }
+
+    /// Starts embedding `text` now, for a later [`Self::embed_all`] to
+    /// claim. Never waits: when the queue or the unclaimed vectors are at
+    /// their bound, the text is left to its flush.
+    pub fn prefetch(&self, text: &str) {
+        let mut pending = self.prefetched.lock();
+        if pending.contains_key(text) {
+            return;
+        }
+        if pending.len() >= self.prefetched.limit {
+            let now = Instant::now();
+            pending.retain(|_, (asked, _)| now.duration_since(*asked) < UNCLAIMED_FOR);
+            if pending.len() >= self.prefetched.limit {
+                return;
+            }
+        }
+        let (reply, response) = oneshot::channel();
+        if self.requests.try_send((text.to_owned(), reply)).is_ok() {
+            pending.insert(text.to_owned(), (Instant::now(), response));
+        }
+    }
+
+    /// How many prefetched vectors wait to be claimed.
+    pub fn unclaimed(&self) -> usize {
+        self.prefetched.lock().len()
     }
 
     /// The embedding of one text.
@@ -48,10 +111,22 @@ impl EmbedBatcher {
         response.await.map_err(|_| EmbedError::Closed)?
     }
 
-    /// The embeddings of many texts, in order (batched with everyone else's).
+    /// The embeddings of many texts, in order (batched with everyone
+    /// else's); a text [prefetched](Self::prefetch) is not embedded again.
     pub async fn embed_all(&self, texts: Vec<String>) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let claimed: Vec<Option<Response>> = {
+            let mut prefetched = self.prefetched.lock();
+            texts
+                .iter()
+                .map(|text| prefetched.remove(text).map(|(_, response)| response))
+                .collect()
+        };
         let mut pending = Vec::with_capacity(texts.len());
-        for text in texts {
+        for (text, claimed) in texts.into_iter().zip(claimed) {
+            if let Some(response) = claimed {
+                pending.push(response);
+                continue;
+            }
             let (reply, response) = oneshot::channel();
             self.requests
                 .send((text, reply))
@@ -111,5 +186,96 @@ async fn run(
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Condvar;
+
+    use super::*;
+    use crate::embed::recorder::Recorder;
+
+    fn config(max_batch: usize) -> BatcherConfig {
+        BatcherConfig {
+            max_batch,
+            max_wait: Duration::from_millis(5),
+            sub_batch: SubBatch {
+                texts: max_batch,
+                tokens: 1 << 20,
+            },
+            bucketing: true,
+        }
+    }
+
+    fn texts(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| w.to_string()).collect()
+    }
+
+    /// The model, held at its first call until the test opens it.
+    #[derive(Default)]
+    struct Held {
+        model: Recorder,
+        open: Mutex<bool>,
+        opened: Condvar,
+    }
+
+    impl Held {
+        fn open(&self) {
+            *self.open.lock().unwrap() = true;
+            self.opened.notify_all();
+        }
+    }
+
+    impl Embedder for Held {
+        fn dimension(&self) -> usize {
+            1
+        }
+        fn embed(&self, texts: &[&str], sub_batch: usize) -> Result<Vec<Vec<f32>>, EmbedError> {
+            let open = self.open.lock().unwrap();
+            drop(self.opened.wait_while(open, |open| !*open).unwrap());
+            self.model.embed(texts, sub_batch)
+        }
+    }
+
+    #[tokio::test]
+    async fn a_prefetched_text_goes_to_the_model_once_and_its_flush_claims_it() {
+        let model = Arc::new(Held::default());
+        let batcher = EmbedBatcher::spawn(Arc::clone(&model) as Arc<dyn Embedder>, config(4));
+        batcher.prefetch("a memory");
+        batcher.prefetch("a memory");
+        assert_eq!(batcher.unclaimed(), 1, "one request per text");
+        model.open();
+        let vectors = batcher
+            .embed_all(texts(&["another", "a memory"]))
+            .await
+            .unwrap();
+        assert_eq!(vectors, vec![vec![7.0], vec![8.0]], "in the flush's order");
+        assert_eq!(batcher.unclaimed(), 0);
+        let mut seen = model.model.texts();
+        seen.sort();
+        assert_eq!(seen, texts(&["a memory", "another"]));
+    }
+
+    #[tokio::test]
+    async fn prefetching_never_waits_and_what_it_left_out_is_embedded_at_the_flush() {
+        let model = Arc::new(Held::default());
+        let batcher = EmbedBatcher::spawn(Arc::clone(&model) as Arc<dyn Embedder>, config(2));
+        let many: Vec<String> = (0..40).map(|i| format!("text {i:02}")).collect();
+        // Nothing takes from the queue while this loop runs (one thread,
+        // and the model held): it fills at twice the batch, and the rest
+        // must not wait for room.
+        for text in &many {
+            batcher.prefetch(text);
+        }
+        let left_out = many.len() - batcher.unclaimed();
+        assert!(left_out > 0, "the queue is bounded");
+        model.open();
+        let vectors = batcher.embed_all(many.clone()).await.unwrap();
+        assert_eq!(vectors, vec![vec![7.0]; many.len()]);
+        let mut seen = model.model.texts();
+        seen.sort();
+        assert_eq!(seen, many, "each text embedded once");
+        assert_eq!(batcher.unclaimed(), 0);
     }
 }

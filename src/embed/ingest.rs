@@ -114,6 +114,20 @@ pub fn brings_text(event: &Event) -> bool {
     }
 }
 
+/// The text of an event that the model will have to embed: a new text
+/// that came without a usable vector of the platform's.
+pub fn text_to_embed(event: &Event) -> Option<&str> {
+    let (content, supplied) = match event {
+        Event::MemoryCreated(created) => (created.content.as_str(), &created.embedding),
+        Event::MemoryUpdated(updated) => (updated.content.as_deref()?, &updated.embedding),
+        _ => return None,
+    };
+    let usable = supplied
+        .as_deref()
+        .is_some_and(|vector| usable_embedding(vector).is_some());
+    (!usable).then_some(content)
+}
+
 /// The user, the new text and the vector slot of an event that brings a
 /// text: a creation, or an update of the content.
 fn new_text(event: &mut Event) -> Option<(&str, &str, &mut Option<Vec<f32>>)> {

@@ -14,7 +14,7 @@ use thiserror::Error;
 use crate::error::{Cause, SharedCause};
 
 pub use batcher::{BatcherConfig, EmbedBatcher};
-pub use ingest::{EmbedCounts, MissingEmbeddings, brings_text};
+pub use ingest::{EmbedCounts, MissingEmbeddings, brings_text, text_to_embed};
 pub use local::{EmbeddingConfig, LocalEmbedder, ModelReport, inspect_model};
 
 /// Dimension of all-MiniLM-L6-v2 embeddings.
@@ -285,8 +285,43 @@ fn dot4_lanes(a: &[f32], b: [&[f32]; 4]) -> [f32; 4] {
     sums
 }
 
+/// A stand-in model for tests of what calls the model gets.
+#[cfg(test)]
+pub(crate) mod recorder {
+    use super::{EmbedError, Embedder};
+
+    /// Records the calls the model gets; returns each text's length as its
+    /// vector and counts one token per character.
+    #[derive(Default)]
+    pub(crate) struct Recorder(pub(crate) std::sync::Mutex<Vec<Vec<String>>>);
+
+    impl Recorder {
+        /// Every text the model was given, in order.
+        pub(crate) fn texts(&self) -> Vec<String> {
+            self.0.lock().unwrap().concat()
+        }
+    }
+
+    impl Embedder for Recorder {
+        fn dimension(&self) -> usize {
+            1
+        }
+        fn embed(&self, texts: &[&str], _: usize) -> Result<Vec<Vec<f32>>, EmbedError> {
+            self.0
+                .lock()
+                .unwrap()
+                .push(texts.iter().map(|t| t.to_string()).collect());
+            Ok(texts.iter().map(|t| vec![t.len() as f32]).collect())
+        }
+        fn token_lengths(&self, texts: &[&str]) -> Vec<usize> {
+            texts.iter().map(|t| t.len()).collect()
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::recorder::Recorder;
     use super::*;
 
     #[test]
@@ -333,26 +368,6 @@ mod tests {
         let v = normalised(&[3.0, 4.0]).unwrap();
         assert!((v[0] - 0.6).abs() < 1e-6 && (v[1] - 0.8).abs() < 1e-6);
         assert!(normalised(&[0.0, 0.0]).is_none());
-    }
-
-    /// Records the calls the model gets; returns each text's length as its
-    /// vector and counts one token per character.
-    #[derive(Default)]
-    struct Recorder(std::sync::Mutex<Vec<Vec<String>>>);
-    impl Embedder for Recorder {
-        fn dimension(&self) -> usize {
-            1
-        }
-        fn embed(&self, texts: &[&str], _: usize) -> Result<Vec<Vec<f32>>, EmbedError> {
-            self.0
-                .lock()
-                .unwrap()
-                .push(texts.iter().map(|t| t.to_string()).collect());
-            Ok(texts.iter().map(|t| vec![t.len() as f32]).collect())
-        }
-        fn token_lengths(&self, texts: &[&str]) -> Vec<usize> {
-            texts.iter().map(|t| t.len()).collect()
-        }
     }
 
     #[test]

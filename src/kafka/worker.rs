@@ -40,7 +40,7 @@ use super::batch_queue::BatchQueue;
 use super::produce::KafkaSink;
 use crate::clock::Clock;
 use crate::config::OrderBy;
-use crate::embed::{EMBEDDING_DIM, brings_text};
+use crate::embed::{EMBEDDING_DIM, EmbedBatcher, brings_text, text_to_embed};
 use crate::error::Chain;
 use crate::event::{DecodeError, Event, EventType};
 use crate::index::UserIndexes;
@@ -310,7 +310,8 @@ impl<C: ConsumerContext> Worker<C> {
         let config = &self.shared.config;
         let idle = config.schedule_check.max(Duration::from_millis(10));
         let flush_interval = config.flush_interval;
-        let mut batch = Gathering::new(config.flush_max_events, config.flush_max_texts);
+        let mut batch = Gathering::new(config.flush_max_events, config.flush_max_texts)
+            .prefetching(self.shared.batcher.clone());
         let waiting_since = Instant::now();
         loop {
             if self.stop.load(Ordering::Relaxed) {
@@ -680,6 +681,9 @@ struct Gathering {
     texts: usize,
     max_events: usize,
     max_texts: usize,
+    /// Where new texts start embedding as they are taken, while the batch
+    /// still gathers (service mode with embedding on).
+    prefetch: Option<EmbedBatcher>,
 }
 
 impl Gathering {
@@ -689,7 +693,13 @@ impl Gathering {
             texts: 0,
             max_events: max_events.max(1),
             max_texts: max_texts.max(1),
+            prefetch: None,
         }
+    }
+
+    fn prefetching(mut self, batcher: Option<EmbedBatcher>) -> Self {
+        self.prefetch = batcher;
+        self
     }
 
     fn push(&mut self, decoded: Box<Decoded>) {
@@ -699,8 +709,13 @@ impl Gathering {
             // bound: a larger `flush_max_events` grows as it fills.
             self.records.reserve(self.max_events.min(RESERVED_RECORDS));
         }
-        if decoded.event.as_ref().is_ok_and(brings_text) {
+        if let Ok(event) = &decoded.event
+            && brings_text(event)
+        {
             self.texts += 1;
+            if let (Some(batcher), Some(text)) = (&self.prefetch, text_to_embed(event)) {
+                batcher.prefetch(text);
+            }
         }
         self.records.push(decoded);
     }
@@ -1199,5 +1214,52 @@ mod tests {
         );
         assert!(spare.boxes.is_empty());
         assert_eq!(spare.boxed(*read(9, 3)).record.offset, 9, "a new box");
+    }
+
+    #[test]
+    fn a_new_text_goes_to_the_model_while_its_batch_still_gathers() {
+        use crate::embed::recorder::Recorder;
+        use crate::embed::{BatcherConfig, Embedder, SubBatch};
+
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let model = Arc::new(Recorder::default());
+        let batcher = {
+            let _inside = runtime.enter();
+            EmbedBatcher::spawn(
+                Arc::clone(&model) as Arc<dyn Embedder>,
+                BatcherConfig {
+                    max_batch: 8,
+                    max_wait: Duration::from_millis(1),
+                    sub_batch: SubBatch::default(),
+                    bucketing: true,
+                },
+            )
+        };
+        let mut batch = Gathering::new(100, 100).prefetching(Some(batcher.clone()));
+        let mut supplied = created(2, 2);
+        if let Ok(Event::MemoryCreated(memory)) = &mut supplied.event {
+            memory.content = "brought its own vector".into();
+            memory.embedding = Some(vec![0.5; EMBEDDING_DIM]);
+        }
+        batch.push(created(0, 1));
+        batch.push(read(1, 1));
+        batch.push(supplied);
+        // No flush has happened; the model still gets the text.
+        let waited = Instant::now();
+        while model.texts().is_empty() && waited.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(
+            model.texts(),
+            vec!["text".to_owned()],
+            "reads and supplied vectors are not embedded"
+        );
+        assert_eq!(batch.texts, 2);
+        // The flush claims the vector instead of asking again.
+        let vectors = runtime
+            .block_on(batcher.embed_all(vec!["text".into()]))
+            .unwrap();
+        assert_eq!(vectors, vec![vec![4.0]]);
+        assert_eq!(model.texts().len(), 1);
     }
 }
