@@ -39,36 +39,63 @@ pub struct EmbedBatcher {
 }
 
 /// Vectors asked for ahead of their flush and not claimed yet, by text.
+///
+/// A record replayed after a crash, refused (an erased user's) or revoked
+/// before its flush never claims its vector. Such vectors fill the limit,
+/// which stops prefetching, until they expire: that bounds the model's time
+/// spent on them (a replay of a topic's creations), and no text stays in
+/// memory longer than about twice `max_age`.
 struct Prefetched {
     pending: Mutex<HashMap<String, (Instant, Response)>>,
     /// How many may wait to be claimed: enough for the texts of the
     /// batches gathering at once; past it, texts wait for their flush.
     limit: usize,
+    /// How long an unclaimed vector is kept; a flush comes well within it.
+    max_age: Duration,
 }
 
-/// How long an unclaimed vector is kept once the limit is reached. A
-/// record replayed after a crash, refused or revoked before its flush never
-/// claims its vector; a flush comes well within this. Unclaimed vectors
-/// fill the limit and stop prefetching until they expire, which bounds
-/// the model's time spent on them (a replay of a topic's creations).
+/// [`Prefetched::max_age`] in service.
 const UNCLAIMED_FOR: Duration = Duration::from_secs(60);
 
 impl Prefetched {
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Instant, Response)>> {
         self.pending.lock().unwrap_or_else(PoisonError::into_inner)
     }
+
+    /// Drops the vectors unclaimed for `max_age`.
+    fn expire(&self) {
+        let now = Instant::now();
+        self.lock()
+            .retain(|_, (asked, _)| now.duration_since(*asked) < self.max_age);
+    }
 }
 
 impl EmbedBatcher {
     /// Starts the batching task on the current tokio runtime.
     pub fn spawn(embedder: Arc<dyn Embedder>, config: BatcherConfig) -> Self {
+        Self::spawn_keeping(embedder, config, UNCLAIMED_FOR)
+    }
+
+    /// [`Self::spawn`], keeping unclaimed vectors for `max_age`.
+    fn spawn_keeping(
+        embedder: Arc<dyn Embedder>,
+        config: BatcherConfig,
+        max_age: Duration,
+    ) -> Self {
         let max_batch = config.max_batch.max(1);
         let (requests, receiver) = mpsc::channel(max_batch * 2);
-        tokio::spawn(run(embedder, config, max_batch, receiver));
         let prefetched = Arc::new(Prefetched {
             pending: Mutex::new(HashMap::new()),
             limit: max_batch * 8,
+            max_age,
         });
+        tokio::spawn(run(
+            embedder,
+            config,
+            max_batch,
+            receiver,
+            Arc::clone(&prefetched),
+        ));
         Self {
             requests,
             prefetched,
@@ -80,15 +107,8 @@ impl EmbedBatcher {
     /// their bound, the text is left to its flush.
     pub fn prefetch(&self, text: &str) {
         let mut pending = self.prefetched.lock();
-        if pending.contains_key(text) {
+        if pending.contains_key(text) || pending.len() >= self.prefetched.limit {
             return;
-        }
-        if pending.len() >= self.prefetched.limit {
-            let now = Instant::now();
-            pending.retain(|_, (asked, _)| now.duration_since(*asked) < UNCLAIMED_FOR);
-            if pending.len() >= self.prefetched.limit {
-                return;
-            }
         }
         let (reply, response) = oneshot::channel();
         if self.requests.try_send((text.to_owned(), reply)).is_ok() {
@@ -147,8 +167,20 @@ async fn run(
     config: BatcherConfig,
     max_batch: usize,
     mut receiver: mpsc::Receiver<(String, Reply)>,
+    prefetched: Arc<Prefetched>,
 ) {
-    while let Some(first) = receiver.recv().await {
+    let mut expired = Instant::now();
+    loop {
+        // Unclaimed vectors expire while texts come, and while none do.
+        if expired.elapsed() >= prefetched.max_age {
+            prefetched.expire();
+            expired = Instant::now();
+        }
+        let first = match tokio::time::timeout(prefetched.max_age, receiver.recv()).await {
+            Ok(Some(first)) => first,
+            Ok(None) => break,
+            Err(_) => continue,
+        };
         let mut batch = vec![first];
         let deadline = tokio::time::Instant::now() + config.max_wait;
         while batch.len() < max_batch {
@@ -255,6 +287,25 @@ mod tests {
         let mut seen = model.model.texts();
         seen.sort();
         assert_eq!(seen, texts(&["a memory", "another"]));
+    }
+
+    #[tokio::test]
+    async fn an_unclaimed_vector_expires_even_when_no_text_comes() {
+        let model = Arc::new(Recorder::default());
+        let max_age = Duration::from_millis(50);
+        let batcher = EmbedBatcher::spawn_keeping(
+            Arc::clone(&model) as Arc<dyn Embedder>,
+            config(4),
+            max_age,
+        );
+        batcher.prefetch("a record replayed, never flushed");
+        assert_eq!(batcher.unclaimed(), 1);
+        let waited = Instant::now();
+        while batcher.unclaimed() > 0 && waited.elapsed() < Duration::from_secs(10) {
+            tokio::time::sleep(max_age).await;
+        }
+        assert_eq!(batcher.unclaimed(), 0, "dropped after its age");
+        assert_eq!(model.texts().len(), 1);
     }
 
     #[tokio::test]
