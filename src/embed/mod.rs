@@ -293,7 +293,7 @@ pub(crate) mod recorder {
     /// Records the calls the model gets; returns each text's length as its
     /// vector and counts one token per character.
     #[derive(Default)]
-    pub(crate) struct Recorder(pub(crate) std::sync::Mutex<Vec<Vec<String>>>);
+    pub(crate) struct Recorder(std::sync::Mutex<Vec<Vec<String>>>);
 
     impl Recorder {
         /// Every text the model was given, in order.
