@@ -296,9 +296,14 @@ pub(crate) mod recorder {
     pub(crate) struct Recorder(std::sync::Mutex<Vec<Vec<String>>>);
 
     impl Recorder {
+        /// The texts of each call the model got, in order.
+        pub(crate) fn calls(&self) -> Vec<Vec<String>> {
+            self.0.lock().unwrap().clone()
+        }
+
         /// Every text the model was given, in order.
         pub(crate) fn texts(&self) -> Vec<String> {
-            self.0.lock().unwrap().concat()
+            self.calls().concat()
         }
     }
 
@@ -379,7 +384,7 @@ mod tests {
             tokens: 20,
         };
         embed_bucketed(&recorder, &texts, shape).unwrap();
-        let calls = recorder.0.lock().unwrap().clone();
+        let calls = recorder.calls();
         // The short ones fit together; the long ones go two by two, then one.
         assert_eq!(
             calls,
@@ -405,7 +410,7 @@ mod tests {
             tokens: 1000,
         };
         let out = embed_bucketed(&recorder, &texts, shape).unwrap();
-        let calls = recorder.0.lock().unwrap().clone();
+        let calls = recorder.calls();
         assert_eq!(
             calls,
             [
