@@ -166,7 +166,8 @@ fn batched(texts: &[String], bucketing: bool) -> usize {
                 sub_batch: config.sub_batch(),
                 bucketing,
             },
-        );
+        )
+        .expect("the model's thread");
         // Callers submit in chunks, as a stream would; outputs are dropped as
         // they arrive so memory stays bounded.
         let mut done = 0;

@@ -124,7 +124,8 @@ fn the_async_batcher_returns_each_caller_its_own_vector() {
                 },
                 bucketing: true,
             },
-        );
+        )
+        .unwrap();
         let texts: Vec<String> = (0..20)
             .map(|i| format!("Memory number {i} about topic {}", i % 3))
             .collect();

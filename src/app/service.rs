@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use tokio::runtime::Handle;
 use tracing::{info, warn};
 
@@ -58,18 +58,22 @@ pub fn run(config: &Config) -> Result<()> {
         };
         super::serve_http(config, &bind, parts, runtime.handle())?;
     }
-    let batcher = embedder.as_ref().map(|embedder| {
-        let _guard = runtime.enter();
-        EmbedBatcher::spawn(
-            Arc::clone(embedder),
-            BatcherConfig {
-                max_batch: config.embedding.max_batch,
-                max_wait: config.embedding.max_wait,
-                sub_batch: config.embedding.sub_batch(),
-                bucketing: true,
-            },
-        )
-    });
+    let batcher = embedder
+        .as_ref()
+        .map(|embedder| {
+            let _guard = runtime.enter();
+            EmbedBatcher::spawn(
+                Arc::clone(embedder),
+                BatcherConfig {
+                    max_batch: config.embedding.max_batch,
+                    max_wait: config.embedding.max_wait,
+                    sub_batch: config.embedding.sub_batch(),
+                    bucketing: true,
+                },
+            )
+        })
+        .transpose()
+        .context("cannot start the embedding model's thread")?;
     let parts = ServiceParts {
         codec,
         store,

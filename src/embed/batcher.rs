@@ -71,8 +71,9 @@ impl Prefetched {
 }
 
 impl EmbedBatcher {
-    /// Starts the batching task on the current tokio runtime.
-    pub fn spawn(embedder: Arc<dyn Embedder>, config: BatcherConfig) -> Self {
+    /// Starts the batching task on the current tokio runtime, and the
+    /// thread its model calls run on.
+    pub fn spawn(embedder: Arc<dyn Embedder>, config: BatcherConfig) -> std::io::Result<Self> {
         Self::spawn_keeping(embedder, config, UNCLAIMED_FOR)
     }
 
@@ -81,7 +82,7 @@ impl EmbedBatcher {
         embedder: Arc<dyn Embedder>,
         config: BatcherConfig,
         max_age: Duration,
-    ) -> Self {
+    ) -> std::io::Result<Self> {
         let max_batch = config.max_batch.max(1);
         let (requests, receiver) = mpsc::channel(max_batch * 2);
         let prefetched = Arc::new(Prefetched {
@@ -89,17 +90,19 @@ impl EmbedBatcher {
             limit: max_batch * 8,
             max_age,
         });
+        let model_thread = ModelThread::start()?;
         tokio::spawn(run(
             embedder,
             config,
             max_batch,
             receiver,
             Arc::clone(&prefetched),
+            model_thread,
         ));
-        Self {
+        Ok(Self {
             requests,
             prefetched,
-        }
+        })
     }
 
     /// Starts embedding `text` now, for a later [`Self::embed_all`] to
@@ -162,12 +165,57 @@ impl EmbedBatcher {
     }
 }
 
+/// The one thread a batcher's model calls run on. ONNX Runtime takes a
+/// call's buffers from the C allocator on the calling thread. On tokio's
+/// blocking pool, consecutive calls landed on different threads, each with
+/// an allocator arena of its own, and every call faulted in fresh pages:
+/// 72,000-135,000 page faults per 2,000 texts in `make bench-kafka`'s
+/// creation rounds, 40,000-69,000 on one thread (the raw model: next to
+/// none).
+struct ModelThread {
+    jobs: std::sync::mpsc::Sender<Box<dyn FnOnce() + Send>>,
+}
+
+impl ModelThread {
+    fn start() -> std::io::Result<Self> {
+        let (jobs, next) = std::sync::mpsc::channel::<Box<dyn FnOnce() + Send>>();
+        std::thread::Builder::new()
+            .name("engram-model".into())
+            .spawn(move || {
+                // Ends when the batcher's task does (its sender drops).
+                while let Ok(job) = next.recv() {
+                    job();
+                }
+            })?;
+        Ok(Self { jobs })
+    }
+
+    /// Runs `work` on the thread; a panic in it is an inference error, and
+    /// the thread goes on with the next call.
+    async fn call(
+        &self,
+        work: impl FnOnce() -> Result<Vec<Vec<f32>>, EmbedError> + Send + 'static,
+    ) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let (done, result) = oneshot::channel();
+        let job = move || {
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work))
+                .unwrap_or_else(|_| Err(EmbedError::inference("the model's call panicked")));
+            let _ = done.send(outcome);
+        };
+        self.jobs
+            .send(Box::new(job))
+            .map_err(|_| EmbedError::Closed)?;
+        result.await.map_err(|_| EmbedError::Closed)?
+    }
+}
+
 async fn run(
     embedder: Arc<dyn Embedder>,
     config: BatcherConfig,
     max_batch: usize,
     mut receiver: mpsc::Receiver<(String, Reply)>,
     prefetched: Arc<Prefetched>,
+    model_thread: ModelThread,
 ) {
     let mut expired = Instant::now();
     loop {
@@ -196,16 +244,16 @@ async fn run(
             bucketing,
             ..
         } = config;
-        let result = tokio::task::spawn_blocking(move || {
-            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-            if bucketing {
-                embed_bucketed(model.as_ref(), &refs, sub_batch)
-            } else {
-                model.embed(&refs, sub_batch.texts)
-            }
-        })
-        .await
-        .unwrap_or_else(|e| Err(EmbedError::inference(e)));
+        let result = model_thread
+            .call(move || {
+                let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+                if bucketing {
+                    embed_bucketed(model.as_ref(), &refs, sub_batch)
+                } else {
+                    model.embed(&refs, sub_batch.texts)
+                }
+            })
+            .await;
         match result {
             Ok(vectors) => {
                 for (reply, vector) in replies.into_iter().zip(vectors) {
@@ -273,7 +321,8 @@ mod tests {
     #[tokio::test]
     async fn a_prefetched_text_goes_to_the_model_once_and_its_flush_claims_it() {
         let model = Arc::new(Held::default());
-        let batcher = EmbedBatcher::spawn(Arc::clone(&model) as Arc<dyn Embedder>, config(4));
+        let batcher =
+            EmbedBatcher::spawn(Arc::clone(&model) as Arc<dyn Embedder>, config(4)).unwrap();
         batcher.prefetch("a memory");
         batcher.prefetch("a memory");
         assert_eq!(batcher.unclaimed(), 1, "one request per text");
@@ -289,6 +338,32 @@ mod tests {
         assert_eq!(seen, texts(&["a memory", "another"]));
     }
 
+    /// Panics on the text "boom".
+    struct Fragile(Recorder);
+
+    impl Embedder for Fragile {
+        fn dimension(&self) -> usize {
+            1
+        }
+        fn embed(&self, texts: &[&str], sub_batch: usize) -> Result<Vec<Vec<f32>>, EmbedError> {
+            assert!(!texts.contains(&"boom"), "the model broke");
+            self.0.embed(texts, sub_batch)
+        }
+    }
+
+    #[tokio::test]
+    async fn a_call_that_panics_fails_its_texts_and_the_next_call_runs() {
+        let batcher =
+            EmbedBatcher::spawn(Arc::new(Fragile(Recorder::default())), config(1)).unwrap();
+        let failed = batcher.embed_all(texts(&["boom"])).await;
+        assert!(
+            matches!(failed, Err(EmbedError::Inference(_))),
+            "{failed:?}"
+        );
+        let vectors = batcher.embed_all(texts(&["fine"])).await.unwrap();
+        assert_eq!(vectors, vec![vec![4.0]]);
+    }
+
     #[tokio::test]
     async fn an_unclaimed_vector_expires_even_when_no_text_comes() {
         let model = Arc::new(Recorder::default());
@@ -297,7 +372,8 @@ mod tests {
             Arc::clone(&model) as Arc<dyn Embedder>,
             config(4),
             max_age,
-        );
+        )
+        .unwrap();
         batcher.prefetch("a record replayed, never flushed");
         assert_eq!(batcher.unclaimed(), 1);
         let waited = Instant::now();
@@ -311,7 +387,8 @@ mod tests {
     #[tokio::test]
     async fn prefetching_never_waits_and_what_it_left_out_is_embedded_at_the_flush() {
         let model = Arc::new(Held::default());
-        let batcher = EmbedBatcher::spawn(Arc::clone(&model) as Arc<dyn Embedder>, config(2));
+        let batcher =
+            EmbedBatcher::spawn(Arc::clone(&model) as Arc<dyn Embedder>, config(2)).unwrap();
         let many: Vec<String> = (0..40).map(|i| format!("text {i:02}")).collect();
         // Nothing takes from the queue while this loop runs (one thread,
         // and the model held): it fills at twice the batch, and the rest

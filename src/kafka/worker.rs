@@ -1234,6 +1234,7 @@ mod tests {
                     bucketing: true,
                 },
             )
+            .unwrap()
         };
         let mut batch = Gathering::new(100, 100).prefetching(Some(batcher.clone()));
         let mut supplied = created(2, 2);
