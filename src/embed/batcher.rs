@@ -168,10 +168,9 @@ impl EmbedBatcher {
 /// The one thread a batcher's model calls run on. ONNX Runtime takes a
 /// call's buffers from the C allocator on the calling thread. On tokio's
 /// blocking pool, consecutive calls landed on different threads, each with
-/// an allocator arena of its own, and every call faulted in fresh pages:
-/// 72,000-135,000 page faults per 2,000 texts in `make bench-kafka`'s
-/// creation rounds, 40,000-69,000 on one thread (the raw model: next to
-/// none).
+/// an allocator arena of its own, and calls kept faulting in fresh pages:
+/// a median of 98,000 page faults per 2,000 texts in `make bench-kafka`'s
+/// creation rounds, 58,000 on one thread (the raw model: about 10,000).
 struct ModelThread {
     jobs: std::sync::mpsc::Sender<Box<dyn FnOnce() + Send>>,
 }
