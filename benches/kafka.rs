@@ -181,7 +181,8 @@ struct Rate {
     system_us: f64,
     /// Events per second from the first record fetched to the last commit:
     /// every event's whole path, without the group's start-up (engram's
-    /// creation runs, which read it from engram's metrics).
+    /// creation runs: the start from engram's metrics, the end from its
+    /// log).
     from_first_record: Option<f64>,
 }
 
@@ -465,10 +466,7 @@ fn engram_run(
 /// loopback).
 fn last_offset_commit(engram: &Engram) -> Option<DateTime<Utc>> {
     engram
-        .log_lines()
-        .iter()
-        .rev()
-        .find(|line| line["fields"]["message"] == "offsets committed")
+        .last_logged("offsets committed")
         .and_then(|line| line["timestamp"].as_str()?.parse().ok())
 }
 

@@ -1,8 +1,8 @@
 //! The async micro-batcher in front of an [`Embedder`]: callers ask for one
 //! text at a time; the batcher gathers up to `max_batch` texts or waits at
-//! most `max_wait`, then runs one length-bucketed model call on the blocking
-//! thread pool. The request queue is bounded, so producers feel back-pressure
-//! instead of growing memory.
+//! most `max_wait`, then runs one length-bucketed model call on a thread of
+//! its own ([`ModelThread`]). The request queue is bounded, so producers feel
+//! back-pressure instead of growing memory.
 //!
 //! A partition worker hands each new text over as soon as it takes the
 //! record ([`EmbedBatcher::prefetch`]), while its batch still gathers for
@@ -126,12 +126,10 @@ impl EmbedBatcher {
 
     /// The embedding of one text.
     pub async fn embed(&self, text: String) -> Result<Vec<f32>, EmbedError> {
-        let (reply, response) = oneshot::channel();
-        self.requests
-            .send((text, reply))
-            .await
-            .map_err(|_| EmbedError::Closed)?;
-        response.await.map_err(|_| EmbedError::Closed)?
+        self.embed_all(vec![text])
+            .await?
+            .pop()
+            .ok_or(EmbedError::Closed)
     }
 
     /// The embeddings of many texts, in order (batched with everyone

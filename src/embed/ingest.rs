@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use super::usable_embedding;
+use super::{is_usable_embedding, usable_embedding};
 use crate::event::Event;
 use crate::store::{Store, StoreError};
 use crate::text::content_hash;
@@ -107,25 +107,25 @@ impl MissingEmbeddings {
 /// Whether the event brings a text that needs a vector: a creation, or an
 /// update of the content.
 pub fn brings_text(event: &Event) -> bool {
-    match event {
-        Event::MemoryCreated(_) => true,
-        Event::MemoryUpdated(updated) => updated.content.is_some(),
-        _ => false,
-    }
+    brought_text(event).is_some()
 }
 
 /// The text of an event that the model will have to embed: a new text
 /// that came without a usable vector of the platform's.
 pub fn text_to_embed(event: &Event) -> Option<&str> {
-    let (content, supplied) = match event {
-        Event::MemoryCreated(created) => (created.content.as_str(), &created.embedding),
-        Event::MemoryUpdated(updated) => (updated.content.as_deref()?, &updated.embedding),
-        _ => return None,
-    };
-    let usable = supplied
-        .as_deref()
-        .is_some_and(|vector| usable_embedding(vector).is_some());
-    (!usable).then_some(content)
+    let (content, supplied) = brought_text(event)?;
+    (!supplied.is_some_and(is_usable_embedding)).then_some(content)
+}
+
+/// The new text of an event that brings one, and the vector it came with.
+fn brought_text(event: &Event) -> Option<(&str, Option<&[f32]>)> {
+    match event {
+        Event::MemoryCreated(created) => Some((&created.content, created.embedding.as_deref())),
+        Event::MemoryUpdated(updated) => {
+            Some((updated.content.as_deref()?, updated.embedding.as_deref()))
+        }
+        _ => None,
+    }
 }
 
 /// The user, the new text and the vector slot of an event that brings a

@@ -130,26 +130,38 @@ pub fn embed_bucketed(
     Ok(out)
 }
 
-/// Scales a vector to unit length; `None` for a zero or non-finite vector.
-pub fn normalised(values: &[f32]) -> Option<Vec<f32>> {
+/// A vector's length, if it can be scaled to unit length: `None` for a
+/// zero or non-finite vector.
+fn scalable_norm(values: &[f32]) -> Option<f64> {
     let norm = values
         .iter()
         .map(|x| f64::from(*x) * f64::from(*x))
         .sum::<f64>()
         .sqrt();
-    (norm > 1e-12 && norm.is_finite()).then(|| {
+    (norm > 1e-12 && norm.is_finite()).then_some(norm)
+}
+
+/// Scales a vector to unit length; `None` for a zero or non-finite vector.
+pub fn normalised(values: &[f32]) -> Option<Vec<f32>> {
+    let norm = scalable_norm(values)?;
+    Some(
         values
             .iter()
             .map(|x| (f64::from(*x) / norm) as f32)
-            .collect()
-    })
+            .collect(),
+    )
 }
 
-/// A platform-supplied embedding, L2-normalised, if it has the model's
-/// dimension and is not all zeros; anything else is ignored (and computed
-/// locally instead).
+/// Whether a platform-supplied embedding is used: it has the model's
+/// dimension and is not all zeros (anything else is computed locally).
+pub fn is_usable_embedding(values: &[f32]) -> bool {
+    values.len() == EMBEDDING_DIM && scalable_norm(values).is_some()
+}
+
+/// A platform-supplied embedding, L2-normalised, if it
+/// [is usable](is_usable_embedding).
 pub fn usable_embedding(values: &[f32]) -> Option<Vec<f32>> {
-    (values.len() == EMBEDDING_DIM)
+    is_usable_embedding(values)
         .then(|| normalised(values))
         .flatten()
 }

@@ -820,16 +820,20 @@ impl Engram {
             .collect()
     }
 
+    /// The latest log line with this message.
+    pub fn last_logged(&self, message: &str) -> Option<serde_json::Value> {
+        self.log_lines()
+            .into_iter()
+            .rev()
+            .find(|line| line["fields"]["message"] == message)
+    }
+
     /// The partitions of the latest assignment, once there is one.
     pub fn assigned(&self) -> Option<Vec<i64>> {
-        self.log_lines()
-            .iter()
-            .rev()
-            .find(|line| line["fields"]["message"] == "partitions assigned")
-            .and_then(|line| {
-                let text = line["fields"]["partitions"].as_str()?.to_owned();
-                serde_json::from_str(&text).ok()
-            })
+        self.last_logged("partitions assigned").and_then(|line| {
+            let text = line["fields"]["partitions"].as_str()?.to_owned();
+            serde_json::from_str(&text).ok()
+        })
     }
 
     /// The address of the HTTP endpoint, once it listens.
