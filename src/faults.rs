@@ -3,7 +3,8 @@
 //! function). `ENGRAM_CRASH_AT=<point>:<n>` makes the
 //! process SIGKILL itself (as `kill -9` would) the `n`-th time it passes
 //! `<point>`, so a test can kill engram at an exact step instead of at a
-//! lucky moment. Unset, each point costs one check of a `OnceLock`.
+//! lucky moment. `ENGRAM_PANIC_AT=<point>:<n>` panics there instead, as a
+//! bug would. Unset, each point costs one check of a `OnceLock`.
 //!
 //! Points: `flush.stored` (a batch's state is durable; its outputs are not
 //! delivered and its offsets not recorded), `cycle.executed` (an executed
@@ -25,19 +26,15 @@ mod injected {
     use std::sync::OnceLock;
     use std::sync::atomic::{AtomicU64, Ordering};
 
-    const VARIABLE: &str = "ENGRAM_CRASH_AT";
-
     struct Plan {
         point: String,
         at_pass: u64,
         passes: AtomicU64,
     }
 
-    static PLAN: OnceLock<Option<Plan>> = OnceLock::new();
-
-    fn plan() -> Option<&'static Plan> {
-        PLAN.get_or_init(|| {
-            let value = std::env::var(VARIABLE).ok()?;
+    impl Plan {
+        fn from_variable(variable: &str) -> Option<Self> {
+            let value = std::env::var(variable).ok()?;
             let (point, at_pass) = match value.split_once(':') {
                 Some((point, n)) => (point, n.trim().parse().ok()?),
                 None => (value.as_str(), 1),
@@ -47,16 +44,28 @@ mod injected {
                 at_pass,
                 passes: AtomicU64::new(0),
             })
-        })
-        .as_ref()
+        }
+
+        /// Whether this pass of `point` is the planned one.
+        fn due(plan: Option<&Self>, point: &str) -> bool {
+            plan.is_some_and(|plan| {
+                plan.point == point
+                    && plan.passes.fetch_add(1, Ordering::Relaxed) + 1 == plan.at_pass
+            })
+        }
     }
 
-    /// Dies here if this is the planned pass of the planned point.
+    static KILL: OnceLock<Option<Plan>> = OnceLock::new();
+    static PANIC: OnceLock<Option<Plan>> = OnceLock::new();
+
+    /// Dies here, or panics, if this is the planned pass of the planned point.
     pub fn crash_point(point: &str) {
-        let Some(plan) = plan() else {
-            return;
-        };
-        if plan.point != point || plan.passes.fetch_add(1, Ordering::Relaxed) + 1 != plan.at_pass {
+        let panic = PANIC.get_or_init(|| Plan::from_variable("ENGRAM_PANIC_AT"));
+        if Plan::due(panic.as_ref(), point) {
+            panic!("panic point {point} reached");
+        }
+        let kill = KILL.get_or_init(|| Plan::from_variable("ENGRAM_CRASH_AT"));
+        if !Plan::due(kill.as_ref(), point) {
             return;
         }
         // Not `eprintln!`: it panics when stderr cannot be written.

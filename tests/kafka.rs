@@ -1351,6 +1351,61 @@ fn a_corrupt_row_stops_its_partition_with_the_reason_on_readyz_instead_of_retryi
     engram.stop();
 }
 
+/// A bug that panics mid-batch (here at a fault point, after the batch's
+/// state is durable) stops its partition as a permanent error does: the
+/// reason on `/readyz`, counted, nothing committed past it. A restart
+/// without the bug takes the batch up again.
+#[test]
+#[cfg_attr(
+    not(feature = "fault-injection"),
+    ignore = "panic points need `--features fault-injection` (make test turns it on)"
+)]
+fn a_panic_in_a_batch_stops_its_partition_with_the_reason_on_readyz() {
+    let broker = Broker::start();
+    create_all_topics(&broker, 2);
+    let dir = tempfile::tempdir().unwrap();
+    let settings = single_topic_settings("panic");
+    let mut panicking = settings.clone();
+    panicking.push(("ENGRAM_PANIC_AT", "flush.stored:1".to_owned()));
+    let engram = start(&broker, dir.path(), "panicking", &panicking);
+    let base = format!("http://{}", engram.http_address(WAIT));
+    engram.wait_assigned(WAIT);
+    let event = Event::MemoryCreated(created("zed", "m1", "Zed likes green tea", 0));
+    let positions = broker.produce(INPUT, &keyed(&[event], WireFormat::Json));
+    let (partition, offset) = positions[0];
+    let (_, problems) = wait_readiness(&base, |status, body| {
+        status == 503 && body.contains("panicked")
+    });
+    assert!(
+        problems.contains(&format!("partition {partition} is failing")),
+        "{problems}"
+    );
+    assert!(
+        problems.contains("panic point flush.stored reached"),
+        "{problems}"
+    );
+    let (_, scrape) = request(&http(), "GET", &format!("{base}/metrics"));
+    assert_eq!(
+        metric(&scrape, "engram_partitions_stopped_total"),
+        Some(1.0),
+        "{}",
+        engram.log_text()
+    );
+    std::thread::sleep(Duration::from_secs(1));
+    let committed = broker.committed("panic", INPUT, 2)[partition as usize];
+    assert!(committed <= offset, "committed {committed} past the panic");
+    // Stopping still works: the stopped worker waits for it.
+    engram.stop();
+
+    let restarted = start(&broker, dir.path(), "restarted", &settings);
+    let mut expected = BTreeMap::new();
+    let mut next = vec![0; 2];
+    next[partition as usize] = offset + 1;
+    expected.insert(INPUT.to_owned(), next);
+    broker.wait_committed("panic", &expected, WAIT);
+    restarted.stop();
+}
+
 #[test]
 fn a_broker_outage_of_30_s_is_ridden_out_with_nothing_lost() {
     let (broker, relay) = Broker::start_behind_relay();

@@ -21,6 +21,7 @@
 //! by the pipeline until its memory appears.
 
 use std::collections::{BTreeMap, VecDeque};
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Condvar, Mutex};
@@ -149,9 +150,20 @@ impl WorkerHandle {
             wake: Arc::clone(&wake),
             stop: Arc::clone(&stop),
         };
+        let held = worker.stopped();
         let thread = std::thread::Builder::new()
             .name(format!("engram-p{partition}"))
-            .spawn(move || worker.run())?;
+            .spawn(move || {
+                // A bug's panic stops the partition as a permanent error
+                // does, where it can be seen: a thread that died quietly
+                // would hold its partition unread while /readyz said ready.
+                if let Err(panic) = std::panic::catch_unwind(AssertUnwindSafe(|| worker.run())) {
+                    held.until_stopped(format!(
+                        "stopped, its worker panicked: {}",
+                        panic_text(&*panic)
+                    ));
+                }
+            })?;
         Ok(Self {
             inbox,
             wake,
@@ -179,6 +191,40 @@ impl WorkerHandle {
             tracing::error!("a partition worker panicked");
         }
     }
+}
+
+/// A partition stopped for good: by an error retrying cannot fix, or by a
+/// panic. Nothing past its batch is committed; a new owner of the
+/// partition (after a fix and a restart) takes it up.
+struct Stopped {
+    partition: i32,
+    shared: Arc<Shared>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Stopped {
+    /// Shows `reason` on /readyz and counts the stop, then holds the
+    /// partition until the worker is asked to stop.
+    fn until_stopped(self, reason: String) {
+        let health = &self.shared.health;
+        tracing::error!(partition = self.partition, "{reason}");
+        health.set_failing(self.partition, Some(reason));
+        self.shared.metrics.batch_failures.inc();
+        self.shared.metrics.partitions_stopped.inc();
+        while !self.stop.load(Ordering::Relaxed) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        health.set_failing(self.partition, None);
+    }
+}
+
+/// What a panic said, where it said it with text.
+fn panic_text(panic: &(dyn std::any::Any + Send)) -> &str {
+    panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("no message")
 }
 
 /// Generic over the consumer's context only so that it does not depend on
@@ -530,6 +576,15 @@ impl<C: ConsumerContext> Worker<C> {
         }))
     }
 
+    /// This worker's partition, to hold once stopped for good.
+    fn stopped(&self) -> Stopped {
+        Stopped {
+            partition: self.partition,
+            shared: Arc::clone(&self.shared),
+            stop: Arc::clone(&self.stop),
+        }
+    }
+
     /// Runs `step` until it succeeds, with backoff, logging each failure;
     /// `None` when the worker was stopped first. An error that retrying
     /// cannot fix stops the partition until the worker is stopped. The step
@@ -554,18 +609,11 @@ impl<C: ConsumerContext> Worker<C> {
                 }
                 Err(error) if !error.is_transient() => {
                     // The same step fails the same way every time: stop here
-                    // with the reason on /readyz rather than spin. Nothing
-                    // past this batch is committed; a new owner of the
-                    // partition (after a fix and a restart) takes it up.
-                    let reason = format!("stopped, {what} failed for good: {}", Chain(&error));
-                    tracing::error!(partition = self.partition, "{reason}");
-                    health.set_failing(self.partition, Some(reason));
-                    self.shared.metrics.batch_failures.inc();
-                    self.shared.metrics.partitions_stopped.inc();
-                    while !self.stop.load(Ordering::Relaxed) {
-                        std::thread::sleep(Duration::from_millis(50));
-                    }
-                    health.set_failing(self.partition, None);
+                    // with the reason on /readyz rather than spin.
+                    self.stopped().until_stopped(format!(
+                        "stopped, {what} failed for good: {}",
+                        Chain(&error)
+                    ));
                     return None;
                 }
                 Err(error) => {
