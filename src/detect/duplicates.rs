@@ -142,6 +142,26 @@ mod tests {
     }
 
     #[test]
+    fn texts_longer_than_the_rules_read_merge_only_when_the_same() {
+        // Past the words the rules read, one added sentence cannot be told
+        // a detail from a change of fact: the two stay apart. The same
+        // text, however long, is one memory.
+        let long = vec!["The team ships the parser on Fridays."; 40].join(" ");
+        let added = format!("{long} It was late once.");
+        let found = run(vec![
+            memory("a", &long, T0, vector(1.0, 1)),
+            memory("b", &added, T0 + 1, vector(0.99, 2)),
+        ]);
+        assert!(found.is_empty(), "{found:?}");
+        let found = run(vec![
+            memory("a", &long, T0, vector(1.0, 1)),
+            memory("b", &long, T0 + 1, vector(1.0, 1)),
+        ]);
+        assert_eq!(found.len(), 1);
+        assert!(found[0].exact);
+    }
+
+    #[test]
     fn near_duplicates_cluster_above_the_threshold_only() {
         let found = run(vec![
             memory("a", "API uses REST", T0, vector(1.0, 1)),

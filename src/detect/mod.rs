@@ -212,6 +212,12 @@ impl<'a> Prepared<'a> {
         self.tokens[k].get_or_init(|| align::statement(&self.items[k].memory.content, lexicon))
     }
 
+    /// Whether the rules read item `k`'s text: no longer than
+    /// [`align::MAX_COMPARED_WORDS`] words.
+    pub fn readable(&self, k: usize, lexicon: &Lexicon) -> bool {
+        self.item_tokens(k, lexicon).len() <= align::MAX_COMPARED_WORDS
+    }
+
     /// Whether items `i` and `j` may be merged: nothing in conflict, no
     /// fact swapped for another, no relation for another ("to" / "from"),
     /// no word paired with a more general one,
@@ -302,9 +308,10 @@ impl<'a> Prepared<'a> {
             self.item_tokens(cover, lexicon),
             self.item_tokens(covered, lexicon),
         );
-        b.iter()
-            .filter(|t| t.is_content())
-            .all(|t| a.iter().any(|o| o.shares_lemma(t)))
+        !align::too_long(a, b)
+            && b.iter()
+                .filter(|t| t.is_content())
+                .all(|t| a.iter().any(|o| o.shares_lemma(t)))
     }
 
     /// The alignment of items `i` and `j` (`i` is side 0), made once.

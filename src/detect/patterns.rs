@@ -490,11 +490,15 @@ pub fn detect(
         .items
         .iter()
         .enumerate()
-        .filter(|(_, item)| {
+        .filter(|&(i, item)| {
             let m = item.memory;
+            // A text longer than the rules read is a story, not one event
+            // that recurs, and reading its words against each member's
+            // costs the product of their lengths.
             m.kind == MemoryKind::Episodic
                 && (since..=now).contains(&m.created_at())
                 && !already.contains(m.id.as_str())
+                && prepared.readable(i, lexicon)
         })
         .map(|(i, _)| i)
         .collect();
@@ -687,6 +691,31 @@ mod tests {
             "{}",
             found[0].content
         );
+    }
+
+    #[test]
+    fn episodes_longer_than_the_rules_read_make_no_pattern() {
+        // Each recurs on its own day, but with a story around it of more
+        // words than the rules read: no one event, and too long to read.
+        let story = |day: &str| {
+            format!(
+                "Ran the tests before committing. {}",
+                vec![format!("Then the {day} meeting ran long."); 60].join(" ")
+            )
+        };
+        let long = snapshot(vec![
+            episode("a", &story("Monday"), 0, 0.95, 2),
+            episode("b", &story("Tuesday"), 1, 0.95, 3),
+            episode("c", &story("Wednesday"), 2, 0.95, 4),
+        ]);
+        assert!(
+            Prepared::new(&long)
+                .items
+                .iter()
+                .all(|item| tokens(&item.memory.content, &lexicon()).len()
+                    > crate::detect::align::MAX_COMPARED_WORDS)
+        );
+        assert!(run(&long, T0 + 3 * DAY_MS).is_empty());
     }
 
     #[test]

@@ -93,6 +93,9 @@ pub enum Denial {
 /// of the other's ("I have a `car`" / "I do not have a `vehicle`") is the
 /// shared thing, looked up only then.
 pub fn may_conflict(a: &[Token], b: &[Token], lexicon: &Lexicon) -> bool {
+    if too_long(a, b) {
+        return false;
+    }
     let unshared = |mine: &[Token], theirs: &[Token]| {
         let content = mine.iter().filter(|t| t.is_content()).count();
         let alone = mine
@@ -264,6 +267,9 @@ pub fn clauses(tokens: &[Token]) -> Vec<Cow<'_, [Token]>> {
 /// clause with clause: two texts' unrelated clauses ("eight-year-old
 /// children" / "a 4-year-old boy") would then pass as one slot.
 pub fn clause_conflict(a: &[Token], b: &[Token], lexicon: &Lexicon) -> Option<Comparison> {
+    if too_long(a, b) {
+        return None;
+    }
     let (of_a, of_b) = (clauses(a), clauses(b));
     // Predicates sharing a subject ("sitting by a cart and dropping a
     // sign") are compared only with a text of one clause: against another

@@ -47,7 +47,7 @@ mod verdict;
 mod walk;
 
 pub use self::clauses::{Denial, clause_conflict, clauses, denial, may_conflict, statement};
-pub use self::compare::{compare, join_compounds};
+pub use self::compare::{MAX_COMPARED_WORDS, compare, join_compounds, too_long};
 pub use self::phrase::recurring_phrase;
 pub use self::tokens::tokens;
 pub use self::updates::{Update, update, update_rules};
@@ -453,6 +453,9 @@ impl Conflict {
 #[derive(Debug, Clone, Default)]
 pub struct Comparison {
     pub conflicts: Vec<Conflict>,
+    /// The two texts' lengths in words, where one is longer than the
+    /// rules read ([`MAX_COMPARED_WORDS`]): nothing else was read.
+    pub too_long: Option<[usize; 2]>,
     /// Content words aligned with the other side.
     pub aligned: usize,
     /// Content words per side.

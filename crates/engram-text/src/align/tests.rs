@@ -687,3 +687,48 @@ fn closed_class_words_of_one_meaning_are_one_fact() {
         include_str!("cases/closed_class_synonyms.tsv"),
     );
 }
+
+/// `sentence` repeated until the text is `words` words long or longer.
+fn long_text(sentence: &str, words: usize) -> String {
+    let per = sentence.split_whitespace().count();
+    vec![sentence; words.div_ceil(per)].join(" ")
+}
+
+#[test]
+fn texts_longer_than_the_rules_read_are_kept_apart_unless_word_for_word_the_same() {
+    // A document is no one statement, and aligning costs the product of
+    // the two lengths: past MAX_COMPARED_WORDS the rules read neither.
+    let lexicon = lexicon();
+    let long = long_text(
+        "The cat sat on the mat near the door.",
+        MAX_COMPARED_WORDS + 1,
+    );
+    let denied = long.replacen("The cat sat", "The cat never sat", 1);
+    let added = format!("{long} It was asleep.");
+    for (a, b) in [(&long, &denied), (&long, &added), (&denied, &long)] {
+        let (a, b) = (tokens(a, &lexicon), tokens(b, &lexicon));
+        assert!(a.len().max(b.len()) > MAX_COMPARED_WORDS);
+        let found = compare(&a, &b, &lexicon);
+        assert!(!found.contradicts(), "{}", found.verdict(true, false));
+        assert!(found.never_merged() && found.keeps_apart());
+        assert!(
+            found
+                .verdict(true, false)
+                .contains("too long to compare word by word"),
+            "{}",
+            found.verdict(true, false)
+        );
+        assert!(!may_conflict(&a, &b, &lexicon));
+        assert!(clause_conflict(&a, &b, &lexicon).is_none());
+    }
+    // The same words, however many, are the same text: they may merge.
+    let (a, b) = (tokens(&long, &lexicon), tokens(&long, &lexicon));
+    let same = compare(&a, &b, &lexicon);
+    assert!(same.covers(0) && same.covers(1) && !same.contradicts());
+    // Within the limit, the rules read the whole: a denial contradicts.
+    let short = long_text("The cat sat on the mat.", MAX_COMPARED_WORDS / 2);
+    let short_denied = short.replacen("The cat sat", "The cat never sat", 1);
+    assert!(tokens(&short_denied, &lexicon).len() <= MAX_COMPARED_WORDS);
+    let found = comparison(&short, &short_denied);
+    assert!(found.contradicts(), "{}", found.verdict(true, false));
+}

@@ -50,6 +50,9 @@ pub fn update_rules() -> impl Iterator<Item = &'static str> {
 /// Whether `newer` states a change of what `older` states, by the first
 /// rule of the table that holds.
 pub fn update(older: &[Token], newer: &[Token], lexicon: &Lexicon) -> Option<Update> {
+    if too_long(older, newer) {
+        return None;
+    }
     let change = Change::read(older, newer, lexicon)?;
     RULES.iter().find_map(|(rule, applies)| {
         applies(&change, lexicon).map(|detail| Update {

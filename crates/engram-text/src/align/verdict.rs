@@ -4,6 +4,30 @@
 use super::*;
 
 impl Comparison {
+    /// The reading of two texts of which one is longer than the rules
+    /// read ([`MAX_COMPARED_WORDS`]), without aligning them: the same
+    /// words are the same text, which covers itself; any other pair is
+    /// kept apart, unread. `None` where both are short enough to read.
+    pub(super) fn unread(a: &[Token], b: &[Token]) -> Option<Self> {
+        if !too_long(a, b) {
+            return None;
+        }
+        let same = a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.word == y.word);
+        let content = a.iter().filter(|t| t.is_content()).count();
+        Some(if same {
+            Comparison {
+                aligned: content,
+                content: [content; 2],
+                ..Comparison::default()
+            }
+        } else {
+            Comparison {
+                too_long: Some([a.len(), b.len()]),
+                ..Comparison::default()
+            }
+        })
+    }
+
     /// The rules that said something of the texts, in the order they first
     /// did: the hunk rules (`align/rules.rs`) and the rules over the whole
     /// texts that found a conflict.
@@ -155,7 +179,8 @@ impl Comparison {
     /// thing ("a dog" / "a dog `collar`", "the president" / "the vice
     /// president").
     pub fn never_merged(&self) -> bool {
-        !self.conflicts.is_empty()
+        self.too_long.is_some()
+            || !self.conflicts.is_empty()
             || self.other_order_differs
             || self.another_thing.contains(&true)
             || self.reframes.contains(&true)
@@ -185,6 +210,12 @@ impl Comparison {
     /// and `fusable` whether a fused text may join texts that each have
     /// details of their own (`engram::detect::fuse::fusable`).
     pub fn verdict(&self, keeps_order: bool, fusable: bool) -> String {
+        if let Some([x, y]) = self.too_long {
+            return format!(
+                "not a contradiction; never merged (too long to compare word by word: {x} and \
+                 {y} words, where the rules read at most {MAX_COMPARED_WORDS})"
+            );
+        }
         let mut parts = vec![format!("{} content words aligned", self.aligned)];
         if !keeps_order {
             parts.push("the shared words trade roles".to_owned());
